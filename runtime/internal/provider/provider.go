@@ -1,0 +1,188 @@
+// Package provider defines the provider-neutral conversation and stream types
+// that every wire mode (Chat Completions, Responses, Messages) maps to and
+// from. The agent loop speaks only these types; each mode lives in its own
+// sub-package and owns its request building and stream decoding.
+//
+// Concurrency: a Stream is used by one goroutine at a time. A Provider may be
+// shared by concurrent runs.
+package provider
+
+import (
+	"context"
+	"strconv"
+	"time"
+)
+
+// Role is the author of a Message.
+type Role string
+
+// Roles of the neutral conversation.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool" // a tool result
+)
+
+// Message is one entry of the neutral conversation.
+type Message struct {
+	Role Role `json:"role"`
+	// Text is the user prompt, the assistant's answer text, or the tool
+	// result's content.
+	Text string `json:"text,omitempty"`
+	// Reasoning is the assistant's reasoning text (kept for providers that
+	// require it to be sent back, e.g. Anthropic thinking with signatures).
+	Reasoning string `json:"reasoning,omitempty"`
+	// ReasoningSignature is an opaque provider token that authenticates
+	// Reasoning (Anthropic thinking signature, Responses encrypted content).
+	ReasoningSignature string `json:"reasoning_signature,omitempty"`
+	// ToolCalls are the assistant's tool calls, in the order the model made them.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// ToolCallID and ToolName identify the call a RoleTool message answers.
+	ToolCallID string `json:"tool_call_id,omitempty"`
+	ToolName   string `json:"tool_name,omitempty"`
+	// IsError marks a tool result that reports a failure or a denial.
+	IsError bool `json:"is_error,omitempty"`
+}
+
+// ToolCall is one complete tool call made by the model.
+type ToolCall struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments is the raw JSON text the model produced (may be invalid JSON;
+	// the agent loop validates it).
+	Arguments string `json:"arguments"`
+}
+
+// ToolSpec describes a tool offered to the model.
+type ToolSpec struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments object, as raw JSON.
+	Parameters []byte
+}
+
+// Request is one model call.
+type Request struct {
+	Model           string
+	System          string
+	Messages        []Message
+	Tools           []ToolSpec
+	MaxOutputTokens int
+	// ReasoningEffort is "", "low", "medium" or "high".
+	ReasoningEffort string
+}
+
+// EventKind says what a StreamEvent carries.
+type EventKind int
+
+// Stream event kinds.
+const (
+	// EventText is a piece of answer text (refusal text included).
+	EventText EventKind = iota + 1
+	// EventReasoning is a piece of reasoning text.
+	EventReasoning
+	// EventToolCall is one complete tool call (arguments fully assembled).
+	EventToolCall
+	// EventUsage carries the usage figures known so far for this call; a
+	// later EventUsage replaces an earlier one.
+	EventUsage
+	// EventFinish is the provider's normal end of the response, with its
+	// finish reason. After it the stream reports no more events.
+	EventFinish
+)
+
+// Usage is the token accounting of one model call.
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	ReasoningTokens  int64 `json:"reasoning_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
+// Finish reasons, normalized across wire modes.
+const (
+	FinishStop      = "stop"       // the model ended its answer
+	FinishToolCalls = "tool_calls" // the model wants tool results
+	FinishLength    = "length"     // output cap reached
+	FinishRefusal   = "refusal"    // content filter or refusal
+	FinishOther     = "other"
+)
+
+// StreamEvent is one decoded piece of a streamed response.
+type StreamEvent struct {
+	Kind         EventKind
+	Text         string   // EventText, EventReasoning
+	Signature    string   // EventReasoning: opaque signature when the provider sends one
+	ToolCall     ToolCall // EventToolCall
+	Usage        Usage    // EventUsage
+	FinishReason string   // EventFinish
+}
+
+// Stream is a pull iterator over one streamed response.
+//
+//	for s.Next() { ev := s.Event(); ... }
+//	if err := s.Err(); err != nil { ... }
+//
+// Next returns false at the normal end (after EventFinish) or on error; Err
+// is nil only at a normal end. A stream that ends before its terminal marker
+// ([DONE], response.completed, message_stop) is an error of kind
+// FailStreamCut, never a normal end.
+type Stream interface {
+	Next() bool
+	Event() StreamEvent
+	Err() error
+	Close() error
+}
+
+// Provider starts model calls for one route.
+type Provider interface {
+	Stream(ctx context.Context, req Request) (Stream, error)
+}
+
+// FailKind classifies a provider failure by the facts the edge collected.
+type FailKind string
+
+// Failure kinds.
+const (
+	FailConnect     FailKind = "connect"      // no request byte written (DNS, refused, unreachable)
+	FailHTTPStatus  FailKind = "http_status"  // the server answered with a non-2xx status
+	FailStreamCut   FailKind = "stream_cut"   // body ended or broke before the terminal marker
+	FailIdleTimeout FailKind = "idle_timeout" // no frame within the idle timeout
+	FailErrorEvent  FailKind = "error_event"  // the stream carried an error event
+	FailDecode      FailKind = "decode"       // the stream was not valid for its wire format
+	FailCanceled    FailKind = "canceled"     // the context was canceled
+)
+
+// Error is a provider failure with the facts recovery needs. Message never
+// contains a credential.
+type Error struct {
+	Kind FailKind
+	// Status is the HTTP status, 0 when none was received.
+	Status int
+	// Code is the provider's error code/type when it sent one
+	// (e.g. "insufficient_quota", "overloaded_error", "context_length_exceeded").
+	Code string
+	// Message is a sanitized, bounded description.
+	Message string
+	// RequestWritten reports whether any request byte may have reached the
+	// provider (from net/http/httptrace, never guessed from error strings).
+	RequestWritten bool
+	// ContentStarted reports whether any stream content was decoded.
+	ContentStarted bool
+	// RetryAfter is the server's requested delay (retry-after-ms, then
+	// Retry-After), zero when none was given.
+	RetryAfter time.Duration
+	// Err is the underlying error, if any.
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Status != 0 {
+		return "provider: " + string(e.Kind) + " " + strconv.Itoa(e.Status) + ": " + e.Message
+	}
+	return "provider: " + string(e.Kind) + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }

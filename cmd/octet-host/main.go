@@ -1,0 +1,144 @@
+// Command octet-host is the headless coding-agent host: applications launch
+// it as a subprocess and drive it with native-host protocol 1 (UTF-8 NDJSON)
+// on stdin/stdout. Logs go to stderr; stdout carries protocol frames only.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"golang.org/x/sys/unix"
+
+	"octet.dev/host/internal/host"
+	"octet.dev/host/runtime"
+)
+
+// version is the SDK version reported by hello and --version; release
+// builds set it with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+// cleanupGrace bounds the time active work gets to stop after a signal.
+const cleanupGrace = 3 * time.Second
+
+func run(args []string) int {
+	fs := flag.NewFlagSet("octet-host", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	showVersion := fs.Bool("version", false, "print the version and exit")
+	logLevel := fs.String("log-level", "info", "stderr log level: trace, debug, info, warn, error, disabled")
+	fs.Usage = func() {
+		fmt.Fprint(os.Stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "octet-host: unexpected argument %q (see --help)\n", fs.Arg(0))
+		return 2
+	}
+	if *showVersion {
+		// --version is not a protocol session: it is the one output to stdout.
+		fmt.Fprintf(os.Stdout, "octet-host %s (native-host protocol 1)\n", version)
+		return 0
+	}
+	lvl, err := zerolog.ParseLevel(*logLevel)
+	if err != nil || *logLevel == "" {
+		fmt.Fprintf(os.Stderr, "octet-host: invalid --log-level %q\n", *logLevel)
+		return 2
+	}
+
+	proto, err := reserveStdout()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "octet-host: cannot reserve stdout for the protocol: %v\n", err)
+		return 1
+	}
+	log := zerolog.New(os.Stderr).Level(lvl).With().Timestamp().Str("component", "octet-host").Logger()
+
+	agent, err := runtime.New(runtime.Options{Logger: &log})
+	if err != nil {
+		log.Error().Err(err).Msg("cannot start the runtime")
+		return 1
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM)
+	// SIGPIPE on the protocol stdout must become a write error, not death:
+	// Go already turns EPIPE on fds other than 1 and 2 into an error, and
+	// the protocol fd is a duplicate, so nothing else is needed here.
+
+	h := host.New(host.Config{In: os.Stdin, Out: proto, Agent: agent, Log: log, Version: version})
+	done := make(chan error, 1)
+	go func() { done <- h.Serve(ctx) }()
+
+	select {
+	case err := <-done:
+		return exitCode(log, err)
+	case sig := <-sigs:
+		n := int(sig.(syscall.Signal))
+		log.Warn().Str("signal", sig.String()).Msg("signal received; aborting active work")
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(cleanupGrace):
+			log.Error().Msg("active work did not stop within the cleanup grace")
+		}
+		return 128 + n
+	}
+}
+
+func exitCode(log zerolog.Logger, err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *host.ExitError
+	if errors.As(err, &ee) {
+		log.Error().Err(ee.Err).Int("exit", ee.Code).Msg("octet-host exiting")
+		return ee.Code
+	}
+	log.Error().Err(err).Msg("octet-host exiting")
+	return 1
+}
+
+// reserveStdout moves the protocol stream to a private descriptor and points
+// fd 1 (and os.Stdout) at stderr, so that no stray print, library or child
+// process can write into the protocol stream (CONTRACT §2).
+func reserveStdout() (io.Writer, error) {
+	fd, err := unix.FcntlInt(1, unix.F_DUPFD_CLOEXEC, 3)
+	if err != nil {
+		return nil, fmt.Errorf("dup stdout: %w", err)
+	}
+	if err := unix.Dup3(2, 1, 0); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("redirect fd 1 to stderr: %w", err)
+	}
+	os.Stdout = os.Stderr
+	return os.NewFile(uintptr(fd), "protocol-stdout"), nil
+}
+
+const usage = `octet-host — a headless coding-agent host speaking native-host protocol 1.
+
+Launch it as a subprocess in its own process group and exchange UTF-8 NDJSON
+on stdin/stdout: one request object per line in, one event object per line
+out. Logs and diagnostics go to stderr. Stop it by closing stdin, by sending
+{"command":"shutdown"}, or by signalling its process group.
+
+Usage:
+  octet-host [flags]
+
+Flags:
+`

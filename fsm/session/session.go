@@ -1,0 +1,281 @@
+// Package session is the protocol session machine of native-host protocol 1
+// (CONTRACT §2–§5): requests are served one at a time, every request ends
+// with exactly one terminal event, seq is gapless per request, nothing is
+// written after shutdown or after the output fails.
+//
+// The machine is pure: the host feeds it inputs (a request was read, an
+// event is about to be written, stdin reached EOF, a write failed) and
+// performs the effects it returns, in order. It is built on
+// github.com/qmuntal/stateless with external state storage, so the whole
+// state is the value State, which tests enumerate (see tla/Session.tla).
+//
+// A Machine is owned by one goroutine.
+package session
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/qmuntal/stateless"
+
+	"octet.dev/host/fsm"
+)
+
+// Phase is the coarse state of the session.
+type Phase string
+
+// Phases.
+const (
+	Idle     Phase = "idle"     // waiting for the next request line
+	Busy     Phase = "busy"     // serving a request; its terminal event not yet written
+	Draining Phase = "draining" // stdin reached EOF while busy: finish, then exit 0
+	Closed   Phase = "closed"   // exited 0 (shutdown, or EOF)
+	Failed   Phase = "failed"   // the output failed: exit 1
+)
+
+// Trigger is an input kind.
+type Trigger string
+
+// Triggers.
+const (
+	// TrRequest: a well-formed request other than shutdown was read.
+	TrRequest Trigger = "request"
+	// TrShutdown: a well-formed shutdown request was read.
+	TrShutdown Trigger = "shutdown"
+	// TrMalformed: a line that is malformed as protocol was read.
+	TrMalformed Trigger = "malformed"
+	// TrEvent: the current request is about to write a non-terminal event.
+	TrEvent Trigger = "event"
+	// TrTerminal: the current request is about to write its terminal event.
+	TrTerminal Trigger = "terminal"
+	// TrEOF: stdin reached end of input.
+	TrEOF Trigger = "eof"
+	// TrWriteFailed: writing to stdout failed (the caller is gone).
+	TrWriteFailed Trigger = "write_failed"
+)
+
+// Triggers lists every trigger, in a fixed order.
+var Triggers = []Trigger{TrRequest, TrShutdown, TrMalformed, TrEvent, TrTerminal, TrEOF, TrWriteFailed}
+
+// EffectKind names an effect the driver must perform.
+type EffectKind string
+
+// Effects, performed in the order returned.
+const (
+	// EffStart: start serving the request (Effect.RequestID).
+	EffStart EffectKind = "start"
+	// EffWrite: write a non-terminal event with Effect.Seq.
+	EffWrite EffectKind = "write"
+	// EffWriteTerminal: write the request's terminal event with Effect.Seq.
+	EffWriteTerminal EffectKind = "write_terminal"
+	// EffReject: write a terminal protocol_error with Effect.Code and seq 1
+	// for Effect.RequestID ("" means null).
+	EffReject EffectKind = "reject"
+	// EffAbort: abort active work and clean up child process groups.
+	EffAbort EffectKind = "abort"
+	// EffExit: flush and exit with Effect.ExitCode.
+	EffExit EffectKind = "exit"
+)
+
+// CodeDuplicateRequestID is the code of EffReject for a reused request_id.
+// It equals wire.CodeDuplicateRequestID; fsm does not import wire.
+const CodeDuplicateRequestID = "duplicate_request_id"
+
+// Effect is one thing the driver must do.
+type Effect struct {
+	Kind      EffectKind
+	RequestID string
+	Seq       int
+	Code      string
+	ExitCode  int
+}
+
+// Input is one trigger with its arguments. RequestID is the request's ID
+// (for TrMalformed, "" when the line yielded none); Code is the
+// protocol_error code of TrMalformed.
+type Input struct {
+	Trigger   Trigger
+	RequestID string
+	Code      string
+}
+
+// State is the machine's whole state.
+type State struct {
+	Phase   Phase
+	Current string // request being served ("" when idle)
+	Seq     int    // seq of the last event written for Current
+	Used    []string
+}
+
+// Clone returns a deep copy.
+func (s State) Clone() State {
+	s.Used = slices.Clone(s.Used)
+	return s
+}
+
+// Key is a canonical string for State, for graph enumeration.
+func (s State) Key() string {
+	return fmt.Sprintf("%s|%s|%d|%v", s.Phase, s.Current, s.Seq, s.Used)
+}
+
+func (s State) used(id string) bool {
+	_, ok := slices.BinarySearch(s.Used, id)
+	return ok
+}
+
+func (s *State) use(id string) {
+	if i, ok := slices.BinarySearch(s.Used, id); !ok {
+		s.Used = slices.Insert(s.Used, i, id)
+	}
+}
+
+// Machine is the protocol session machine.
+type Machine struct {
+	sm     *stateless.StateMachine
+	st     State
+	in     Input
+	out    []Effect
+	tracer fsm.Tracer
+}
+
+// New returns a machine in the Idle phase.
+func New() *Machine { return FromState(State{Phase: Idle}) }
+
+// FromState returns a machine positioned at st (for enumeration in tests).
+func FromState(st State) *Machine {
+	m := &Machine{st: st.Clone()}
+	m.sm = stateless.NewStateMachineWithExternalStorage(
+		func(context.Context) (stateless.State, error) { return m.st.Phase, nil },
+		func(_ context.Context, s stateless.State) error { m.st.Phase = s.(Phase); return nil },
+		stateless.FiringImmediate,
+	)
+	fresh := func(context.Context, ...any) bool { return !m.st.used(m.in.RequestID) }
+	reused := func(context.Context, ...any) bool { return m.st.used(m.in.RequestID) }
+
+	reject := func(context.Context, ...any) error {
+		code := m.in.Code
+		if m.in.Trigger != TrMalformed {
+			code = CodeDuplicateRequestID
+		}
+		if m.in.RequestID != "" {
+			m.st.use(m.in.RequestID)
+		}
+		m.emit(Effect{Kind: EffReject, RequestID: m.in.RequestID, Seq: 1, Code: code})
+		return nil
+	}
+	event := func(context.Context, ...any) error {
+		m.st.Seq++
+		m.emit(Effect{Kind: EffWrite, RequestID: m.st.Current, Seq: m.st.Seq})
+		return nil
+	}
+
+	m.sm.Configure(Idle).
+		Permit(TrRequest, Busy, fresh).
+		InternalTransition(TrRequest, reject, reused).
+		Permit(TrShutdown, Closed, fresh).
+		InternalTransition(TrShutdown, reject, reused).
+		InternalTransition(TrMalformed, reject).
+		Permit(TrEOF, Closed).
+		Permit(TrWriteFailed, Failed).
+		OnEntryFrom(TrTerminal, func(context.Context, ...any) error {
+			m.finish()
+			return nil
+		})
+
+	m.sm.Configure(Busy).
+		OnEntryFrom(TrRequest, func(context.Context, ...any) error {
+			m.st.use(m.in.RequestID)
+			m.st.Current, m.st.Seq = m.in.RequestID, 0
+			m.emit(Effect{Kind: EffStart, RequestID: m.in.RequestID})
+			return nil
+		}).
+		InternalTransition(TrEvent, event).
+		Permit(TrTerminal, Idle).
+		Permit(TrEOF, Draining).
+		Permit(TrWriteFailed, Failed)
+
+	m.sm.Configure(Draining).
+		InternalTransition(TrEvent, event).
+		Permit(TrTerminal, Closed).
+		Permit(TrWriteFailed, Failed)
+
+	m.sm.Configure(Closed).
+		OnEntryFrom(TrShutdown, func(context.Context, ...any) error {
+			m.st.use(m.in.RequestID)
+			m.emit(Effect{Kind: EffWriteTerminal, RequestID: m.in.RequestID, Seq: 1})
+			m.emit(Effect{Kind: EffExit, ExitCode: 0})
+			return nil
+		}).
+		OnEntryFrom(TrEOF, func(context.Context, ...any) error {
+			m.emit(Effect{Kind: EffExit, ExitCode: 0})
+			return nil
+		}).
+		OnEntryFrom(TrTerminal, func(context.Context, ...any) error {
+			m.finish()
+			m.emit(Effect{Kind: EffExit, ExitCode: 0})
+			return nil
+		})
+
+	m.sm.Configure(Failed).
+		OnEntry(func(context.Context, ...any) error {
+			m.st.Current, m.st.Seq = "", 0
+			m.emit(Effect{Kind: EffAbort})
+			m.emit(Effect{Kind: EffExit, ExitCode: 1})
+			return nil
+		})
+	return m
+}
+
+// finish emits the current request's terminal event and forgets it.
+func (m *Machine) finish() {
+	m.st.Seq++
+	m.emit(Effect{Kind: EffWriteTerminal, RequestID: m.st.Current, Seq: m.st.Seq})
+	m.st.Current, m.st.Seq = "", 0
+}
+
+func (m *Machine) emit(e Effect) { m.out = append(m.out, e) }
+
+// SetTracer installs a tracer for every transition taken.
+func (m *Machine) SetTracer(t fsm.Tracer) { m.tracer = t }
+
+// State returns a copy of the current state.
+func (m *Machine) State() State { return m.st.Clone() }
+
+// Permitted returns the triggers the machine accepts for in's arguments in
+// its current state, in the order of Triggers.
+func (m *Machine) Permitted(in Input) []Trigger {
+	var out []Trigger
+	for _, t := range Triggers {
+		in.Trigger = t
+		if m.can(in) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (m *Machine) can(in Input) bool {
+	m.in = in
+	ok, err := m.sm.CanFireCtx(context.Background(), in.Trigger)
+	return err == nil && ok
+}
+
+// Fire applies one input and returns the effects to perform, in order. An
+// input the current state does not accept is an error and changes nothing.
+// The returned slice is reused by the next Fire.
+func (m *Machine) Fire(in Input) ([]Effect, error) {
+	m.in = in
+	m.out = m.out[:0]
+	from := m.st.Phase
+	if ok, err := m.sm.CanFireCtx(context.Background(), in.Trigger); err != nil || !ok {
+		return nil, fmt.Errorf("fsm/session: trigger %q not permitted in phase %q", in.Trigger, from)
+	}
+	if err := m.sm.FireCtx(context.Background(), in.Trigger); err != nil {
+		panic(fmt.Sprintf("fsm/session: %s in %s: %v", in.Trigger, from, err))
+	}
+	if m.tracer != nil {
+		m.tracer(fsm.Transition{Machine: "session", From: string(from), To: string(m.st.Phase), Trigger: string(in.Trigger)})
+	}
+	return m.out, nil
+}

@@ -1,0 +1,64 @@
+package host
+
+import (
+	"context"
+	"fmt"
+
+	"octet.dev/host/fsm/session"
+	"octet.dev/host/wire"
+)
+
+// emitter writes the events of the request being served, firing the
+// session machine for each so that its seq and the stream's agree.
+type emitter struct {
+	h *Host
+	s *wire.Stream
+}
+
+func (h *Host) emitter(requestID, runID, sessionID string) *emitter {
+	return &emitter{h: h, s: h.w.Stream(requestID, runID, sessionID)}
+}
+
+// emit writes a non-terminal event.
+func (e *emitter) emit(typ string, data any) error { return e.write(session.TrEvent, typ, data) }
+
+// finish writes the terminal event.
+func (e *emitter) finish(typ string, data any) error { return e.write(session.TrTerminal, typ, data) }
+
+func (e *emitter) write(tr session.Trigger, typ string, data any) error {
+	p, err := e.s.Encode(typ, data, tr == session.TrTerminal)
+	if err != nil {
+		return err
+	}
+	if p.Terminal {
+		tr = session.TrTerminal // an oversized event is replaced by a terminal protocol_error
+	}
+	effects, err := e.h.m.Fire(session.Input{Trigger: tr})
+	if err != nil {
+		panic(err)
+	}
+	if len(effects) == 0 || effects[0].Seq != p.Seq {
+		panic(fmt.Sprintf("host: fsm/session effects %+v disagree with the stream's seq %d", effects, p.Seq))
+	}
+	return e.s.Write(p)
+}
+
+// serve handles one well-formed request other than shutdown. It returns
+// done when Serve must stop (the output failed).
+func (h *Host) serve(ctx context.Context, req *wire.Request) (bool, error) {
+	var err error
+	switch req.Command {
+	case wire.CommandHello:
+		err = h.emitter(req.RequestID, "", "").finish(wire.TypeHello, h.hello())
+	case wire.CommandModels:
+		err = h.models(ctx, req)
+	case wire.CommandRun:
+		err = h.run(ctx, req)
+	default:
+		panic("host: decoded an unknown command " + req.Command)
+	}
+	if err != nil && !isOutputTooLarge(err) {
+		return h.writeFailed(ctx, err)
+	}
+	return false, nil
+}

@@ -1,0 +1,160 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/rs/zerolog"
+
+	"octet.dev/host/fsm/session"
+	"octet.dev/host/runtime"
+	"octet.dev/host/wire"
+)
+
+// Config is what Serve needs.
+type Config struct {
+	// In is the protocol input (stdin).
+	In io.Reader
+	// Out is the protocol output (the real stdout). Nothing else may write to it.
+	Out io.Writer
+	// Agent is the shared runtime.
+	Agent *runtime.Agent
+	// Log receives diagnostics (stderr).
+	Log zerolog.Logger
+	// Version is reported as hello.sdk_version.
+	Version string
+}
+
+// Host serves one protocol session.
+type Host struct {
+	cfg Config
+	w   *wire.Writer
+	m   *session.Machine
+}
+
+// New returns a Host for cfg.
+func New(cfg Config) *Host {
+	return &Host{cfg: cfg, w: wire.NewWriter(cfg.Out), m: session.New()}
+}
+
+// ExitError is returned by Serve when the host must exit non-zero.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit %d: %v", e.Code, e.Err) }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Serve reads and serves requests until EOF, shutdown, a write failure or
+// ctx's cancellation. It returns nil for a clean exit (status 0) and an
+// *ExitError otherwise.
+func (h *Host) Serve(ctx context.Context) error {
+	lr := wire.NewLineReader(h.cfg.In)
+	for {
+		if err := ctx.Err(); err != nil {
+			return &ExitError{Code: 1, Err: err}
+		}
+		line, err := lr.Next()
+		var in session.Input
+		var req *wire.Request
+		switch {
+		case errors.Is(err, io.EOF):
+			in = session.Input{Trigger: session.TrEOF}
+		case errors.Is(err, wire.ErrFrameTooLarge):
+			in = session.Input{Trigger: session.TrMalformed, Code: string(wire.CodeFrameTooLarge)}
+		case err != nil:
+			h.cfg.Log.Error().Err(err).Msg("reading stdin failed; treating it as end of input")
+			in = session.Input{Trigger: session.TrEOF}
+		default:
+			r, derr := wire.Decode(line)
+			switch {
+			case derr != nil:
+				in = session.Input{Trigger: session.TrMalformed, RequestID: derr.RequestID, Code: string(derr.Code)}
+				h.cfg.Log.Debug().Str("code", string(derr.Code)).Str("request_id", derr.RequestID).Msg("malformed request")
+			case r.Command == wire.CommandShutdown:
+				in, req = session.Input{Trigger: session.TrShutdown, RequestID: r.RequestID}, r
+			default:
+				in, req = session.Input{Trigger: session.TrRequest, RequestID: r.RequestID}, r
+			}
+			if derr != nil {
+				if done, err := h.fire(ctx, in, nil, derr.Message); done {
+					return err
+				}
+				continue
+			}
+		}
+		if in.Trigger == session.TrMalformed {
+			msg := "request line exceeds 1048576 bytes including the newline; it was discarded"
+			if done, err := h.fire(ctx, in, nil, msg); done {
+				return err
+			}
+			continue
+		}
+		if done, err := h.fire(ctx, in, req, ""); done {
+			return err
+		}
+	}
+}
+
+// fire applies one input and performs the machine's effects. done reports
+// that Serve must return err.
+func (h *Host) fire(ctx context.Context, in session.Input, req *wire.Request, msg string) (done bool, err error) {
+	effects, ferr := h.m.Fire(in)
+	if ferr != nil {
+		panic(ferr) // the driver only fires permitted triggers: a broken invariant
+	}
+	// Copy: serving a request fires the machine again and reuses its slice.
+	for _, e := range append([]session.Effect(nil), effects...) {
+		switch e.Kind {
+		case session.EffReject:
+			s := h.w.Stream(e.RequestID, "", "")
+			if werr := s.Fail(wire.Code(e.Code), rejectMessage(e.Code, msg)); werr != nil {
+				return h.writeFailed(ctx, werr)
+			}
+		case session.EffStart:
+			if done, err := h.serve(ctx, req); done {
+				return true, err
+			}
+		case session.EffWriteTerminal:
+			// Only shutdown reaches here: a served request writes its own
+			// terminal through its emitter.
+			s := h.w.Stream(e.RequestID, "", "")
+			if werr := s.Finish(wire.TypeShutdown, wire.Empty{}); werr != nil {
+				return h.writeFailed(ctx, werr)
+			}
+		case session.EffAbort:
+			// Active work is canceled by the caller of Serve through ctx;
+			// runs started by serve observe it.
+		case session.EffExit:
+			if e.ExitCode == 0 {
+				return true, nil
+			}
+			return true, &ExitError{Code: e.ExitCode, Err: h.w.Err()}
+		}
+	}
+	return false, nil
+}
+
+func rejectMessage(code, msg string) string {
+	if code == session.CodeDuplicateRequestID {
+		return "request_id was already used by this host process"
+	}
+	return msg
+}
+
+func (h *Host) writeFailed(ctx context.Context, werr error) (bool, error) {
+	h.cfg.Log.Error().Err(werr).Msg("writing to stdout failed; the caller is gone")
+	effects, err := h.m.Fire(session.Input{Trigger: session.TrWriteFailed})
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range effects {
+		if e.Kind == session.EffExit {
+			return true, &ExitError{Code: e.ExitCode, Err: fmt.Errorf("stdout: %w", werr)}
+		}
+	}
+	return true, &ExitError{Code: 1, Err: werr}
+}

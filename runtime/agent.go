@@ -1,0 +1,100 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// Options configure an Agent. Zero values take the documented defaults.
+type Options struct {
+	// Home is the user's home directory, where ~/.octet lives. Default:
+	// os.UserHomeDir().
+	Home string
+	// Logger receives structured diagnostics. Default: a disabled logger.
+	Logger *zerolog.Logger
+	// Now is the clock. Default: time.Now.
+	Now func() time.Time
+	// HTTPClient performs provider and discovery requests. Default: a
+	// client with no overall timeout (streams are bounded by idle timeouts).
+	HTTPClient *http.Client
+	// Getenv reads the environment (credentials). Default: os.Getenv.
+	Getenv func(string) string
+}
+
+// Agent is the embedding entry point.
+type Agent struct {
+	opts Options
+	log  zerolog.Logger
+}
+
+// New validates opts, fills defaults and returns an Agent.
+func New(opts Options) (*Agent, error) {
+	var errs []error
+	if opts.Home == "" {
+		h, err := os.UserHomeDir()
+		if err != nil {
+			errs = append(errs, errors.New("runtime: no home directory: set Options.Home"))
+		}
+		opts.Home = h
+	}
+	if opts.Home != "" && !filepath.IsAbs(opts.Home) {
+		errs = append(errs, errors.New("runtime: Options.Home must be absolute"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{}
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	log := zerolog.Nop()
+	if opts.Logger != nil {
+		log = *opts.Logger
+	}
+	return &Agent{opts: opts, log: log}, nil
+}
+
+// Model is one entry of the model inventory, route-effective (CONTRACT §7).
+type Model struct {
+	ID                  string
+	Provider            string
+	Name                string
+	ProviderMode        string
+	ContextWindowTokens int
+	MaxOutputTokens     int
+	InputModalities     []string
+	Vision              bool
+	Audio               bool
+	SupportsReasoning   bool
+	Cost                *Cost
+}
+
+// Cost is a price list in Currency per million tokens.
+type Cost struct {
+	Input, Output, CacheRead, CacheWrite float64
+	Currency                             string
+}
+
+// DiscoveryIssue reports a configured endpoint whose live listing failed.
+type DiscoveryIssue struct {
+	Provider string
+	Code     string
+	Message  string
+}
+
+// Models returns the model inventory. With offline true it never touches
+// the network.
+func (a *Agent) Models(ctx context.Context, offline bool) ([]Model, []DiscoveryIssue, error) {
+	return a.models(ctx, offline)
+}

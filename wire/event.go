@@ -1,0 +1,202 @@
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Event types of protocol 1 that the wire layer itself produces.
+const (
+	TypeProtocolError = "protocol_error"
+	TypeHello         = "hello"
+	TypeModels        = "models"
+	TypeShutdown      = "shutdown"
+	TypeFinalResult   = "final_result"
+)
+
+// Event is one outbound frame. RequestID nil is written as null (a
+// protocol_error for a line that yielded no valid ID). RunID and SessionID
+// are written only when non-empty (run events, CONTRACT §5).
+type Event struct {
+	ProtocolVersion int     `json:"protocol_version"`
+	RequestID       *string `json:"request_id"`
+	Seq             int     `json:"seq"`
+	Type            string  `json:"type"`
+	RunID           string  `json:"run_id,omitzero"`
+	SessionID       string  `json:"session_id,omitzero"`
+	Data            any     `json:"data"`
+}
+
+// ErrorData is the data of a protocol_error and the error member of a
+// final_result (CONTRACT §5).
+type ErrorData struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+}
+
+// ErrOutputTooLarge reports that an event was replaced by a terminal
+// protocol_error output_too_large because its frame would exceed the bound.
+var ErrOutputTooLarge = errors.New("wire: event exceeds the 1 MiB frame bound; replaced by protocol_error output_too_large")
+
+// ErrStreamClosed reports an event emitted after the request's terminal
+// event. It is a broken invariant of the caller.
+var ErrStreamClosed = errors.New("wire: event after the terminal event")
+
+// Writer is the one writer of protocol frames. It serializes each event to a
+// single line, enforces the outbound bound and writes the line with one
+// Write call. It never drops an event: Write blocks while the reader is
+// slow. After a write error every later write fails with that error.
+//
+// A Writer is safe for concurrent use.
+type Writer struct {
+	mu  sync.Mutex
+	w   io.Writer
+	err error
+	max int
+}
+
+// NewWriter returns a Writer with the protocol bound.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w, max: MaxFrameBytes} }
+
+// NewWriterSize returns a Writer whose frames are bounded by max bytes
+// including the newline. It exists for tests.
+func NewWriterSize(w io.Writer, max int) *Writer { return &Writer{w: w, max: max} }
+
+// encode serializes one event as a frame (newline included), or returns
+// errFrameTooBig when it would exceed the bound.
+func (w *Writer) encode(ev *Event) ([]byte, error) {
+	// Invalid UTF-8 in a string (a binary tool output, say) is replaced by
+	// U+FFFD rather than failing the event.
+	buf, err := json.Marshal(ev, jsontext.AllowInvalidUTF8(true), jsontext.EscapeForHTML(false))
+	if err != nil {
+		return nil, err
+	}
+	if len(buf)+1 > w.max {
+		return nil, errFrameTooBig
+	}
+	return append(buf, '\n'), nil
+}
+
+var errFrameTooBig = errors.New("frame too big")
+
+// writeFrame writes one encoded frame with a single Write call.
+func (w *Writer) writeFrame(frame []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	if _, err := w.w.Write(frame); err != nil {
+		w.err = err
+		return err
+	}
+	return nil
+}
+
+// Err returns the first write error, if any.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Stream assigns seq to the events of one request and enforces "exactly one
+// terminal event, nothing after it" (CONTRACT §5).
+//
+// A Stream is used by one goroutine at a time.
+type Stream struct {
+	w         *Writer
+	requestID *string
+	runID     string
+	sessionID string
+	seq       int
+	done      bool
+}
+
+// Stream starts the event stream of a request. requestID "" means the line
+// yielded no valid ID (written as null).
+func (w *Writer) Stream(requestID, runID, sessionID string) *Stream {
+	s := &Stream{w: w, runID: runID, sessionID: sessionID}
+	if requestID != "" {
+		s.requestID = &requestID
+	}
+	return s
+}
+
+// Seq returns the seq of the last event written (0 before the first).
+func (s *Stream) Seq() int { return s.seq }
+
+// Done reports whether the terminal event has been written.
+func (s *Stream) Done() bool { return s.done }
+
+// Pending is an encoded event not yet written. Terminal reports whether it
+// ends the request: either it was encoded as terminal, or it was replaced by
+// the terminal protocol_error output_too_large (Replaced).
+type Pending struct {
+	frame    []byte
+	Seq      int
+	Terminal bool
+	Replaced bool
+}
+
+// Encode encodes the next event of the stream without writing it, so the
+// caller can tell its state machine which kind of event is about to be
+// written (a replaced event is terminal).
+func (s *Stream) Encode(typ string, data any, terminal bool) (Pending, error) {
+	if s.done {
+		return Pending{}, ErrStreamClosed
+	}
+	ev := Event{ProtocolVersion: ProtocolVersion, RequestID: s.requestID, Seq: s.seq + 1, Type: typ, RunID: s.runID, SessionID: s.sessionID, Data: data}
+	frame, err := s.w.encode(&ev)
+	if errors.Is(err, errFrameTooBig) {
+		ev.Type = TypeProtocolError
+		ev.Data = ErrorData{Code: CodeOutputTooLarge, Message: "a " + quoteName(typ) + " event exceeded the 1048576-byte frame bound and was withheld"}
+		frame, err = s.w.encode(&ev)
+		return Pending{frame: frame, Seq: ev.Seq, Terminal: true, Replaced: true}, err
+	}
+	return Pending{frame: frame, Seq: ev.Seq, Terminal: terminal}, err
+}
+
+// Write writes an event encoded by Encode. It returns ErrOutputTooLarge
+// after writing a replacement.
+func (s *Stream) Write(p Pending) error {
+	if s.done {
+		return ErrStreamClosed
+	}
+	if p.Seq != s.seq+1 {
+		return fmt.Errorf("wire: pending event has seq %d, stream is at %d", p.Seq, s.seq)
+	}
+	if err := s.w.writeFrame(p.frame); err != nil {
+		return err
+	}
+	s.seq = p.Seq
+	s.done = p.Terminal
+	if p.Replaced {
+		return ErrOutputTooLarge
+	}
+	return nil
+}
+
+// Emit writes a non-terminal event.
+func (s *Stream) Emit(typ string, data any) error { return s.emit(typ, data, false) }
+
+// Finish writes the terminal event.
+func (s *Stream) Finish(typ string, data any) error { return s.emit(typ, data, true) }
+
+// Fail writes a terminal protocol_error.
+func (s *Stream) Fail(code Code, msg string) error {
+	return s.emit(TypeProtocolError, ErrorData{Code: code, Message: bound(msg)}, true)
+}
+
+func (s *Stream) emit(typ string, data any, terminal bool) error {
+	p, err := s.Encode(typ, data, terminal)
+	if err != nil {
+		return err
+	}
+	return s.Write(p)
+}

@@ -69,6 +69,10 @@ func (l *LineReader) Next() ([]byte, error) {
 			if len(l.buf) == 0 {
 				return nil, io.EOF
 			}
+			if len(l.buf)+1 > l.max { // bounded as if it had its newline
+				l.buf = l.buf[:0]
+				return nil, ErrFrameTooLarge
+			}
 			return trimEOL(l.buf), nil
 		default:
 			return nil, err

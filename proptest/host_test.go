@@ -1,0 +1,184 @@
+package proptest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+	"pgregory.net/rapid"
+
+	"octet.dev/host/internal/host"
+	"octet.dev/host/runtime"
+	"octet.dev/host/wire"
+)
+
+// frame is the part of an event the invariants look at.
+type frame struct {
+	RequestID *string         `json:"request_id"`
+	Seq       int             `json:"seq"`
+	Type      string          `json:"type"`
+	Data      json.RawMessage `json:"data"`
+}
+
+var terminalTypes = map[string]bool{"hello": true, "models": true, "shutdown": true, "final_result": true, "protocol_error": true}
+
+// hostUnderTest is an in-process host fed over pipes.
+type hostUnderTest struct {
+	in   *io.PipeWriter
+	out  *wire.LineReader
+	done chan error
+}
+
+func startHost(t *rapid.T, home string) *hostUnderTest {
+	agent, err := runtime.New(runtime.Options{Home: home, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	h := host.New(host.Config{In: inR, Out: outW, Agent: agent, Log: zerolog.Nop(), Version: "prop"})
+	hu := &hostUnderTest{in: inW, out: wire.NewLineReader(outR), done: make(chan error, 1)}
+	go func() {
+		err := h.Serve(context.Background())
+		outW.Close()
+		inR.Close()
+		hu.done <- err
+	}()
+	return hu
+}
+
+// send writes one line (in a goroutine: an oversized line is consumed
+// while the host discards it).
+func (h *hostUnderTest) send(line string) {
+	go func() { _, _ = io.WriteString(h.in, line+"\n") }()
+}
+
+// readRequest reads the events of one request up to its terminal event and
+// checks the per-request invariants: one request_id throughout, seq from 1
+// without gaps, exactly one terminal event, last.
+func (h *hostUnderTest) readRequest(t *rapid.T, wantID *string) frame {
+	seq := 0
+	for {
+		line, err := h.out.Next()
+		if err != nil {
+			t.Fatalf("reading events: %v", err)
+		}
+		if len(line)+1 > wire.MaxFrameBytes {
+			t.Fatalf("event frame of %d bytes", len(line)+1)
+		}
+		var f frame
+		if err := json.Unmarshal(line, &f); err != nil {
+			t.Fatalf("event is not JSON: %v: %q", err, line)
+		}
+		if (f.RequestID == nil) != (wantID == nil) || (f.RequestID != nil && *f.RequestID != *wantID) {
+			t.Fatalf("event for request %v, want %v: %s", deref(f.RequestID), deref(wantID), line)
+		}
+		seq++
+		if f.Seq != seq {
+			t.Fatalf("seq %d, want %d: %s", f.Seq, seq, line)
+		}
+		if terminalTypes[f.Type] {
+			return f
+		}
+	}
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return "<null>"
+	}
+	return *p
+}
+
+// lineKind is one kind of input the model generates.
+type lineKind int
+
+const (
+	kindHello lineKind = iota
+	kindModels
+	kindRun
+	kindDuplicate
+	kindMalformed
+	kindOversized
+	kindNoID
+	kindCount
+)
+
+var malformedBodies = []string{
+	`"command":"hello","x":1`,
+	`"command":"nope"`,
+	`"command":"run","workspace":"/w","model":"m","prompt":"p"`,
+	`"command":"models","offline":"no"`,
+	`"command":"hello","Command":"hello"`,
+	`"command":"run","run_id":"r","workspace":"/w","model":"m","prompt":null`,
+}
+
+// TestHostProtocolModel feeds random mixes of valid, malformed, oversized
+// and duplicate lines; after every step each request has exactly one
+// terminal event with a gapless seq, and the host still answers.
+func TestHostProtocolModel(t *testing.T) {
+	home := t.TempDir()
+	rapid.Check(t, func(t *rapid.T) {
+		h := startHost(t, home)
+		used := []string{}
+		n := 0
+		fresh := func() string { n++; id := fmt.Sprintf("q%d", n); used = append(used, id); return id }
+		steps := rapid.IntRange(1, 25).Draw(t, "steps")
+		for i := 0; i < steps; i++ {
+			kind := lineKind(rapid.IntRange(0, int(kindCount)-1).Draw(t, "kind"))
+			var line string
+			var want *string
+			wantType := ""
+			switch kind {
+			case kindHello:
+				id := fresh()
+				line, want, wantType = `{"protocol_version":1,"request_id":"`+id+`","command":"hello"}`, &id, "hello"
+			case kindModels:
+				id := fresh()
+				line, want, wantType = `{"protocol_version":1,"request_id":"`+id+`","command":"models","offline":true}`, &id, "models"
+			case kindRun:
+				id := fresh()
+				line, want, wantType = `{"protocol_version":1,"request_id":"`+id+`","command":"run","run_id":"r-`+id+`","workspace":"/nonexistent","model":"m","prompt":"p"}`, &id, "final_result"
+			case kindDuplicate:
+				if len(used) == 0 {
+					continue
+				}
+				id := rapid.SampledFrom(used).Draw(t, "dup")
+				line, want, wantType = `{"protocol_version":1,"request_id":"`+id+`","command":"hello"}`, &id, "protocol_error"
+			case kindMalformed:
+				id := fresh()
+				body := rapid.SampledFrom(malformedBodies).Draw(t, "body")
+				line, want, wantType = `{"protocol_version":1,"request_id":"`+id+`",`+body+`}`, &id, "protocol_error"
+			case kindOversized:
+				size := rapid.IntRange(wire.MaxFrameBytes, 3*wire.MaxFrameBytes).Draw(t, "size")
+				line, wantType = strings.Repeat("y", size), "protocol_error"
+			case kindNoID:
+				line = rapid.SampledFrom([]string{"", "{", "[]", "null", `{"command":"hello"}`, "\x00"}).Draw(t, "noid")
+				wantType = "protocol_error"
+			}
+			h.send(line)
+			f := h.readRequest(t, want)
+			if f.Type != wantType {
+				t.Fatalf("step %d (%d): terminal %s, want %s: %s", i, kind, f.Type, wantType, f.Data)
+			}
+		}
+		// The host still answers, then shuts down cleanly.
+		id := fresh()
+		h.send(`{"protocol_version":1,"request_id":"` + id + `","command":"hello"}`)
+		if f := h.readRequest(t, &id); f.Type != "hello" {
+			t.Fatalf("final hello answered with %s", f.Type)
+		}
+		id = fresh()
+		h.send(`{"protocol_version":1,"request_id":"` + id + `","command":"shutdown"}`)
+		if f := h.readRequest(t, &id); f.Type != "shutdown" {
+			t.Fatalf("shutdown answered with %s", f.Type)
+		}
+		if err := <-h.done; err != nil {
+			t.Fatalf("Serve after shutdown: %v", err)
+		}
+	})
+}

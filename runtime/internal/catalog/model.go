@@ -1,0 +1,248 @@
+package catalog
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Mode is the wire protocol a route speaks.
+type Mode string
+
+// The wire modes a route may use.
+const (
+	// ModeOpenAICompatible is OpenAI Chat Completions (POST .../chat/completions).
+	ModeOpenAICompatible Mode = "openai-compatible"
+	// ModeOpenAIResponses is the OpenAI Responses API (POST .../responses).
+	ModeOpenAIResponses Mode = "openai-responses"
+	// ModeAnthropicMessages is the Anthropic Messages API (POST .../v1/messages).
+	ModeAnthropicMessages Mode = "anthropic-messages"
+)
+
+// Valid reports whether m is one of the three supported wire modes.
+func (m Mode) Valid() bool {
+	switch m {
+	case ModeOpenAICompatible, ModeOpenAIResponses, ModeAnthropicMessages:
+		return true
+	}
+	return false
+}
+
+// ParseMode returns the Mode named by s. The match is exact: no other
+// spelling or letter case is accepted.
+func ParseMode(s string) (Mode, error) {
+	m := Mode(s)
+	if !m.Valid() {
+		return "", fmt.Errorf("provider_mode must be %q, %q or %q, not %q",
+			ModeOpenAICompatible, ModeOpenAIResponses, ModeAnthropicMessages, truncate(s, 64))
+	}
+	return m, nil
+}
+
+// Input modalities a route may accept. Text is always accepted.
+const (
+	ModalityText  = "text"
+	ModalityImage = "image"
+	ModalityAudio = "audio"
+)
+
+// Provider names of the built-in catalog.
+const (
+	ProviderOpenAI    = "openai"
+	ProviderAnthropic = "anthropic"
+)
+
+// Default endpoint roots and credential variables of the built-in providers.
+const (
+	OpenAIBaseURL          = "https://api.openai.com/v1"
+	AnthropicBaseURL       = "https://api.anthropic.com"
+	OpenAICredentialEnv    = "OPENAI_API_KEY"
+	AnthropicCredentialEnv = "ANTHROPIC_API_KEY"
+)
+
+// InlineIDPrefix starts every inline route ID. No catalog ID starts with it.
+const InlineIDPrefix = "inline-"
+
+// Cost is a route's list price in US dollars per million tokens, at the
+// provider's standard (short-context, non-batch) tier for text tokens.
+//
+// Input is the price of uncached input tokens, Output of output tokens
+// (reasoning tokens included), CacheRead of input tokens served from the
+// prompt cache, and CacheWrite of input tokens written to it (Anthropic: the
+// 5-minute cache write; OpenAI: the 30-minute cache write where the provider
+// bills it). A zero CacheRead or CacheWrite means the provider publishes no
+// separate rate for that token class. Long-context surcharges, batch and
+// priority tiers, and audio or image token rates are not represented.
+type Cost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cache_read"`
+	CacheWrite float64 `json:"cache_write"`
+	// Currency is always "USD".
+	Currency string `json:"currency"`
+}
+
+// CurrencyUSD is the only currency the catalog records.
+const CurrencyUSD = "USD"
+
+// Model is one route the host can run.
+type Model struct {
+	// ID is the catalog identifier a run request names: the provider's model
+	// name for built-ins, the configured id (or "provider/id" when that would
+	// collide) for configured models, and "inline-" plus a digest for inline
+	// routes.
+	ID string
+	// Provider is "openai", "anthropic", or a configured or inline provider name.
+	Provider string
+	// Name is the display name.
+	Name string
+	// APIModel is the model name sent to the provider.
+	APIModel string
+	// Mode is the wire mode used for this route.
+	Mode Mode
+	// ContextWindowTokens is the total context window (input plus output).
+	ContextWindowTokens int
+	// MaxOutputTokens is the largest output a single response may have.
+	MaxOutputTokens int
+	// InputModalities always includes "text"; it may include "image" and
+	// "audio". It states what the model accepts, whatever the wire mode; use
+	// EffectiveModalities for what the route accepts.
+	InputModalities []string
+	// SupportsReasoning reports whether the model produces reasoning and takes
+	// a reasoning effort.
+	SupportsReasoning bool
+	// Cost is nil when the price is unknown.
+	Cost *Cost
+	// BaseURL is the endpoint root, without a trailing slash.
+	BaseURL string
+	// CredentialEnv names the environment variable that holds the API key;
+	// empty for inline routes, whose key comes with the request.
+	CredentialEnv string
+	// Inline is true for routes defined inline in a run request.
+	Inline bool
+}
+
+// Vision reports whether the route accepts image input.
+func (m Model) Vision() bool {
+	return slices.Contains(m.InputModalities, ModalityImage)
+}
+
+// Audio reports whether the route accepts native audio input: the model
+// declares audio and the route speaks OpenAI Chat Completions, the only wire
+// mode that carries native audio today.
+func (m Model) Audio() bool {
+	return slices.Contains(m.InputModalities, ModalityAudio) && m.Mode == ModeOpenAICompatible
+}
+
+// EffectiveModalities returns the route-effective input modalities in the
+// order text, image, audio: text always, image when declared, audio only when
+// Audio reports true.
+func (m Model) EffectiveModalities() []string {
+	out := []string{ModalityText}
+	if m.Vision() {
+		out = append(out, ModalityImage)
+	}
+	if m.Audio() {
+		out = append(out, ModalityAudio)
+	}
+	return out
+}
+
+// Endpoint returns the URL the route posts to.
+func (m Model) Endpoint() string {
+	return Endpoint(m.Mode, m.BaseURL)
+}
+
+// clone returns a deep copy of m.
+func (m Model) clone() Model {
+	m.InputModalities = slices.Clone(m.InputModalities)
+	if m.Cost != nil {
+		c := *m.Cost
+		m.Cost = &c
+	}
+	return m
+}
+
+// Endpoint returns the URL a route in mode posts to, given its base URL.
+// Trailing slashes on baseURL are trimmed. OpenAI Chat Completions posts to
+// base+"/chat/completions" and Responses to base+"/responses" (so an OpenAI
+// base URL normally ends in "/v1"). Anthropic Messages posts to
+// base+"/v1/messages", or base+"/messages" when base already ends in "/v1".
+// Endpoint returns "" for an unknown mode.
+func Endpoint(mode Mode, baseURL string) string {
+	base := strings.TrimRight(baseURL, "/")
+	switch mode {
+	case ModeOpenAICompatible:
+		return base + "/chat/completions"
+	case ModeOpenAIResponses:
+		return base + "/responses"
+	case ModeAnthropicMessages:
+		if strings.HasSuffix(base, "/v1") {
+			return base + "/messages"
+		}
+		return base + "/v1/messages"
+	}
+	return ""
+}
+
+// Builtin returns a fresh copy of the built-in catalog, sorted by provider and
+// then by ID.
+func Builtin() []Model {
+	out := make([]Model, len(builtinModels))
+	for i, m := range builtinModels {
+		out[i] = m.clone()
+	}
+	sortModels(out)
+	return out
+}
+
+// sortModels orders models by provider, then ID.
+func sortModels(ms []Model) {
+	sort.SliceStable(ms, func(i, j int) bool {
+		if ms[i].Provider != ms[j].Provider {
+			return ms[i].Provider < ms[j].Provider
+		}
+		return ms[i].ID < ms[j].ID
+	})
+}
+
+// normalizeModalities validates declared input modalities and an optional
+// legacy vision flag, and returns the canonical list: "text" first, then
+// "image" and "audio" when present. Unknown values and duplicates are
+// errors; vision true adds "image"; vision false together with "image" is a
+// contradiction.
+func normalizeModalities(declared []string, vision *bool) ([]string, error) {
+	var image, audio bool
+	seen := make(map[string]bool, len(declared))
+	for _, d := range declared {
+		if seen[d] {
+			return nil, fmt.Errorf("input_modalities lists %q twice", d)
+		}
+		seen[d] = true
+		switch d {
+		case ModalityText:
+		case ModalityImage:
+			image = true
+		case ModalityAudio:
+			audio = true
+		default:
+			return nil, fmt.Errorf("input_modalities: unknown modality %q (allowed: text, image, audio)", d)
+		}
+	}
+	if vision != nil {
+		if *vision {
+			image = true
+		} else if image {
+			return nil, fmt.Errorf("vision is false but input_modalities includes image")
+		}
+	}
+	out := []string{ModalityText}
+	if image {
+		out = append(out, ModalityImage)
+	}
+	if audio {
+		out = append(out, ModalityAudio)
+	}
+	return out, nil
+}

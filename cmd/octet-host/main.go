@@ -27,6 +27,10 @@ var version = "0.1.0-dev"
 
 func main() { os.Exit(run(os.Args[1:])) }
 
+// afterReserve is a test hook (set by the straytest build tag) run once the
+// protocol stdout is reserved.
+var afterReserve func()
+
 // cleanupGrace bounds the time active work gets to stop after a signal.
 const cleanupGrace = 3 * time.Second
 
@@ -77,9 +81,14 @@ func run(args []string) int {
 	defer cancel()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM)
-	// SIGPIPE on the protocol stdout must become a write error, not death:
-	// Go already turns EPIPE on fds other than 1 and 2 into an error, and
-	// the protocol fd is a duplicate, so nothing else is needed here.
+	// A broken pipe must become a write error, never death: the protocol
+	// fd is not 1 or 2, so Go already reports EPIPE there; notifying
+	// SIGPIPE does the same for a closed stderr. A notified (not ignored)
+	// signal is reset to its default in child processes.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	if afterReserve != nil {
+		afterReserve()
+	}
 
 	h := host.New(host.Config{In: os.Stdin, Out: proto, Agent: agent, Log: log, Version: version})
 	done := make(chan error, 1)

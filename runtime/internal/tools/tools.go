@@ -1,0 +1,206 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+
+	"octet.dev/host/runtime/internal/confine"
+)
+
+// DefaultMaxOutputBytes bounds a tool's output when Env.MaxOutputBytes is
+// not set.
+const DefaultMaxOutputBytes = 50_000
+
+// maxMessageBytes bounds Error.Message (CONTRACT §5: messages ≤ 1 KiB).
+const maxMessageBytes = 1024
+
+// Effects a tool declares to the policy (CONTRACT §10).
+const (
+	EffectWorkspaceRead     = "workspace_read"
+	EffectWorkspaceMutation = "workspace_mutation"
+)
+
+// Env is what a tool call runs against.
+type Env struct {
+	// Root is the workspace; every file access goes through it.
+	Root *confine.Root
+	// MaxOutputBytes bounds Result.Output; zero or less means
+	// DefaultMaxOutputBytes.
+	MaxOutputBytes int
+}
+
+func (e Env) maxOutput() int {
+	if e.MaxOutputBytes <= 0 {
+		return DefaultMaxOutputBytes
+	}
+	return e.MaxOutputBytes
+}
+
+// Result is the outcome of a successful call.
+type Result struct {
+	// Output is the text returned to the model: valid UTF-8, at most
+	// MaxOutputBytes long.
+	Output string
+	// Truncated reports that Output was cut to MaxOutputBytes; the cut is
+	// marked by a line "[output truncated: N of M bytes shown]".
+	Truncated bool
+	// Changed lists the workspace-relative paths a mutation changed.
+	Changed []string
+}
+
+// Error is a failed call. Code is one of the Code constants; Message is a
+// sanitized sentence of at most 1 KiB that names paths only relative to
+// the workspace.
+type Error struct {
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+func newError(code, msg string) *Error {
+	return &Error{Code: code, Message: sanitize(msg)}
+}
+
+// sanitize makes a message valid UTF-8 of at most maxMessageBytes.
+func sanitize(msg string) string {
+	return truncate(strings.ToValidUTF8(msg, "\uFFFD"), maxMessageBytes-len("…"))
+}
+
+// Spec describes a tool to the model and to the policy.
+type Spec struct {
+	Name        string
+	Description string
+	// Parameters is the JSON Schema of the arguments object, with
+	// "additionalProperties": false.
+	Parameters []byte
+	// Effect is EffectWorkspaceRead or EffectWorkspaceMutation.
+	Effect string
+}
+
+// tool is one registered tool.
+type tool struct {
+	name, description, effect string
+	params                    []param
+	run                       func(ctx context.Context, env Env, a *args) (Result, error)
+}
+
+// registry lists the tools in the order Specs reports them. It is filled in
+// init because the run functions refer back to it indirectly.
+var registry []*tool
+
+func init() {
+	registry = []*tool{readTool, lsTool, grepTool, findTool, editTool, writeTool}
+}
+
+// Specs returns the specifications of read, ls, grep, find, edit and write,
+// in that order. The caller may modify the returned slice.
+func Specs() []Spec {
+	specs := make([]Spec, len(registry))
+	for i, t := range registry {
+		specs[i] = Spec{Name: t.name, Description: t.description, Parameters: schema(t.params), Effect: t.effect}
+	}
+	return specs
+}
+
+// Run executes the tool name with the raw JSON arguments args. A failure is
+// returned as an *Error; Result is then the zero value. Run honours ctx:
+// grep and find stop walking when it is canceled (code canceled).
+func Run(ctx context.Context, env Env, name string, args []byte) (Result, error) {
+	i := slices.IndexFunc(registry, func(t *tool) bool { return t.name == name })
+	if i < 0 {
+		return Result{}, newError(CodeUnknownTool, "there is no tool named "+quote(truncate(name, 64)))
+	}
+	t := registry[i]
+	if env.Root == nil {
+		return Result{}, newError(CodeIOError, "no workspace is open")
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, canceled()
+	}
+	a, err := decodeArgs(args, t.params)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := t.run(ctx, env, a)
+	if err != nil {
+		var te *Error
+		if !errors.As(err, &te) {
+			te = pathError(err)
+		}
+		te.Message = sanitize(te.Message)
+		return Result{}, te
+	}
+	return res, nil
+}
+
+// pathError maps an error of package confine (or of a file it opened) to a
+// tool error. The message is the error's text, which names the path only
+// relative to the workspace.
+func pathError(err error) *Error {
+	code := CodeIOError
+	switch {
+	case errors.Is(err, confine.ErrEscape):
+		code = CodePathOutsideWorkspace
+	case errors.Is(err, confine.ErrSymlink):
+		code = CodeSymlinkRefused
+	case errors.Is(err, confine.ErrNotFound):
+		code = CodeNotFound
+	case errors.Is(err, confine.ErrIsDir):
+		code = CodeIsDirectory
+	case errors.Is(err, confine.ErrNotDir):
+		code = CodeNotDirectory
+	case errors.Is(err, confine.ErrNotRegular):
+		code = CodeNotRegularFile
+	case errors.Is(err, confine.ErrInvalidPath):
+		code = CodeInvalidArguments
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return canceled()
+	}
+	return newError(code, err.Error())
+}
+
+func canceled() *Error { return newError(CodeCanceled, "the tool call was canceled") }
+
+// schemaProp is one property of a parameters schema.
+type schemaProp struct {
+	Type        string `json:"type"`
+	Description string `json:"description"`
+	Minimum     *int   `json:"minimum,omitempty"`
+	MinLength   *int   `json:"minLength,omitempty"`
+}
+
+// schema builds the JSON Schema of a parameter list.
+func schema(params []param) []byte {
+	props := map[string]schemaProp{}
+	required := []string{}
+	for _, p := range params {
+		sp := schemaProp{Type: p.kind.schemaType(), Description: p.description}
+		if p.kind == kindInteger {
+			sp.Minimum = &p.min
+		}
+		if p.nonEmpty {
+			one := 1
+			sp.MinLength = &one
+		}
+		props[p.name] = sp
+		if p.required {
+			required = append(required, p.name)
+		}
+	}
+	doc := struct {
+		Type                 string                `json:"type"`
+		Properties           map[string]schemaProp `json:"properties"`
+		Required             []string              `json:"required"`
+		AdditionalProperties bool                  `json:"additionalProperties"`
+	}{"object", props, required, false}
+	b, err := json.Marshal(doc, json.Deterministic(true))
+	if err != nil {
+		panic("tools: schema: " + err.Error())
+	}
+	return b
+}

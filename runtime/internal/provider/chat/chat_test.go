@@ -1,0 +1,659 @@
+package chat
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"octet.dev/host/runtime/internal/provider"
+)
+
+// captured is what the fake server saw of one request.
+type captured struct {
+	method, path string
+	header       http.Header
+	body         []byte
+}
+
+// captureHandler records each request and answers with a short stream.
+func captureHandler(got chan<- captured) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- captured{method: r.Method, path: r.URL.Path, header: r.Header.Clone(), body: body}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}
+}
+
+func TestRequestBody(t *testing.T) {
+	got := make(chan captured, 1)
+	srv := newServer(t, captureHandler(got))
+	p := testProvider(t, srv, func(c *Config) {
+		c.Headers = map[string]string{"X-Custom": "custom-value", "OpenAI-Organization": "org-1"}
+	})
+	req := provider.Request{
+		Model:  "gpt-4o",
+		System: "Be brief.",
+		Messages: []provider.Message{
+			{Role: provider.RoleUser, Text: "Weather in Paris?"},
+			{
+				Role: provider.RoleAssistant, Text: "Checking.", Reasoning: "private chain", ReasoningSignature: "sig",
+				ToolCalls: []provider.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}},
+			},
+			{Role: provider.RoleTool, ToolCallID: "call_1", ToolName: "get_weather", Text: "18C"},
+			{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "call_2", Name: "noop"}}},
+			{Role: provider.RoleTool, ToolCallID: "call_2", ToolName: "noop", Text: "denied", IsError: true},
+			{Role: provider.RoleAssistant, Text: "It is 18C."},
+			{Role: provider.RoleUser, Text: "<b>&</b> \"quoted\"\n\xff"},
+		},
+		Tools: []provider.ToolSpec{
+			{Name: "get_weather", Description: "Get weather", Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)},
+			{Name: "noop"},
+		},
+		MaxOutputTokens: 1024,
+		ReasoningEffort: "low",
+	}
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, _, err := drain(t, s)
+	if err != nil || sum.Text != "ok" {
+		t.Fatalf("stream: %+v, %v", sum, err)
+	}
+	c := <-got
+
+	const want = `{"model":"gpt-4o","messages":[` +
+		`{"role":"system","content":"Be brief."},` +
+		`{"role":"user","content":"Weather in Paris?"},` +
+		`{"role":"assistant","content":"Checking.","tool_calls":[{"id":"call_1","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},` +
+		`{"role":"tool","content":"18C","tool_call_id":"call_1"},` +
+		`{"role":"assistant","content":null,"tool_calls":[{"id":"call_2","type":"function","function":{"name":"noop","arguments":"{}"}}]},` +
+		`{"role":"tool","content":"denied","tool_call_id":"call_2"},` +
+		`{"role":"assistant","content":"It is 18C."},` +
+		`{"role":"user","content":"<b>&</b> \"quoted\"\n` + "\uFFFD" + `"}],` +
+		`"stream":true,"stream_options":{"include_usage":true},` +
+		`"tools":[{"type":"function","function":{"name":"get_weather","description":"Get weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}},` +
+		`{"type":"function","function":{"name":"noop","parameters":{"type":"object","properties":{}}}}],` +
+		`"max_completion_tokens":1024,"reasoning_effort":"low"}`
+	var gotJSON, wantJSON any
+	if err := json.Unmarshal(c.body, &gotJSON); err != nil {
+		t.Fatalf("server got invalid JSON: %v\n%s", err, c.body)
+	}
+	if err := json.Unmarshal([]byte(want), &wantJSON); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantJSON, gotJSON); diff != "" {
+		t.Errorf("request body (-want +got):\n%s", diff)
+	}
+	// Field order is part of the contract of this encoder (deterministic
+	// bodies make recorded tests and caches stable).
+	if string(c.body) != want {
+		t.Errorf("request body bytes:\n got %s\nwant %s", c.body, want)
+	}
+	if strings.Contains(string(c.body), "private chain") || strings.Contains(string(c.body), "sig") {
+		t.Error("reasoning was sent back")
+	}
+
+	if c.method != http.MethodPost || c.path != "/v1/chat/completions" {
+		t.Errorf("request line = %s %s", c.method, c.path)
+	}
+	wantHeaders := map[string]string{
+		"Authorization":       "Bearer " + testKey,
+		"Content-Type":        "application/json",
+		"Accept":              "text/event-stream",
+		"X-Custom":            "custom-value",
+		"Openai-Organization": "org-1",
+	}
+	for name, v := range wantHeaders {
+		if g := c.header.Get(name); g != v {
+			t.Errorf("header %s = %q, want %q", name, g, v)
+		}
+	}
+}
+
+func TestRequestBodyMinimal(t *testing.T) {
+	got := make(chan captured, 1)
+	srv := newServer(t, captureHandler(got))
+	p := testProvider(t, srv, func(c *Config) { c.APIKey = "" })
+	if _, _, err := streamFrom(t, p); err != nil {
+		t.Fatal(err)
+	}
+	c := <-got
+	const want = `{"model":"gpt-test","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}`
+	if string(c.body) != want {
+		t.Errorf("body:\n got %s\nwant %s", c.body, want)
+	}
+	if v, ok := c.header["Authorization"]; ok {
+		t.Errorf("Authorization sent without a key: %q", v)
+	}
+}
+
+func TestBuildRequestErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		req  provider.Request
+	}{
+		{"no model", provider.Request{Messages: simpleRequest.Messages}},
+		{"unknown role", provider.Request{Model: "m", Messages: []provider.Message{{Role: "system", Text: "x"}}}},
+		{"bad schema", provider.Request{Model: "m", Tools: []provider.ToolSpec{{Name: "t", Parameters: []byte(`{"type":`)}}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := buildRequest(tc.req); err == nil {
+				t.Error("buildRequest succeeded")
+			}
+		})
+	}
+}
+
+// errorOpts compares provider errors on their facts, not the wrapped error.
+var errorOpts = cmpopts.IgnoreFields(provider.Error{}, "Err")
+
+func asProviderError(t *testing.T, err error) *provider.Error {
+	t.Helper()
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %v (%T) is not a *provider.Error", err, err)
+	}
+	return pe
+}
+
+func TestHTTPErrors(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	fixture := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "openai-chat", "errors", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	longMsg := strings.Repeat("é", 600)
+	tests := []struct {
+		name    string
+		status  int
+		headers map[string]string
+		body    string
+		want    provider.Error
+	}{
+		{
+			name: "400 unsupported parameter fixture", status: 400, body: fixture("vercel_400-unsupported-parameter.json"),
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "unsupported_parameter", RequestWritten: true,
+				Message: "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."},
+		},
+		{
+			name: "400 unknown parameter fixture", status: 400, body: fixture("vercel_400-unknown-parameter.json"),
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "unknown_parameter", RequestWritten: true,
+				Message: "Unknown parameter: 'response_format'."},
+		},
+		{
+			name: "429 Retry-After seconds", status: 429, headers: map[string]string{"Retry-After": "7"},
+			body: `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_exceeded", RequestWritten: true,
+				Message: "Rate limit reached", RetryAfter: 7 * time.Second},
+		},
+		{
+			name: "429 Retry-After HTTP-date", status: 429, headers: map[string]string{"Retry-After": now.Add(30 * time.Second).Format(http.TimeFormat)},
+			body: `{"error":{"message":"slow down","type":"rate_limit_error","code":null}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
+				Message: "slow down", RetryAfter: 30 * time.Second},
+		},
+		{
+			name: "429 retry-after-ms wins", status: 429, headers: map[string]string{"retry-after-ms": "1500", "Retry-After": "9"},
+			body: `{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "insufficient_quota", RequestWritten: true,
+				Message: "quota", RetryAfter: 1500 * time.Millisecond},
+		},
+		{
+			name: "429 Retry-After in the past", status: 429, headers: map[string]string{"Retry-After": now.Add(-time.Minute).Format(http.TimeFormat)},
+			body: `{"error":{"message":"later","type":"requests"}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "requests", RequestWritten: true, Message: "later"},
+		},
+		{
+			name: "500 envelope", status: 500,
+			body: `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 500, Code: "server_error", RequestWritten: true,
+				Message: "The server had an error while processing your request. Sorry about that!"},
+		},
+		{
+			name: "503 plain text", status: 503, headers: map[string]string{"Retry-After": "2"},
+			body: "upstream connect error\r\nor disconnect\x00",
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 503, RequestWritten: true,
+				Message: "upstream connect error  or disconnect", RetryAfter: 2 * time.Second},
+		},
+		{
+			name: "502 empty body", status: 502,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 502, RequestWritten: true, Message: "Bad Gateway"},
+		},
+		{
+			name: "top-level envelope with numeric code", status: 400,
+			body: `{"object":"error","message":"bad input","type":"BadRequestError","param":null,"code":400}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "400", RequestWritten: true, Message: "bad input"},
+		},
+		{
+			name: "array envelope", status: 400,
+			body: `[{"error":{"code":400,"message":"Invalid JSON payload","status":"INVALID_ARGUMENT"}}]`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "400", RequestWritten: true, Message: "Invalid JSON payload"},
+		},
+		{
+			name: "string error", status: 404, body: `{"error":"model not found"}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 404, RequestWritten: true, Message: "model not found"},
+		},
+		{
+			name: "long message bounded", status: 400, body: `{"error":{"message":"` + longMsg + `"}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, RequestWritten: true,
+				Message: strings.Repeat("é", 254) + "…"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+				for k, v := range tc.headers {
+					w.Header().Set(k, v)
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, tc.body)
+			})
+			p := testProvider(t, srv, func(c *Config) { c.Now = func() time.Time { return now } })
+			s, err := p.Stream(context.Background(), simpleRequest)
+			if s != nil {
+				t.Fatal("Stream returned a stream for an error status")
+			}
+			pe := asProviderError(t, err)
+			if diff := cmp.Diff(&tc.want, pe, errorOpts); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if len(pe.Message) > maxMessage {
+				t.Errorf("message is %d bytes", len(pe.Message))
+			}
+		})
+	}
+}
+
+// TestKeyNeverInErrors: a server that echoes the key (whole or masked the
+// way OpenAI does) must not get it into an error (CONTRACT §11).
+func TestKeyNeverInErrors(t *testing.T) {
+	masked := testKey[:6] + strings.Repeat("*", 20) + testKey[len(testKey)-4:]
+	echo := "Incorrect API key provided: " + testKey + " (also " + masked + "). Header secret: header-secret-value. Bearer " + testKey
+	bodies := map[string]http.HandlerFunc{
+		"401 envelope": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"error":{"message":"`+echo+`","type":"invalid_request_error","code":"invalid_api_key"}}`)
+		},
+		"401 plain": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, echo)
+		},
+		"mid-stream error": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, `data: {"error":{"message":"`+echo+`","code":"`+testKey+`"}}`+"\n\n")
+		},
+		"200 JSON error": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"error":{"message":"`+echo+`"}}`)
+		},
+	}
+	for name, h := range bodies {
+		t.Run(name, func(t *testing.T) {
+			srv := newServer(t, h)
+			p := testProvider(t, srv, func(c *Config) {
+				c.Headers = map[string]string{"api-key": "header-secret-value"}
+			})
+			var err error
+			s, serr := p.Stream(context.Background(), simpleRequest)
+			if serr != nil {
+				err = serr
+			} else {
+				_, _, err = drain(t, s)
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			pe := asProviderError(t, err)
+			for _, text := range []string{err.Error(), pe.Message, pe.Code} {
+				for _, secret := range []string{testKey, testKey[len(testKey)-8:], masked[len(masked)-4:], "header-secret-value"} {
+					if strings.Contains(text, secret) {
+						t.Errorf("error text %q contains %q", text, secret)
+					}
+				}
+			}
+			if !strings.Contains(pe.Message, "Incorrect API key provided") {
+				t.Errorf("message lost its useful part: %q", pe.Message)
+			}
+		})
+	}
+}
+
+// stallAfter serves body, flushes, then holds the response open until the
+// client goes away.
+func stallAfter(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, body)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}
+}
+
+const oneTextChunk = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"
+
+func TestStreamFailures(t *testing.T) {
+	tests := []struct {
+		name     string
+		handler  http.HandlerFunc
+		idle     time.Duration
+		wantText string
+		want     provider.Error
+	}{
+		{
+			name:     "cut after content",
+			handler:  sseHandler([]byte(oneTextChunk + "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"}}]}\n\n")),
+			wantText: "Hello",
+			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before [DONE]"},
+		},
+		{
+			name:    "empty body",
+			handler: sseHandler(nil),
+			want:    provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, Message: "stream ended before [DONE]"},
+		},
+		{
+			name:     "cut inside an event",
+			handler:  sseHandler([]byte(oneTextChunk + `data: {"choices":[{"index":0,"delta":{"content":"lo"}}]}`)),
+			wantText: "Hel",
+			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before [DONE]"},
+		},
+		{
+			name:     "mid-stream error chunk",
+			handler:  sseHandler([]byte(oneTextChunk + `data: {"error":{"message":"The server is overloaded","type":"server_error","code":"overloaded"}}` + "\n\n")),
+			wantText: "Hel",
+			want: provider.Error{Kind: provider.FailErrorEvent, Code: "overloaded", RequestWritten: true, ContentStarted: true,
+				Message: "The server is overloaded"},
+		},
+		{
+			name:    "mid-stream error chunk, type only",
+			handler: sseHandler([]byte(`data: {"error":{"message":"Internal error","type":"internal_error","code":null}}` + "\n\n")),
+			want:    provider.Error{Kind: provider.FailErrorEvent, Code: "internal_error", RequestWritten: true, Message: "Internal error"},
+		},
+		{
+			name:    "error event type",
+			handler: sseHandler([]byte("event: error\ndata: {\"error\":{\"message\":\"overloaded\",\"type\":\"overloaded_error\"}}\n\n")),
+			want:    provider.Error{Kind: provider.FailErrorEvent, Code: "overloaded_error", RequestWritten: true, Message: "overloaded"},
+		},
+		{
+			name:     "invalid JSON",
+			handler:  sseHandler([]byte(oneTextChunk + "data: {\"choices\":[\n\n")),
+			wantText: "Hel",
+			want:     provider.Error{Kind: provider.FailDecode, RequestWritten: true, ContentStarted: true, Message: "invalid chunk JSON"},
+		},
+		{
+			name:     "idle after content",
+			handler:  stallAfter(oneTextChunk),
+			idle:     100 * time.Millisecond,
+			wantText: "Hel",
+			want:     provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, ContentStarted: true, Message: "no stream data for 100ms"},
+		},
+		{
+			name:    "idle before any byte",
+			handler: stallAfter(""),
+			idle:    100 * time.Millisecond,
+			want:    provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, Message: "no stream data for 100ms"},
+		},
+		{
+			name: "200 JSON error body",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json; charset=utf-8")
+				_, _ = io.WriteString(w, `{"error":{"message":"busy","code":"overloaded"}}`)
+			},
+			want: provider.Error{Kind: provider.FailErrorEvent, Status: 200, Code: "overloaded", RequestWritten: true, Message: "busy"},
+		},
+		{
+			name: "200 JSON completion",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, `{"choices":[{"message":{"content":"hi"}}]}`)
+			},
+			want: provider.Error{Kind: provider.FailDecode, Status: 200, RequestWritten: true, Message: "expected text/event-stream, got application/json"},
+		},
+		{
+			name: "connection dropped after the request",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+			},
+			want: provider.Error{Kind: provider.FailStreamCut, RequestWritten: true},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, tc.handler)
+			p := testProvider(t, srv, func(c *Config) { c.IdleTimeout = tc.idle })
+			var (
+				err error
+				sum summary
+			)
+			s, serr := p.Stream(context.Background(), simpleRequest)
+			if serr != nil {
+				err = serr
+			} else {
+				sum, _, err = drain(t, s)
+			}
+			if sum.Text != tc.wantText {
+				t.Errorf("text = %q, want %q", sum.Text, tc.wantText)
+			}
+			pe := asProviderError(t, err)
+			opts := []cmp.Option{errorOpts}
+			if tc.want.Message == "" {
+				opts = append(opts, cmpopts.IgnoreFields(provider.Error{}, "Message"))
+			}
+			if diff := cmp.Diff(&tc.want, pe, opts...); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	p, err := New(Config{BaseURL: "http://" + addr + "/v1", APIKey: testKey, HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Stream(context.Background(), simpleRequest)
+	if s != nil {
+		t.Fatal("got a stream from a closed port")
+	}
+	pe := asProviderError(t, err)
+	if pe.Kind != provider.FailConnect || pe.RequestWritten || pe.ContentStarted || pe.Status != 0 {
+		t.Errorf("got %+v, want FailConnect with RequestWritten false", pe)
+	}
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) {
+		t.Errorf("underlying error %v is not a *net.OpError", pe.Err)
+	}
+	if strings.Contains(err.Error(), testKey) {
+		t.Error("key in error")
+	}
+}
+
+func TestCancel(t *testing.T) {
+	t.Run("mid-stream", func(t *testing.T) {
+		srv := newServer(t, stallAfter(oneTextChunk))
+		p := testProvider(t, srv, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		s, err := p.Stream(ctx, simpleRequest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if !s.Next() || s.Event().Text != "Hel" {
+			t.Fatalf("first event: %+v, err %v", s.Event(), s.Err())
+		}
+		cancel()
+		if s.Next() {
+			t.Fatalf("Next after cancel returned %+v", s.Event())
+		}
+		pe := asProviderError(t, s.Err())
+		if pe.Kind != provider.FailCanceled || !pe.RequestWritten || !pe.ContentStarted {
+			t.Errorf("got %+v, want FailCanceled, written, started", pe)
+		}
+	})
+	t.Run("before the request", func(t *testing.T) {
+		srv := newServer(t, sseHandler(nil))
+		p := testProvider(t, srv, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := p.Stream(ctx, simpleRequest)
+		pe := asProviderError(t, err)
+		if pe.Kind != provider.FailCanceled || pe.RequestWritten {
+			t.Errorf("got %+v, want FailCanceled, not written", pe)
+		}
+	})
+	t.Run("close from another goroutine", func(t *testing.T) {
+		srv := newServer(t, stallAfter(oneTextChunk))
+		p := testProvider(t, srv, nil)
+		s, err := p.Stream(context.Background(), simpleRequest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.Next() {
+			t.Fatal(s.Err())
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = s.Close()
+		}()
+		for s.Next() {
+		}
+		<-done
+		if pe := asProviderError(t, s.Err()); pe.Kind != provider.FailCanceled || !pe.ContentStarted {
+			t.Errorf("got %+v, want FailCanceled with content started", pe)
+		}
+	})
+	t.Run("close mid-stream", func(t *testing.T) {
+		srv := newServer(t, stallAfter(oneTextChunk))
+		p := testProvider(t, srv, nil)
+		s, err := p.Stream(context.Background(), simpleRequest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.Next() {
+			t.Fatal(s.Err())
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_ = s.Close()
+		if s.Next() {
+			t.Fatal("Next after Close returned true")
+		}
+		if pe := asProviderError(t, s.Err()); pe.Kind != provider.FailCanceled {
+			t.Errorf("got %+v, want FailCanceled", pe)
+		}
+	})
+}
+
+func TestNew(t *testing.T) {
+	bad := []Config{
+		{BaseURL: ""},
+		{BaseURL: "ftp://host/v1"},
+		{BaseURL: "http:///v1"},
+		{BaseURL: "https://user:pw@host/v1"},
+		{BaseURL: "https://host/v1?x=1"},
+		{BaseURL: "https://host/v1#frag"},
+		{BaseURL: "https://host/v1", APIKey: "sk\r\nX: y"},
+		{BaseURL: "https://host/v1", Headers: map[string]string{"Bad Name": "v"}},
+		{BaseURL: "https://host/v1", Headers: map[string]string{"X-Ok": "a\nb"}},
+		{BaseURL: "https://host/v1", IdleTimeout: -1},
+		{BaseURL: "https://host/v1", MaxEventBytes: -1},
+	}
+	for _, cfg := range bad {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		} else if cfg.APIKey != "" && strings.Contains(err.Error(), cfg.APIKey) {
+			t.Errorf("validation error contains the key: %v", err)
+		}
+	}
+	p, err := New(Config{BaseURL: "https://api.example.com/v1/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.CloseIdleConnections()
+	if p.endpoint != "https://api.example.com/v1/chat/completions" || p.idle != DefaultIdleTimeout ||
+		p.maxEvent != DefaultMaxEventBytes || p.now == nil || p.client == nil {
+		t.Errorf("defaults not filled: %+v", p)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		h    map[string]string
+		want time.Duration
+	}{
+		{nil, 0},
+		{map[string]string{"Retry-After": "0"}, 0},
+		{map[string]string{"Retry-After": "12"}, 12 * time.Second},
+		{map[string]string{"Retry-After": "1.5"}, 1500 * time.Millisecond},
+		{map[string]string{"Retry-After": "-3"}, 0},
+		{map[string]string{"Retry-After": "soon"}, 0},
+		{map[string]string{"Retry-After": now.Add(90 * time.Second).Format(http.TimeFormat)}, 90 * time.Second},
+		{map[string]string{"Retry-After-Ms": "250", "Retry-After": "12"}, 250 * time.Millisecond},
+		{map[string]string{"Retry-After-Ms": "junk", "Retry-After": "12"}, 12 * time.Second},
+		{map[string]string{"Retry-After": "1e300"}, time.Duration(1<<63 - 1)},
+		{map[string]string{"Retry-After": "NaN"}, 0},
+	}
+	for _, tc := range tests {
+		h := http.Header{}
+		for k, v := range tc.h {
+			h.Set(k, v)
+		}
+		if got := retryAfter(h, now); got != tc.want {
+			t.Errorf("retryAfter(%v) = %v, want %v", tc.h, got, tc.want)
+		}
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	s := newScrubber("sk-abcdefghijklmnop", map[string]string{"X-Short": "v1", "Api-Key": "azure-secret-key"})
+	tests := []struct{ in, want string }{
+		{"key sk-abcdefghijklmnop here", "key [redacted] here"},
+		{"masked sk-abc**********mnop!", "masked [redacted]!"},
+		{"azure-secret-key and v1", "[redacted] and v1"},
+		{"line\nbreak\ttab\x00nul", "line break tab nul"},
+		{"bad \xff utf8", "bad \uFFFD utf8"},
+		{"  trimmed  ", "trimmed"},
+	}
+	for _, tc := range tests {
+		if got := s.sanitize(tc.in); got != tc.want {
+			t.Errorf("sanitize(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := s.sanitize(strings.Repeat("a", 2000)); len(got) > maxMessage {
+		t.Errorf("sanitize did not bound: %d bytes", len(got))
+	}
+}

@@ -1,0 +1,479 @@
+package chat
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/sse"
+)
+
+// unmarshalOpts is lenient where real servers are sloppy: a duplicated
+// member or a stray invalid UTF-8 byte must not end a run. Unknown members
+// are ignored (v2's default), since servers add obfuscation, x_groq,
+// prompt_filter_results, logprobs and more.
+var unmarshalOpts = json.JoinOptions(
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+)
+
+// chunk is the part of a chat.completion.chunk the decoder reads. It is
+// reused for every event, so decoding a text delta allocates only the text.
+type chunk struct {
+	Choices []choice   `json:"choices"`
+	Usage   *wireUsage `json:"usage"`
+	Error   *wireError `json:"error"`
+}
+
+type choice struct {
+	Index        int    `json:"index"`
+	Delta        delta  `json:"delta"`
+	FinishReason string `json:"finish_reason"`
+}
+
+type delta struct {
+	Content          string          `json:"content"`
+	Refusal          string          `json:"refusal"`
+	ReasoningContent string          `json:"reasoning_content"`
+	Reasoning        textOnly        `json:"reasoning"`
+	ToolCalls        []toolCallDelta `json:"tool_calls"`
+}
+
+type toolCallDelta struct {
+	Index    optInt `json:"index"`
+	ID       string `json:"id"`
+	Function struct {
+		Name      string  `json:"name"`
+		Arguments argText `json:"arguments"`
+	} `json:"function"`
+}
+
+type wireUsage struct {
+	PromptTokens        int64 `json:"prompt_tokens"`
+	CompletionTokens    int64 `json:"completion_tokens"`
+	TotalTokens         int64 `json:"total_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	// PromptCacheHitTokens is DeepSeek's name for cached prompt tokens.
+	PromptCacheHitTokens int64 `json:"prompt_cache_hit_tokens"`
+}
+
+func (u *wireUsage) neutral() provider.Usage {
+	cached := u.PromptTokensDetails.CachedTokens
+	if cached == 0 {
+		cached = u.PromptCacheHitTokens
+	}
+	total := u.TotalTokens
+	if total == 0 {
+		total = u.PromptTokens + u.CompletionTokens
+	}
+	return provider.Usage{
+		InputTokens:     u.PromptTokens,
+		OutputTokens:    u.CompletionTokens,
+		CacheReadTokens: cached,
+		ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,
+		TotalTokens:     total,
+	}
+}
+
+// wireError is the OpenAI error object {"message","type","code","param"}.
+// Servers also send a bare string; code may be a string, a number or null.
+type wireError struct {
+	Message flexString `json:"message"`
+	Type    flexString `json:"type"`
+	Code    flexString `json:"code"`
+	Param   flexString `json:"param"`
+}
+
+// UnmarshalJSONFrom accepts an object or a bare message string.
+func (e *wireError) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() == '{' {
+		type plain wireError // drop the method to avoid recursion
+		return json.UnmarshalDecode(dec, (*plain)(e))
+	}
+	return e.Message.UnmarshalJSONFrom(dec)
+}
+
+// code returns the error code, else its type.
+func (e *wireError) code() string {
+	if e.Code != "" {
+		return string(e.Code)
+	}
+	return string(e.Type)
+}
+
+// flexString takes any JSON value: a string as its text, null as "", and
+// anything else as its compact JSON text.
+type flexString string
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+func (s *flexString) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case '"':
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		*s = flexString(tok.String())
+	case 'n':
+		_, err := dec.ReadToken()
+		*s = ""
+		return err
+	default:
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		*s = flexString(v)
+	}
+	return nil
+}
+
+// textOnly keeps a JSON string and ignores any other value. Servers disagree
+// on the shape of delta.reasoning; only the plain-text form is reasoning text.
+type textOnly string
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+func (s *textOnly) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() != '"' {
+		*s = ""
+		return dec.SkipValue()
+	}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	*s = textOnly(tok.String())
+	return nil
+}
+
+// argText is a tool call's arguments: normally a JSON string holding JSON
+// text, but some servers send the arguments object itself.
+type argText string
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+func (s *argText) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	var f flexString
+	err := f.UnmarshalJSONFrom(dec)
+	*s = argText(f)
+	return err
+}
+
+// optInt is an integer that remembers whether it was present.
+type optInt struct {
+	v  int
+	ok bool
+}
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+func (o *optInt) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind() {
+	case 'n':
+		*o = optInt{}
+		return nil
+	case '0':
+		n, err := tok.Int()
+		if err != nil {
+			return err
+		}
+		*o = optInt{v: int(n), ok: true}
+		return nil
+	}
+	return errors.New("index is not a number")
+}
+
+// toolAcc assembles one tool call from its deltas.
+type toolAcc struct {
+	index    int
+	id, name string
+	args     []byte
+}
+
+// readError is a failure of the underlying body; the Stream classifies it
+// (idle timeout, cancel, cut) with facts the decoder does not have.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
+// decoder turns an event stream into provider.StreamEvents. It is the whole
+// wire decoding of this mode, used by the HTTP Stream and directly by tests
+// and benchmarks.
+type decoder struct {
+	sse    *sse.Reader
+	c      chunk
+	events []provider.StreamEvent // queued, delivered from next on
+	next   int
+	ev     provider.StreamEvent
+
+	tools    []toolAcc
+	flushed  bool   // tool calls were emitted
+	finish   string // normalized finish reason of choice 0
+	done     bool   // [DONE] seen and EventFinish queued
+	started  bool   // any content decoded
+	maxEvent int
+	err      error // *provider.Error or *readError
+}
+
+// decodeStream returns a decoder over r with the given event bound (zero or
+// less: sse.DefaultMaxEventBytes).
+func decodeStream(r io.Reader, maxEventBytes int) *decoder {
+	if maxEventBytes <= 0 {
+		maxEventBytes = sse.DefaultMaxEventBytes
+	}
+	return &decoder{sse: sse.NewReader(r, maxEventBytes), maxEvent: maxEventBytes}
+}
+
+// Next advances to the next event. It returns false at the normal end (after
+// EventFinish) or when err is set.
+func (d *decoder) Next() bool {
+	for d.next >= len(d.events) {
+		if d.done || d.err != nil {
+			return false
+		}
+		d.events, d.next = d.events[:0], 0
+		d.step()
+	}
+	d.ev = d.events[d.next]
+	d.next++
+	return true
+}
+
+// finished reports whether EventFinish was delivered.
+func (d *decoder) finished() bool { return d.done && d.next >= len(d.events) }
+
+// Event returns the current event.
+func (d *decoder) Event() provider.StreamEvent { return d.ev }
+
+var doneMarker = []byte("[DONE]")
+
+// step reads one SSE event and queues what it carries.
+func (d *decoder) step() {
+	if !d.sse.Next() {
+		if err := d.sse.Err(); err != nil {
+			if errors.Is(err, sse.ErrEventTooLarge) {
+				d.fail(provider.FailDecode, "", "stream event larger than "+strconv.Itoa(d.maxEvent)+" bytes", err)
+				return
+			}
+			d.err = &readError{err}
+			return
+		}
+		// A [DONE] the server sent without the blank line that ends it
+		// is still the server's own end marker.
+		if ev, ok := d.sse.Pending(); ok && bytes.Equal(bytes.TrimSpace(ev.Data), doneMarker) {
+			d.end()
+			return
+		}
+		d.fail(provider.FailStreamCut, "", "stream ended before [DONE]", nil)
+		return
+	}
+	ev := d.sse.Event()
+	data := bytes.TrimSpace(ev.Data)
+	switch ev.Type {
+	case "", "message":
+	case "error":
+		d.errorEvent(data)
+		return
+	default:
+		return // DESIGN §2: unknown event types are skipped
+	}
+	if bytes.Equal(data, doneMarker) {
+		d.end()
+		return
+	}
+	if len(data) == 0 {
+		return
+	}
+	d.decodeChunk(data)
+}
+
+// decodeChunk applies one chat.completion.chunk.
+func (d *decoder) decodeChunk(data []byte) {
+	c := &d.c
+	if !parseChunkFast(data, c) {
+		// Unmarshal merges into existing values; clear what a chunk may
+		// omit. json v2 zeroes reused slice elements itself.
+		c.Choices, c.Usage, c.Error = c.Choices[:0], nil, nil
+		if err := json.Unmarshal(data, c, unmarshalOpts); err != nil {
+			d.fail(provider.FailDecode, "", "invalid chunk JSON", err)
+			return
+		}
+	}
+	if c.Error != nil {
+		d.fail(provider.FailErrorEvent, c.Error.code(), string(c.Error.Message), nil)
+		return
+	}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Index != 0 {
+			continue // n>1: only the first choice is the answer
+		}
+		dl := &ch.Delta
+		// Some servers fill both fields with the same text; prefer the
+		// DeepSeek-style field.
+		reasoning := dl.ReasoningContent
+		if reasoning == "" {
+			reasoning = string(dl.Reasoning)
+		}
+		if reasoning != "" {
+			d.push(provider.StreamEvent{Kind: provider.EventReasoning, Text: reasoning})
+		}
+		if dl.Content != "" {
+			d.push(provider.StreamEvent{Kind: provider.EventText, Text: dl.Content})
+		}
+		if dl.Refusal != "" {
+			// CONTRACT §8: refusal text is answer text.
+			d.push(provider.StreamEvent{Kind: provider.EventText, Text: dl.Refusal})
+		}
+		for j := range dl.ToolCalls {
+			d.addToolDelta(&dl.ToolCalls[j])
+		}
+		if ch.FinishReason != "" {
+			d.finish = mapFinish(ch.FinishReason)
+			d.flushTools()
+		}
+	}
+	if c.Usage != nil {
+		d.queue(provider.StreamEvent{Kind: provider.EventUsage, Usage: c.Usage.neutral()})
+	}
+}
+
+// errorEvent handles an "event: error" SSE event.
+func (d *decoder) errorEvent(data []byte) {
+	var env struct {
+		Error *wireError `json:"error"`
+	}
+	if err := json.Unmarshal(data, &env, unmarshalOpts); err == nil && env.Error != nil {
+		d.fail(provider.FailErrorEvent, env.Error.code(), string(env.Error.Message), nil)
+		return
+	}
+	var e wireError
+	if err := json.Unmarshal(data, &e, unmarshalOpts); err == nil && e.Message != "" {
+		d.fail(provider.FailErrorEvent, e.code(), string(e.Message), nil)
+		return
+	}
+	d.fail(provider.FailErrorEvent, "", string(data), nil)
+}
+
+// push queues a content event.
+func (d *decoder) push(ev provider.StreamEvent) {
+	d.started = true
+	d.queue(ev)
+}
+
+func (d *decoder) queue(ev provider.StreamEvent) { d.events = append(d.events, ev) }
+
+// addToolDelta merges one tool_calls[] entry into its call.
+func (d *decoder) addToolDelta(t *toolCallDelta) {
+	if d.flushed {
+		return // the calls were already emitted at finish_reason
+	}
+	d.started = true
+	acc := d.toolFor(t)
+	if acc.id == "" {
+		acc.id = t.ID
+	}
+	// The name normally arrives once; tolerate servers that repeat it in
+	// every delta and ones that split it.
+	if name := t.Function.Name; name != "" && name != acc.name {
+		acc.name += name
+	}
+	acc.args = append(acc.args, t.Function.Arguments...)
+}
+
+// toolFor finds or creates the accumulator a delta belongs to. Calls are
+// keyed by index, whatever its base; a delta without index continues the
+// last call unless it carries a new id.
+func (d *decoder) toolFor(t *toolCallDelta) *toolAcc {
+	idx := t.Index.v
+	if !t.Index.ok {
+		n := len(d.tools)
+		if n > 0 && (t.ID == "" || d.tools[n-1].id == "" || d.tools[n-1].id == t.ID) {
+			return &d.tools[n-1]
+		}
+		idx = 0
+		for _, a := range d.tools {
+			idx = max(idx, a.index+1)
+		}
+	}
+	for i := range d.tools {
+		if d.tools[i].index == idx {
+			return &d.tools[i]
+		}
+	}
+	d.tools = append(d.tools, toolAcc{index: idx})
+	return &d.tools[len(d.tools)-1]
+}
+
+// flushTools emits the assembled tool calls in index order, once.
+func (d *decoder) flushTools() {
+	if d.flushed {
+		return
+	}
+	d.flushed = true
+	// Insertion sort: a response has a handful of calls.
+	for i := 1; i < len(d.tools); i++ {
+		for j := i; j > 0 && d.tools[j].index < d.tools[j-1].index; j-- {
+			d.tools[j], d.tools[j-1] = d.tools[j-1], d.tools[j]
+		}
+	}
+	for _, a := range d.tools {
+		id := a.id
+		if id == "" {
+			// The loop must pair results with calls; a server that sends
+			// no id gets a stable one derived from the index.
+			id = "call_" + strconv.Itoa(a.index)
+		}
+		d.queue(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: provider.ToolCall{
+			ID: id, Name: a.name, Arguments: string(a.args),
+		}})
+	}
+}
+
+// end handles [DONE]: pending tool calls, then EventFinish.
+func (d *decoder) end() {
+	d.flushTools()
+	reason := d.finish
+	if reason == "" {
+		// [DONE] without a finish_reason: the server ended normally.
+		reason = provider.FinishStop
+		if len(d.tools) > 0 {
+			reason = provider.FinishToolCalls
+		}
+	}
+	d.queue(provider.StreamEvent{Kind: provider.EventFinish, FinishReason: reason})
+	d.done = true
+}
+
+// fail records a decoding failure; the Stream completes its facts.
+func (d *decoder) fail(kind provider.FailKind, code, msg string, err error) {
+	d.err = &provider.Error{Kind: kind, Code: code, Message: msg, Err: err, RequestWritten: true}
+}
+
+// mapFinish normalizes a Chat Completions finish_reason.
+func mapFinish(r string) string {
+	switch r {
+	case "stop":
+		return provider.FinishStop
+	case "tool_calls", "function_call":
+		return provider.FinishToolCalls
+	case "length":
+		return provider.FinishLength
+	case "content_filter":
+		return provider.FinishRefusal
+	}
+	return provider.FinishOther
+}

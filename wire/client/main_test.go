@@ -1,0 +1,204 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// hostBin is the octet-host binary built by TestMain; hostBuildErr says
+// why it is missing.
+var (
+	hostBin      string
+	hostBuildErr error
+)
+
+func TestMain(m *testing.M) {
+	if scenario := os.Getenv(fakeEnv); scenario != "" {
+		os.Exit(runFake(scenario))
+	}
+	dir, err := os.MkdirTemp("", "octet-client-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	hostBin, hostBuildErr = buildHost(dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// buildHost builds ./cmd/octet-host of the enclosing module into dir.
+func buildHost(dir string) (string, error) {
+	root, err := moduleRoot()
+	if err != nil {
+		return "", err
+	}
+	goTool := "go"
+	if p, err := exec.LookPath("go"); err == nil {
+		goTool = p
+	} else if gr := os.Getenv("GOROOT"); gr != "" {
+		goTool = filepath.Join(gr, "bin", "go")
+	}
+	bin := filepath.Join(dir, "octet-host")
+	cmd := exec.Command(goTool, "build", "-o", bin, "./cmd/octet-host")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/octet-host: %v\n%s", err, out)
+	}
+	return bin, nil
+}
+
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the test's working directory")
+		}
+		dir = parent
+	}
+}
+
+// realConfig returns a Config for the real host with an isolated HOME.
+func realConfig(t *testing.T) Config {
+	t.Helper()
+	if hostBuildErr != nil {
+		t.Fatalf("the host binary could not be built: %v", hostBuildErr)
+	}
+	return Config{
+		Path:       hostBin,
+		Env:        append(os.Environ(), "HOME="+t.TempDir()),
+		CloseGrace: 5 * time.Second,
+		Logger:     func(s string) { t.Log(s) },
+	}
+}
+
+// fakeConfig returns a Config that starts the test binary as a fake host
+// playing scenario.
+func fakeConfig(t *testing.T, scenario string, env ...string) Config {
+	t.Helper()
+	return Config{
+		Path: os.Args[0],
+		Args: []string{"-test.run=^$"},
+		// A race-enabled test binary sleeps a second at exit unless told not to.
+		Env:        append(append(os.Environ(), fakeEnv+"="+scenario, "GORACE=atexit_sleep_ms=0"), env...),
+		CloseGrace: 300 * time.Millisecond,
+		Logger:     func(s string) { t.Log(s) },
+	}
+}
+
+func testContext(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// start starts a client and registers its Close.
+func start(t *testing.T, cfg Config) *Client {
+	t.Helper()
+	c, err := Start(testContext(t), cfg)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// groupMembers returns the live (non-zombie) processes of process group
+// pgid, read from /proc. Zombies are left out: a killed descendant
+// reparented to an init that reaps slowly is dead all the same.
+func groupMembers(pgid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp …; comm may hold spaces and parens.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		if g, _ := strconv.Atoi(f[2]); g == pgid {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// assertGroupGone waits (bounded) until process group pgid has no live
+// member: kill(-pgid, 0) fails with ESRCH, or only zombies remain.
+func assertGroupGone(t *testing.T, pgid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := syscall.Kill(-pgid, 0)
+		if errors.Is(err, syscall.ESRCH) {
+			return
+		}
+		live := groupMembers(pgid)
+		if len(live) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process group %d still has live members %v (kill -0: %v)", pgid, live, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// childPID returns the pid the fake host reported for its child.
+func childPID(t *testing.T, c *Client) int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s := c.Stderr()
+		if i := strings.Index(s, "child-pid="); i >= 0 {
+			rest := s[i+len("child-pid="):]
+			if j := strings.IndexByte(rest, '\n'); j >= 0 {
+				pid, err := strconv.Atoi(rest[:j])
+				if err != nil {
+					t.Fatalf("bad child pid in stderr %q", s)
+				}
+				return pid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the fake host reported no child pid; stderr %q", s)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

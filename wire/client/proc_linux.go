@@ -1,0 +1,36 @@
+//go:build linux
+
+package client
+
+import (
+	"errors"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// sysProcAttr puts the host in its own process group and has the kernel
+// SIGKILL it when the thread that started it dies, so that a dying
+// application does not orphan it.
+//
+// Pdeathsig is tied to the starting OS thread, not the process: Start must
+// not be called from a goroutine that locked its OS thread and then exits.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// waitAndReap waits for cmd's process to exit, calls beforeReap while the
+// exited process is still a zombie (its PID, and so its process group ID,
+// cannot be reused yet), then reaps it and returns cmd.Wait's error.
+func waitAndReap(cmd *exec.Cmd, beforeReap func()) error {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	beforeReap()
+	return cmd.Wait()
+}

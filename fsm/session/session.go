@@ -145,13 +145,16 @@ func New() *Machine { return FromState(State{Phase: Idle}) }
 // FromState returns a machine positioned at st (for enumeration in tests).
 func FromState(st State) *Machine {
 	m := &Machine{st: st.Clone()}
+	slices.Sort(m.st.Used) // used() relies on a sorted set
+	m.st.Used = slices.Compact(m.st.Used)
 	m.sm = stateless.NewStateMachineWithExternalStorage(
 		func(context.Context) (stateless.State, error) { return m.st.Phase, nil },
 		func(_ context.Context, s stateless.State) error { m.st.Phase = s.(Phase); return nil },
 		stateless.FiringImmediate,
 	)
-	fresh := func(context.Context, ...any) bool { return !m.st.used(m.in.RequestID) }
-	reused := func(context.Context, ...any) bool { return m.st.used(m.in.RequestID) }
+	// A request needs an ID; guards are pure and mutually exclusive.
+	fresh := func(context.Context, ...any) bool { return m.in.RequestID != "" && !m.st.used(m.in.RequestID) }
+	reused := func(context.Context, ...any) bool { return m.in.RequestID != "" && m.st.used(m.in.RequestID) }
 
 	reject := func(context.Context, ...any) error {
 		code := m.in.Code

@@ -1,0 +1,19 @@
+// Package spec holds the protocol's executable invariants: pure Go
+// predicates over a transcript of events, named like the invariants of the
+// TLA+ specs in tla/ (tla/Session.tla: ExactlyOneTerminal, SeqGapless,
+// NothingAfterClose, Serial). The TLA+ spec checks the protocol session
+// model; these check what a real host wrote, in transcript, end-to-end and
+// rapid tests.
+//
+// A transcript is the sequence of events a host wrote on stdout, in order,
+// each reduced to a Frame. The predicates read requests out of it the way
+// a client must (CONTRACT §4–§5): an event with seq 1 starts a request;
+// any other event continues the latest request with the same request_id
+// (null being one more id). Every predicate is prefix-closed, like a TLA+
+// invariant: it holds for every prefix of a good transcript, so it can run
+// after every event; Complete adds what holds only once the host exited 0.
+//
+// Each predicate returns nil or a *Violation naming the invariant and the
+// offending frame. The package has no state and does no I/O; it is safe for
+// concurrent use.
+package spec

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"octet.dev/host/runtime/internal/provider"
+)
+
+// realisticRecords returns n records shaped like an agent session: runs of a
+// user prompt, assistant turns with reasoning and tool calls, tool results,
+// and usage entries; message texts are 200 B to 2 KiB.
+func realisticRecords(n int) []Record {
+	rng := rand.New(rand.NewPCG(1, 2))
+	words := strings.Fields("the quick brown fox jumps over a lazy dog while reading main.go and " +
+		"running go test ./... to check that the session store keeps every record intact, " +
+		"{\"path\": \"internal/store/session.go\"} → ✓ done; func main() { fmt.Println(\"hi\") }")
+	text := func() string {
+		size := 200 + rng.IntN(2048-200)
+		var b strings.Builder
+		for b.Len() < size {
+			b.WriteString(words[rng.IntN(len(words))])
+			if rng.IntN(12) == 0 {
+				b.WriteByte('\n')
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		return b.String()
+	}
+	recs := make([]Record, 0, n)
+	run, step := 0, 0
+	for len(recs) < n {
+		runID := "run-" + string(rune('a'+run%26))
+		switch {
+		case step == 0:
+			recs = append(recs, Record{Body: RunStart{RunID: runID}},
+				Record{Body: Message{RunID: runID, Message: provider.Message{Role: provider.RoleUser, Text: text()}}})
+		case step%4 == 1:
+			recs = append(recs, Record{Body: Message{RunID: runID, Message: provider.Message{
+				Role: provider.RoleAssistant, Reasoning: text()[:150], ReasoningSignature: "EqQBCkgIARABGAIiQ",
+				ToolCalls: []provider.ToolCall{{ID: "call_" + runID, Name: "read", Arguments: `{"path":"internal/store/session.go"}`}},
+			}}})
+		case step%4 == 2:
+			recs = append(recs, Record{Body: Message{RunID: runID, Message: provider.Message{
+				Role: provider.RoleTool, ToolCallID: "call_" + runID, ToolName: "read", Text: text(),
+			}}})
+		case step%4 == 3:
+			recs = append(recs, Record{Body: Usage{RunID: runID, Step: step, Model: "gpt-5.6", Usage: provider.Usage{
+				InputTokens: 12000, OutputTokens: 300, CacheReadTokens: 11000, TotalTokens: 12300,
+			}, CostUSD: 0.0123}})
+		default:
+			recs = append(recs, Record{Body: Message{RunID: runID, Message: provider.Message{Role: provider.RoleAssistant, Text: text()}}},
+				Record{Body: RunEnd{RunID: runID, Status: "completed"}})
+			run++
+			step = -1
+		}
+		step++
+	}
+	return recs[:n]
+}
+
+func BenchmarkResume10k(b *testing.B) {
+	dir := b.TempDir()
+	s, err := Open(dir, "bench", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Append(realisticRecords(10_000)...); err != nil {
+		b.Fatal(err)
+	}
+	s.Close()
+	fi, err := os.Stat(s.Path())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(fi.Size())
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := Open(dir, "bench", Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(s.recs); n != 10_000 {
+			b.Fatalf("%d records", n)
+		}
+		s.Close()
+	}
+	b.ReportMetric(float64(fi.Size())/(1<<20), "file-MiB")
+}
+
+func BenchmarkAppend(b *testing.B) {
+	s, err := Open(b.TempDir(), "bench", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	recs := realisticRecords(64)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if err := s.Append(recs[i%len(recs)]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+}

@@ -1,0 +1,48 @@
+// Package store owns the native session files of CONTRACT §13: one
+// append-only JSONL file per session ID in a session directory, with the
+// lock that keeps two hosts from writing one session.
+//
+// # Files
+//
+// A session ID (CONTRACT §4) maps to a file name with FileName; the mapping
+// is injective and never leaves the directory ("." maps to "~2e.jsonl").
+// Beside the session file live <name>.lock, which carries the flock and is
+// never removed, and, only while a session is being created, <name>.tmp.
+// Line 1 is a Header; every later line is one Record:
+//
+//	{"type":"session","schema_version":1,"id":"s1","created_at":"2026-01-02T03:04:05Z"}
+//	{"type":"run_start","ts":"2026-01-02T03:04:05.1Z","run_id":"run-1"}
+//	{"type":"message","ts":"2026-01-02T03:04:05.2Z","run_id":"run-1","message":{"role":"user","text":"hi"}}
+//	{"type":"usage_uncertainty","ts":"2026-01-02T03:04:06Z","record":{"endpoint":"codex","model":"openai/gpt-5.4","operation":"assistant_turn"}}
+//
+// Records of a type this build does not know load as Unknown, are counted
+// (Session.UnknownRecords) and are ignored by the conversation and the
+// helpers, so files written by newer builds still open. Unknown members of
+// known records are ignored for the same reason.
+//
+// # Durability
+//
+// Append encodes its records as whole lines, writes them with one write call
+// and returns only after fdatasync: a record is durable exactly when Append
+// (or RecordUsageUncertainty) has returned nil. A new file is created with
+// its header through a synced temporary file, a rename and a directory sync,
+// so no crash leaves a session file without a valid header.
+//
+// Sessions expect torn tails (DESIGN §2). On load, a last line without '\n',
+// or a last line that does not decode, is a torn tail: it is ignored,
+// reported by Session.TornTail and Session.TornBytes, and truncated away
+// (then synced) before the next append, so a new record never merges with
+// it. Any invalid line before the last one is corruption: Open fails with a
+// *CorruptError (errors.Is ErrCorrupt) naming the 1-based line; such a line
+// is never skipped. A header of another schema version fails with
+// ErrUnsupportedSchema.
+//
+// # Concurrency
+//
+// Open takes an exclusive, non-blocking flock on <name>.lock; a second Open
+// of the same session, from this process or another, gets ErrLocked until
+// Close. A Session is safe for use by one goroutine at a time; callers that
+// share one must serialize their calls. Open decodes a large file on up to
+// GOMAXPROCS goroutines, which all finish before it returns; nothing else in
+// the package starts a goroutine.
+package store

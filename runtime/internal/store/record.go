@@ -1,0 +1,195 @@
+package store
+
+import (
+	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/runtime/internal/provider"
+)
+
+// SchemaVersion is the session file schema this package writes and loads.
+const SchemaVersion = 1
+
+// Record types, the "type" member of each line.
+const (
+	TypeSession          = "session" // the header, line 1 only
+	TypeMessage          = "message"
+	TypeModelChange      = "model_change"
+	TypeUsage            = "usage"
+	TypeUsageUncertainty = "usage_uncertainty"
+	TypeReasoningChange  = "reasoning_change"
+	TypeCompaction       = "compaction"
+	TypeRunStart         = "run_start"
+	TypeRunEnd           = "run_end"
+)
+
+// Header is the first line of a session file:
+//
+//	{"type":"session","schema_version":1,"id":"customer-42","created_at":"2026-01-02T03:04:05.123456789Z"}
+//
+// It holds no workspace path: a session is found by its ID, and the file
+// stays free of absolute paths.
+type Header struct {
+	SchemaVersion int       `json:"schema_version"`
+	ID            string    `json:"id"`
+	CreatedAt     time.Time `json:"created_at"`
+}
+
+// Record is one line after the header: the envelope members "type" and "ts"
+// followed by the members of Body.
+type Record struct {
+	// TS is when the record was appended. Append fills a zero TS from the
+	// session clock; TS is stored in UTC with nanoseconds.
+	TS time.Time
+	// Body is the type-specific content: one of Message, ModelChange, Usage,
+	// UsageUncertainty, ReasoningChange, Compaction, RunStart, RunEnd, or
+	// Unknown for a type this build does not know.
+	Body Body
+}
+
+// Type returns the record's "type" member, or "" when Body is nil.
+func (r Record) Type() string {
+	if r.Body == nil {
+		return ""
+	}
+	return r.Body.RecordType()
+}
+
+// Body is the type-specific content of a Record. The set of bodies is closed:
+// only this package implements it.
+type Body interface {
+	// RecordType returns the "type" member the body is stored under.
+	RecordType() string
+	isBody()
+}
+
+// Message is a conversation entry:
+//
+//	{"type":"message","ts":…,"run_id":"run-1","message":{"role":"user","text":"hi"}}
+type Message struct {
+	// RunID is the run that produced the message; empty for seeded history.
+	RunID   string           `json:"run_id,omitempty"`
+	Message provider.Message `json:"message"`
+}
+
+// ModelChange records a switch of model or route.
+type ModelChange struct {
+	Model        string `json:"model"`
+	Provider     string `json:"provider,omitempty"`
+	ProviderMode string `json:"provider_mode,omitempty"`
+}
+
+// Usage is one model call's entry in the durable usage ledger. It is never
+// dropped by compaction: session statistics sum every Usage record.
+type Usage struct {
+	RunID string         `json:"run_id,omitempty"`
+	Step  int            `json:"step"`
+	Model string         `json:"model,omitempty"`
+	Usage provider.Usage `json:"usage"`
+	// CostUSD is the priced cost of the call in US dollars, 0 when unknown.
+	CostUSD float64 `json:"cost_usd,omitempty"`
+}
+
+// UsageUncertainty records a failed attempt that may have been billed while
+// its usage is unknown (CONTRACT §12). It is stored exactly as
+//
+//	{"type":"usage_uncertainty","ts":…,"record":{"endpoint":"codex","model":"openai/gpt-5.4","operation":"assistant_turn"}}
+//
+// and carries no tokens or cost. Its presence makes the session's usage
+// uncertain for good.
+type UsageUncertainty struct {
+	Endpoint  string `json:"endpoint"`
+	Model     string `json:"model"`
+	Operation string `json:"operation"`
+}
+
+// ReasoningChange records a change of reasoning effort ("" is the route's
+// default).
+type ReasoningChange struct {
+	Effort string `json:"effort"`
+}
+
+// Compaction is a checkpoint of local compaction: the conversation continues
+// from Summary followed by the message records from FirstKept on.
+type Compaction struct {
+	Summary string `json:"summary"`
+	// FirstKept is the 0-based index, among all message records of the
+	// session counted from the start of the file, of the first message kept
+	// verbatim. It is at most the number of message records before the
+	// checkpoint.
+	FirstKept int `json:"first_kept"`
+}
+
+// RunStart marks the start of a run.
+type RunStart struct {
+	RunID string `json:"run_id"`
+	// DisplayText is presentation metadata for the prompt (the protocol's
+	// display_text); the model never sees it.
+	DisplayText string `json:"display_text,omitempty"`
+}
+
+// RunEnd marks the end of a run with its final status (completed, blocked
+// or error).
+type RunEnd struct {
+	RunID  string `json:"run_id"`
+	Status string `json:"status"`
+}
+
+// Unknown is a record whose type this build does not know, kept so that
+// files written by newer builds still load. The conversation and the helpers
+// ignore it. Append refuses it.
+type Unknown struct {
+	Type string
+	// Raw is the whole line, without its newline.
+	Raw jsontext.Value
+}
+
+// RecordType implements Body.
+func (Message) RecordType() string { return TypeMessage }
+
+// RecordType implements Body.
+func (ModelChange) RecordType() string { return TypeModelChange }
+
+// RecordType implements Body.
+func (Usage) RecordType() string { return TypeUsage }
+
+// RecordType implements Body.
+func (UsageUncertainty) RecordType() string { return TypeUsageUncertainty }
+
+// RecordType implements Body.
+func (ReasoningChange) RecordType() string { return TypeReasoningChange }
+
+// RecordType implements Body.
+func (Compaction) RecordType() string { return TypeCompaction }
+
+// RecordType implements Body.
+func (RunStart) RecordType() string { return TypeRunStart }
+
+// RecordType implements Body.
+func (RunEnd) RecordType() string { return TypeRunEnd }
+
+// RecordType implements Body.
+func (u Unknown) RecordType() string { return u.Type }
+
+func (Message) isBody()          {}
+func (ModelChange) isBody()      {}
+func (Usage) isBody()            {}
+func (UsageUncertainty) isBody() {}
+func (ReasoningChange) isBody()  {}
+func (Compaction) isBody()       {}
+func (RunStart) isBody()         {}
+func (RunEnd) isBody()           {}
+func (Unknown) isBody()          {}
+
+var (
+	_ Body = Message{}
+	_ Body = ModelChange{}
+	_ Body = Usage{}
+	_ Body = UsageUncertainty{}
+	_ Body = ReasoningChange{}
+	_ Body = Compaction{}
+	_ Body = RunStart{}
+	_ Body = RunEnd{}
+	_ Body = Unknown{}
+)

@@ -1,0 +1,376 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"octet.dev/host/runtime/internal/provider"
+)
+
+// Options configures Open. The zero value is ready to use.
+type Options struct {
+	// Now returns the current time for record timestamps and the header's
+	// created_at. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Session is one open session file, holding its lock until Close.
+//
+// A Session is safe for use by one goroutine at a time; callers that share
+// it must serialize their calls. Records and the helpers read the in-memory
+// copy and keep working after Close.
+type Session struct {
+	id     string
+	path   string
+	f      *os.File // the session file, O_APPEND
+	lock   *os.File // the flocked <name>.lock
+	now    func() time.Time
+	header Header
+	recs   []Record
+
+	size        int64 // end of the last good line: where the next line goes
+	tornBytes   int64 // bytes of torn tail found at load
+	tornPending bool  // the torn tail is still in the file
+	failed      error // first write or sync error; no appends after it
+	closed      bool
+	buf         []byte // reused line buffer
+
+	// Derived state, updated by observe.
+	msgs      int // number of message records
+	uncertain []UsageUncertainty
+	reasoning string
+	unknown   int
+}
+
+// Open opens the session id in dir, creating dir (mode 0700) and the session
+// file (mode 0600) when absent. It takes an exclusive lock first; when another
+// Session, in this or another process, holds it, Open returns an error
+// wrapping ErrLocked.
+//
+// A new file is written with its header to a temporary file that is synced
+// and renamed into place, and the directory is synced, so a crash never
+// leaves a session file without a header. An existing file is loaded: see
+// the package documentation for torn tails and corruption.
+func Open(dir, id string, opts Options) (*Session, error) {
+	name, err := FileName(id)
+	if err != nil {
+		return nil, err
+	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	if err := makeDir(dir); err != nil {
+		return nil, fmt.Errorf("store: create session dir: %w", err)
+	}
+	path := filepath.Join(dir, name)
+	lock, err := os.OpenFile(path+lockSuffix, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("store: open lock: %w", err)
+	}
+	if err := lockFile(lock); err != nil {
+		lock.Close()
+		if errors.Is(err, ErrLocked) {
+			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
+		}
+		return nil, fmt.Errorf("store: lock %s: %w", path, err)
+	}
+	s, err := load(dir, path, id, now)
+	if err != nil {
+		_ = unlockFile(lock)
+		lock.Close()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+// makeDir creates dir with mode 0700 when it is missing, and then syncs its
+// parent so that the new directory entry is durable too.
+func makeDir(dir string) error {
+	if _, err := os.Stat(dir); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(filepath.Clean(dir)))
+}
+
+// load opens or creates the session file; the caller holds the lock.
+func load(dir, path, id string, now func() time.Time) (*Session, error) {
+	const flags = os.O_RDWR | os.O_APPEND | unix.O_NOFOLLOW
+	f, err := os.OpenFile(path, flags, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := create(dir, path, id, now()); err != nil {
+			return nil, err
+		}
+		f, err = os.OpenFile(path, flags, 0)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: open session: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("store: stat session: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
+	}
+	data := make([]byte, fi.Size())
+	n, err := f.ReadAt(data, 0)
+	if err != nil && err != io.EOF {
+		f.Close()
+		return nil, fmt.Errorf("store: read session: %w", err)
+	}
+	l, err := parse(data[:n], path, id)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s := &Session{
+		id:          id,
+		path:        path,
+		f:           f,
+		now:         now,
+		header:      l.header,
+		recs:        l.recs,
+		size:        l.good,
+		tornBytes:   l.torn,
+		tornPending: l.torn > 0,
+	}
+	for _, r := range s.recs {
+		s.observe(r)
+	}
+	return s, nil
+}
+
+// create writes a new session file atomically: header to <name>.tmp, sync,
+// rename, sync the directory.
+func create(dir, path, id string, createdAt time.Time) error {
+	line, err := appendHeader(nil, Header{SchemaVersion: SchemaVersion, ID: id, CreatedAt: createdAt.UTC()})
+	if err != nil {
+		return fmt.Errorf("store: create session: %w", err)
+	}
+	tmp := path + tmpSuffix
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return fmt.Errorf("store: create session: %w", err)
+	}
+	_, err = f.Write(line)
+	if err == nil {
+		err = syncData(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("store: create session: %w", err)
+	}
+	return nil
+}
+
+// Append writes recs as one line each, in one write, then syncs the file;
+// it returns nil only after the sync, which is the durability point. A
+// record with a zero TS gets the current time; timestamps are stored in UTC.
+// A torn tail found at load is truncated away (and synced) first, so the new
+// records start on a line of their own.
+//
+// Each record is checked before anything is written; an invalid one fails
+// the whole call with ErrInvalidRecord. A batch is not atomic across a
+// crash: a crash before the sync returns may keep any prefix of its lines,
+// the last of them possibly torn. After a write or sync error the Session
+// fails for good (ErrFailed).
+func (s *Session) Append(recs ...Record) error {
+	if s.closed {
+		return ErrClosed
+	}
+	if s.failed != nil {
+		return fmt.Errorf("%w: %w", ErrFailed, s.failed)
+	}
+	if len(recs) == 0 {
+		return nil
+	}
+	out := make([]Record, len(recs))
+	buf := s.buf[:0]
+	msgs := s.msgs
+	for i, r := range recs {
+		if r.TS.IsZero() {
+			r.TS = s.now()
+		}
+		r.TS = r.TS.UTC() // also drops the monotonic reading
+		if _, ok := r.Body.(Unknown); ok {
+			return fmt.Errorf("%w: record %d: cannot append an unknown record", ErrInvalidRecord, i)
+		}
+		if r.Body == nil {
+			return fmt.Errorf("%w: record %d: nil body", ErrInvalidRecord, i)
+		}
+		if err := validate(r, msgs); err != nil {
+			return fmt.Errorf("%w: record %d: %v", ErrInvalidRecord, i, err)
+		}
+		if _, ok := r.Body.(Message); ok {
+			msgs++
+		}
+		var err error
+		if buf, err = appendRecord(buf, r); err != nil {
+			return fmt.Errorf("record %d: %w", i, err)
+		}
+		out[i] = r
+	}
+	if cap(buf) <= 1<<20 {
+		s.buf = buf // keep a modest buffer for the next append
+	}
+	if err := s.write(buf); err != nil {
+		s.failed = err
+		return fmt.Errorf("%w: %w", ErrFailed, err)
+	}
+	for _, r := range out {
+		s.recs = append(s.recs, r)
+		s.observe(r)
+	}
+	return nil
+}
+
+// write drops a pending torn tail, then writes buf and syncs.
+func (s *Session) write(buf []byte) error {
+	if s.tornPending {
+		if err := s.f.Truncate(s.size); err != nil {
+			return fmt.Errorf("store: truncate torn tail: %w", err)
+		}
+		if err := syncData(s.f); err != nil {
+			return fmt.Errorf("store: %w", err)
+		}
+		s.tornPending = false
+	}
+	if _, err := s.f.Write(buf); err != nil {
+		return fmt.Errorf("store: append: %w", err)
+	}
+	if err := syncData(s.f); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	s.size += int64(len(buf))
+	return nil
+}
+
+// observe updates the derived state with a record that is now part of the
+// session.
+func (s *Session) observe(r Record) {
+	switch b := r.Body.(type) {
+	case Message:
+		s.msgs++
+	case UsageUncertainty:
+		s.uncertain = append(s.uncertain, b)
+	case ReasoningChange:
+		s.reasoning = b.Effort
+	case Unknown:
+		s.unknown++
+	}
+}
+
+// Close releases the lock and closes the file. Appends after Close return
+// ErrClosed; closing again returns nil.
+func (s *Session) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.f.Close()
+	if uerr := unlockFile(s.lock); uerr != nil {
+		err = errors.Join(err, uerr)
+	}
+	if cerr := s.lock.Close(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	if err != nil {
+		return fmt.Errorf("store: close: %w", err)
+	}
+	return nil
+}
+
+// ID returns the session ID.
+func (s *Session) ID() string { return s.id }
+
+// Path returns the session file's path.
+func (s *Session) Path() string { return s.path }
+
+// Header returns the file's header.
+func (s *Session) Header() Header { return s.header }
+
+// Records returns the loaded and appended records in file order. The slice
+// is a copy; the bodies share their contents with the Session and must not be
+// modified.
+func (s *Session) Records() []Record { return slices.Clone(s.recs) }
+
+// TornTail reports whether loading found a torn last line and ignored it.
+func (s *Session) TornTail() bool { return s.tornBytes > 0 }
+
+// TornBytes returns the size of the torn tail found at load, 0 when none.
+func (s *Session) TornBytes() int64 { return s.tornBytes }
+
+// UnknownRecords returns how many records have a type this build does not
+// know. They are kept in Records and ignored by the helpers.
+func (s *Session) UnknownRecords() int { return s.unknown }
+
+// Messages returns the conversation: the message records in order, or, after
+// a compaction checkpoint, the latest checkpoint's summary as a user message
+// followed by the message records from its FirstKept on (including those
+// appended after the checkpoint). The slice is new; the messages share their
+// tool calls with the Session and must not be modified.
+func (s *Session) Messages() []provider.Message {
+	all := make([]provider.Message, 0, s.msgs)
+	var cp *Compaction
+	for i := range s.recs {
+		switch b := s.recs[i].Body.(type) {
+		case Message:
+			all = append(all, b.Message)
+		case Compaction:
+			cp = &b
+		}
+	}
+	if cp == nil {
+		return all
+	}
+	out := make([]provider.Message, 0, 1+len(all)-cp.FirstKept)
+	out = append(out, provider.Message{Role: provider.RoleUser, Text: cp.Summary})
+	return append(out, all[cp.FirstKept:]...)
+}
+
+// HasUncertainUsage reports whether the session holds a usage_uncertainty
+// record. The flag is sticky: nothing clears it, and it survives reopening
+// and compaction (CONTRACT §12).
+func (s *Session) HasUncertainUsage() bool { return len(s.uncertain) > 0 }
+
+// UsageUncertaintyRecords returns the session's usage_uncertainty records in
+// order.
+func (s *Session) UsageUncertaintyRecords() []UsageUncertainty {
+	return slices.Clone(s.uncertain)
+}
+
+// RecordUsageUncertainty durably appends a usage_uncertainty record; it
+// returns nil only after the record is synced, so a caller may then replace
+// the failed attempt (CONTRACT §12). It records no tokens or cost and leaves
+// the conversation unchanged.
+func (s *Session) RecordUsageUncertainty(endpoint, model, operation string) error {
+	return s.Append(Record{Body: UsageUncertainty{Endpoint: endpoint, Model: model, Operation: operation}})
+}
+
+// LatestReasoning returns the effort of the latest reasoning_change record,
+// "" when there is none.
+func (s *Session) LatestReasoning() string { return s.reasoning }

@@ -1,0 +1,23 @@
+package store
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// syncData makes f's data and size durable. fdatasync suffices: it also
+// flushes the metadata needed to read the data back, including the size.
+func syncData(f *os.File) error {
+	err := withFD(f, func(fd int) error {
+		for {
+			if err := unix.Fdatasync(fd); err != unix.EINTR {
+				return err
+			}
+		}
+	})
+	if err != nil {
+		return &os.PathError{Op: "fdatasync", Path: f.Name(), Err: err}
+	}
+	return nil
+}

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"octet.dev/host/runtime/internal/policy"
 )
 
 // Options configure an Agent. Zero values take the documented defaults.
@@ -25,7 +27,17 @@ type Options struct {
 	HTTPClient *http.Client
 	// Getenv reads the environment (credentials). Default: os.Getenv.
 	Getenv func(string) string
+	// IdleTimeout is the longest a provider stream may go without a byte.
+	// Default: 60 s.
+	IdleTimeout time.Duration
+	// PolicyLayers are the operator's tool-policy layers (config,
+	// environment, CLI), lowest precedence first; the run's own layer
+	// (allow_file_mutation, source host_request) goes on top.
+	PolicyLayers []PolicyLayer
 }
+
+// PolicyLayer is one source's partial tool-policy settings.
+type PolicyLayer = policy.Layer
 
 // Agent is the embedding entry point.
 type Agent struct {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/go-json-experiment/json"
@@ -67,19 +68,53 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w, max: MaxFrameBytes} }
 // including the newline. It exists for tests.
 func NewWriterSize(w io.Writer, max int) *Writer { return &Writer{w: w, max: max} }
 
-// encode serializes one event as a frame (newline included), or returns
-// errFrameTooBig when it would exceed the bound.
-func (w *Writer) encode(ev *Event) ([]byte, error) {
-	// Invalid UTF-8 in a string (a binary tool output, say) is replaced by
-	// U+FFFD rather than failing the event.
-	buf, err := json.Marshal(ev, jsontext.AllowInvalidUTF8(true), jsontext.EscapeForHTML(false))
-	if err != nil {
-		return nil, err
+// Appender is implemented by event data that encodes itself: AppendJSON
+// appends the data's JSON object to b. Hot events (model_delta) implement
+// it so that streaming costs no reflection and no allocation.
+type Appender interface {
+	AppendJSON(b []byte) []byte
+}
+
+// encode appends one event as a frame (newline included) to buf, or
+// returns errFrameTooBig when it would exceed the bound.
+func (w *Writer) encode(buf []byte, ev *Event) ([]byte, error) {
+	buf = append(buf, `{"protocol_version":`...)
+	buf = strconv.AppendInt(buf, int64(ev.ProtocolVersion), 10)
+	buf = append(buf, `,"request_id":`...)
+	if ev.RequestID == nil {
+		buf = append(buf, "null"...)
+	} else {
+		buf, _ = jsontext.AppendQuote(buf, *ev.RequestID)
 	}
-	if len(buf)+1 > w.max {
-		return nil, errFrameTooBig
+	buf = append(buf, `,"seq":`...)
+	buf = strconv.AppendInt(buf, int64(ev.Seq), 10)
+	buf = append(buf, `,"type":`...)
+	buf, _ = jsontext.AppendQuote(buf, ev.Type)
+	if ev.RunID != "" {
+		buf = append(buf, `,"run_id":`...)
+		buf, _ = jsontext.AppendQuote(buf, ev.RunID)
 	}
-	return append(buf, '\n'), nil
+	if ev.SessionID != "" {
+		buf = append(buf, `,"session_id":`...)
+		buf, _ = jsontext.AppendQuote(buf, ev.SessionID)
+	}
+	buf = append(buf, `,"data":`...)
+	if a, ok := ev.Data.(Appender); ok {
+		buf = a.AppendJSON(buf)
+	} else {
+		// Invalid UTF-8 in a string (a binary tool output, say) is replaced
+		// by U+FFFD rather than failing the event.
+		data, err := json.Marshal(ev.Data, jsontext.AllowInvalidUTF8(true), jsontext.EscapeForHTML(false))
+		if err != nil {
+			return buf, err
+		}
+		buf = append(buf, data...)
+	}
+	buf = append(buf, "}\n"...)
+	if len(buf) > w.max {
+		return buf, errFrameTooBig
+	}
+	return buf, nil
 }
 
 var errFrameTooBig = errors.New("frame too big")
@@ -111,6 +146,7 @@ func (w *Writer) Err() error {
 // A Stream is used by one goroutine at a time.
 type Stream struct {
 	w         *Writer
+	buf       []byte // scratch for the pending frame, reused
 	requestID *string
 	runID     string
 	sessionID string
@@ -136,7 +172,8 @@ func (s *Stream) Done() bool { return s.done }
 
 // Pending is an encoded event not yet written. Terminal reports whether it
 // ends the request: either it was encoded as terminal, or it was replaced by
-// the terminal protocol_error output_too_large (Replaced).
+// the terminal protocol_error output_too_large (Replaced). It is valid until
+// the stream's next Encode.
 type Pending struct {
 	frame    []byte
 	Seq      int
@@ -152,14 +189,25 @@ func (s *Stream) Encode(typ string, data any, terminal bool) (Pending, error) {
 		return Pending{}, ErrStreamClosed
 	}
 	ev := Event{ProtocolVersion: ProtocolVersion, RequestID: s.requestID, Seq: s.seq + 1, Type: typ, RunID: s.runID, SessionID: s.sessionID, Data: data}
-	frame, err := s.w.encode(&ev)
+	frame, err := s.w.encode(s.buf[:0], &ev)
 	if errors.Is(err, errFrameTooBig) {
 		ev.Type = TypeProtocolError
 		ev.Data = ErrorData{Code: CodeOutputTooLarge, Message: "a " + quoteName(typ) + " event exceeded the 1048576-byte frame bound and was withheld"}
-		frame, err = s.w.encode(&ev)
+		frame, err = s.w.encode(frame[:0], &ev)
+		s.keep(frame)
 		return Pending{frame: frame, Seq: ev.Seq, Terminal: true, Replaced: true}, err
 	}
+	s.keep(frame)
 	return Pending{frame: frame, Seq: ev.Seq, Terminal: terminal}, err
+}
+
+// keep retains the scratch buffer for reuse unless it grew large.
+func (s *Stream) keep(buf []byte) {
+	if cap(buf) <= 64<<10 {
+		s.buf = buf
+	} else {
+		s.buf = nil
+	}
 }
 
 // Write writes an event encoded by Encode. It returns ErrOutputTooLarge

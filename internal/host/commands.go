@@ -62,18 +62,97 @@ func modelInfo(m runtime.Model) wire.ModelInfo {
 	return mi
 }
 
-// run answers a well-formed run. Runs are not served by this build yet:
-// the request ends with final_result status error, code unsupported, and
-// hello advertises no run feature.
-func (h *Host) run(_ context.Context, req *wire.Request) error {
+// run serves a well-formed run: a request that fails validation gets a
+// single final_result error and no accepted (CONTRACT §8); an accepted run
+// streams its events through the emitter until its final_result.
+func (h *Host) run(ctx context.Context, req *wire.Request) error {
+	r := req.Run
 	sid := ""
-	if req.Run.SessionID != nil {
-		sid = *req.Run.SessionID
+	if r.SessionID != nil {
+		sid = *r.SessionID
 	}
-	e := h.emitter(req.RequestID, req.Run.RunID, sid)
-	return e.finish(wire.TypeFinalResult, wire.FinalResult{
-		Status:       wire.StatusError,
-		Error:        &wire.ErrorData{Code: wire.CodeUnsupported, Message: "this build of octet-host does not serve runs yet"},
-		FilesChanged: []string{},
-	})
+	e := h.emitter(req.RequestID, r.RunID, sid)
+	rc, err := h.cfg.Agent.Run(ctx, runRequest(r))
+	if err != nil {
+		var re *runtime.RunError
+		if !errors.As(err, &re) {
+			re = &runtime.RunError{Code: string(wire.CodeInternal), Message: err.Error()}
+		}
+		h.cfg.Log.Info().Str("run_id", r.RunID).Str("code", re.Code).Msg("run refused")
+		return e.finish(wire.TypeFinalResult, wire.FinalResult{
+			Status:       wire.StatusError,
+			Error:        &wire.ErrorData{Code: wire.Code(re.Code), Message: wire.Bound(re.Message)},
+			FilesChanged: []string{},
+		})
+	}
+	var werr error
+	for ev := range rc.Events() {
+		if werr != nil {
+			continue // abandoned: let the run wind down
+		}
+		if ev.Type == runtime.EventFinal {
+			werr = e.finish(wire.TypeFinalResult, ev.Data)
+		} else {
+			werr = e.emit(ev.Type, ev.Data)
+		}
+		if werr != nil {
+			// The output failed, or an event was replaced by a terminal
+			// output_too_large: nobody can see this run any more.
+			rc.Abandon()
+		}
+	}
+	res := rc.Wait() // the session is closed and its lock released
+	h.cfg.Log.Info().Str("run_id", r.RunID).Str("status", res.Status).Int("steps", res.Steps).Msg("run ended")
+	return werr
+}
+
+func deref[T any](p *T) (v T) {
+	if p != nil {
+		v = *p
+	}
+	return v
+}
+
+// runRequest maps the protocol's run to the runtime's.
+func runRequest(r *wire.RunRequest) runtime.RunRequest {
+	rr := runtime.RunRequest{
+		RunID: r.RunID, Workspace: r.Workspace, Model: r.Model, Prompt: r.Prompt,
+		SessionID: deref(r.SessionID), SessionDir: deref(r.SessionDir), SystemPrompt: deref(r.SystemPrompt),
+		AllowFileMutation: deref(r.AllowFileMutation), DisplayText: deref(r.DisplayText),
+		MaxSteps: int(deref(r.MaxSteps)), ResourceRoots: r.ResourceRoots,
+	}
+	if r.MaxSteps != nil && (*r.MaxSteps < 1 || *r.MaxSteps > runtime.MaxMaxSteps) {
+		rr.MaxSteps = -1 // out of range, refused by validation
+	}
+	if r.Tools != nil {
+		rr.Tools = append([]string{}, (*r.Tools)...)
+	}
+	if r.Reasoning != nil {
+		rr.ReasoningEffort = r.Reasoning.Effort
+		if rr.ReasoningEffort == "" {
+			rr.ReasoningEffort = "(empty)" // present but empty is invalid, not "default"
+		}
+	}
+	for _, m := range r.Media {
+		rr.Media = append(rr.Media, runtime.MediaRef{Type: m.Type, Path: m.Path})
+	}
+	for _, m := range r.History {
+		rr.History = append(rr.History, runtime.HistoryMessage{Role: m.Role, Content: m.Content})
+	}
+	// Any route field makes the run an inline route, so that a field given
+	// without base_url is refused (route_invalid) instead of ignored.
+	if r.BaseURL != nil || r.Provider != nil || r.ProviderMode != nil || r.APIKey != nil || r.CustomHeaders != nil ||
+		r.ContextWindowTokens != nil || r.MaxOutputTokens != nil || r.InputModalities != nil || r.Vision != nil || r.SupportsReasoning != nil {
+		rt := &runtime.InlineRoute{
+			Provider: deref(r.Provider), BaseURL: deref(r.BaseURL), APIKey: deref(r.APIKey),
+			Headers: r.CustomHeaders, Mode: deref(r.ProviderMode),
+			ContextWindowTokens: int(min(deref(r.ContextWindowTokens), 1<<40)), MaxOutputTokens: int(min(deref(r.MaxOutputTokens), 1<<40)),
+			Vision: r.Vision, SupportsReasoning: r.SupportsReasoning,
+		}
+		if r.InputModalities != nil {
+			rt.InputModalities = append([]string{}, (*r.InputModalities)...)
+		}
+		rr.Route = rt
+	}
+	return rr
 }

@@ -1,0 +1,348 @@
+package runtime
+
+import (
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+
+	"octet.dev/host/runtime/internal/catalog"
+	"octet.dev/host/runtime/internal/confine"
+	"octet.dev/host/runtime/internal/policy"
+	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/chat"
+	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/internal/tools"
+)
+
+// prepared is a validated run: everything resolved, the workspace and the
+// session open. Whoever holds it must close it.
+type prepared struct {
+	req      RunRequest
+	model    catalog.Model
+	prov     provider.Provider
+	root     *confine.Root
+	sess     *store.Session
+	tools    []toolDef
+	policy   policy.Effective
+	maxSteps int
+	newSess  bool
+}
+
+func (p *prepared) close() {
+	if p.sess != nil {
+		p.sess.Close()
+	}
+	if p.root != nil {
+		p.root.Close()
+	}
+}
+
+// toolDef is a tool registered for a run.
+type toolDef struct {
+	spec   provider.ToolSpec
+	effect policy.Effect
+}
+
+// bashSpec is the bash tool's schema. bash is registered always and denied
+// unless the operator enabled process and shell effects (CONTRACT §10).
+var bashSpec = provider.ToolSpec{
+	Name:        "bash",
+	Description: "Run a shell command in the workspace (denied unless the operator enabled shell and process effects).",
+	Parameters:  []byte(`{"type":"object","properties":{"command":{"type":"string","description":"The command line, run with the shell's -c."},"timeout_ms":{"type":"integer","minimum":1,"description":"Kill the command after this many milliseconds."}},"required":["command"],"additionalProperties":false}`),
+}
+
+// allTools returns every tool this build registers, in a fixed order.
+func allTools() []toolDef {
+	var defs []toolDef
+	for _, s := range tools.Specs() {
+		defs = append(defs, toolDef{
+			spec:   provider.ToolSpec{Name: s.Name, Description: s.Description, Parameters: s.Parameters},
+			effect: policy.Effect(s.Effect),
+		})
+	}
+	return append(defs, toolDef{spec: bashSpec, effect: policy.EffectProcess})
+}
+
+// prepare validates every field of req (CONTRACT §8) and resolves the
+// route, the workspace, the tools, the policy and the session. A failure
+// is a *RunError and leaves nothing open.
+func (a *Agent) prepare(req RunRequest) (p *prepared, rerr *RunError) {
+	p = &prepared{req: req}
+	defer func() {
+		if rerr != nil {
+			p.close()
+			p = nil
+		}
+	}()
+	if store.ValidateID(req.RunID) != nil {
+		return nil, refuse(CodeInvalidValue, "run_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'")
+	}
+	if req.Prompt == "" {
+		return nil, refuse(CodeInvalidValue, "prompt is empty")
+	}
+	if len(req.Prompt) > MaxPromptBytes {
+		return nil, refuse(CodePromptTooLarge, "prompt is %s bytes; the limit is 524288", strconv.Itoa(len(req.Prompt)))
+	}
+	if err := checkDisplayText(req.DisplayText); err != nil {
+		return nil, err
+	}
+	if len(req.Media) > 0 {
+		return nil, refuse(CodeUnsupported, "media input is not served by this build yet")
+	}
+	if len(req.ResourceRoots) > 0 {
+		return nil, refuse(CodeUnsupported, "resource_roots are not served by this build yet")
+	}
+	p.maxSteps = req.MaxSteps
+	switch {
+	case p.maxSteps == 0:
+		p.maxSteps = DefaultMaxSteps
+	case p.maxSteps < 1 || p.maxSteps > MaxMaxSteps:
+		return nil, refuse(CodeInvalidValue, "max_steps must be between 1 and 1000")
+	}
+	switch req.ReasoningEffort {
+	case "", "low", "medium", "high":
+	default:
+		return nil, refuse(CodeInvalidValue, `reasoning.effort must be "low", "medium" or "high"`)
+	}
+	for i, h := range req.History {
+		if h.Role != "user" && h.Role != "assistant" {
+			return nil, refuse(CodeHistoryInvalid, `history[%s].role must be "user" or "assistant"`, strconv.Itoa(i))
+		}
+		if h.Content == "" {
+			return nil, refuse(CodeHistoryInvalid, "history[%s].content is empty", strconv.Itoa(i))
+		}
+	}
+	if err := p.selectTools(req.Tools); err != nil {
+		return nil, err
+	}
+
+	if !filepath.IsAbs(req.Workspace) {
+		return nil, refuse(CodeWorkspaceInvalid, "workspace must be an absolute path")
+	}
+	root, err := confine.Open(req.Workspace)
+	switch {
+	case errors.Is(err, confine.ErrWorkspaceNotFound):
+		return nil, refuse(CodeWorkspaceInvalid, "workspace does not exist")
+	case errors.Is(err, confine.ErrWorkspaceNotDir):
+		return nil, refuse(CodeWorkspaceInvalid, "workspace is not a directory")
+	case err != nil:
+		return nil, refuse(CodeWorkspaceInvalid, "workspace cannot be opened")
+	}
+	p.root = root
+
+	if err := a.resolveRoute(p); err != nil {
+		return nil, err
+	}
+	if req.ReasoningEffort != "" && !p.model.SupportsReasoning {
+		return nil, refuse(CodeReasoningUnsupport, "the route does not support reasoning; omit reasoning")
+	}
+	hostLayer := policy.Layer{Source: policy.SourceHostRequest}
+	if req.AllowFileMutation {
+		yes := true
+		hostLayer.AllowEdit, hostLayer.AllowWrite = &yes, &yes
+	}
+	p.policy = policy.Resolve(nil, nil, append(slices.Clone(a.opts.PolicyLayers), hostLayer)...)
+
+	// The session comes last: it takes a lock and may create a file.
+	if err := a.openSession(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func checkDisplayText(s string) *RunError {
+	if len(s) > MaxDisplayTextBytes {
+		return refuse(CodeDisplayTextInvalid, "display_text is %s bytes; the limit is 262144", strconv.Itoa(len(s)))
+	}
+	for i, r := range s {
+		if r == utf8.RuneError {
+			return refuse(CodeDisplayTextInvalid, "display_text is not valid UTF-8")
+		}
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return refuse(CodeDisplayTextInvalid, "display_text has a control character at byte %s; only newline and tab are allowed", strconv.Itoa(i))
+		}
+	}
+	return nil
+}
+
+func (p *prepared) selectTools(names []string) *RunError {
+	all := allTools()
+	if names == nil {
+		p.tools = all
+		return nil
+	}
+	seen := map[string]bool{}
+	p.tools = []toolDef{}
+	for _, n := range names {
+		if seen[n] {
+			return refuse(CodeToolsInvalid, "tools names %s twice", strconv.Quote(trunc(n, 64)))
+		}
+		seen[n] = true
+		i := slices.IndexFunc(all, func(d toolDef) bool { return d.spec.Name == n })
+		if i < 0 {
+			return refuse(CodeToolsInvalid, "unknown tool %s; the tools are read, ls, grep, find, edit, write, bash", strconv.Quote(trunc(n, 64)))
+		}
+		p.tools = append(p.tools, all[i])
+	}
+	return nil
+}
+
+func trunc(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// forbiddenHeaders are hop-by-hop and routing headers (CONTRACT §8) plus
+// the credential headers, which only api_key may set.
+var forbiddenHeaders = []string{"authorization", "x-api-key", "proxy-authorization", "cookie"}
+
+func (a *Agent) resolveRoute(p *prepared) *RunError {
+	req := p.req
+	key := ""
+	if r := req.Route; r != nil {
+		if err := checkHeaders(r.Headers); err != nil {
+			return err
+		}
+		names := make([]string, 0, len(r.Headers))
+		for n := range r.Headers {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		if err := catalog.ValidateHeaderNames(names); err != nil {
+			return refuse(CodeHeadersRejected, "%s", err.Error())
+		}
+		m, err := catalog.InlineRoute(catalog.InlineSpec{
+			Provider: r.Provider, BaseURL: r.BaseURL, Model: req.Model, Mode: r.Mode,
+			ContextWindowTokens: r.ContextWindowTokens, MaxOutputTokens: r.MaxOutputTokens,
+			InputModalities: r.InputModalities, Vision: r.Vision, SupportsReasoning: r.SupportsReasoning,
+		})
+		if err != nil {
+			return refuse(CodeRouteInvalid, "%s", scrub(err.Error(), r.APIKey))
+		}
+		p.model, key = m, r.APIKey
+	} else {
+		cat, err := catalog.Load(a.opts.Home)
+		if err != nil {
+			return refuse(CodeModelNotFound, "the model catalog cannot be loaded: %s", err.Error())
+		}
+		m, ok := cat.Lookup(req.Model)
+		if !ok {
+			return refuse(CodeModelNotFound, "no model %s in the catalog; list them with the models command, or define an inline route with base_url", strconv.Quote(trunc(req.Model, 128)))
+		}
+		p.model = m
+		if key = a.credential(m); key == "" {
+			return refuse(CodeCredentialsMissing, "no API key for provider %s: set %s or write ~/.octet/credentials/%s.json", strconv.Quote(m.Provider), m.CredentialEnv, m.Provider)
+		}
+	}
+	switch p.model.Mode {
+	case catalog.ModeOpenAICompatible:
+		var headers map[string]string
+		if req.Route != nil {
+			headers = req.Route.Headers
+		}
+		prov, err := chat.New(chat.Config{BaseURL: p.model.BaseURL, APIKey: key, Headers: headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now})
+		if err != nil {
+			return refuse(CodeRouteInvalid, "%s", scrub(err.Error(), key))
+		}
+		p.prov = prov
+	default:
+		return refuse(CodeUnsupported, "provider_mode %s is not served by this build yet", string(p.model.Mode))
+	}
+	return nil
+}
+
+func checkHeaders(h map[string]string) *RunError {
+	if len(h) > MaxHeaderEntries {
+		return refuse(CodeHeadersRejected, "custom_headers has %s entries; the limit is 64", strconv.Itoa(len(h)))
+	}
+	total := 0
+	for n, v := range h {
+		total += len(n) + len(v)
+		if slices.Contains(forbiddenHeaders, strings.ToLower(n)) {
+			return refuse(CodeHeadersRejected, "custom_headers may not set %s; credentials go in api_key", http.CanonicalHeaderKey(trunc(n, 64)))
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return refuse(CodeHeadersRejected, "custom header %s has a control character in its value", strconv.Quote(trunc(n, 64)))
+		}
+	}
+	if total > MaxHeaderBytes {
+		return refuse(CodeHeadersRejected, "custom_headers total %s bytes; the limit is 65536", strconv.Itoa(total))
+	}
+	return nil
+}
+
+// scrub removes a credential from a message.
+func scrub(msg, key string) string {
+	if len(key) >= 4 {
+		msg = strings.ReplaceAll(msg, key, "[redacted]")
+	}
+	return msg
+}
+
+// credential finds the API key of a catalog route: the environment
+// variable, then ~/.octet/credentials/<provider>.json {"api_key": "..."}.
+func (a *Agent) credential(m catalog.Model) string {
+	if m.CredentialEnv != "" {
+		if v := strings.TrimSpace(a.opts.Getenv(m.CredentialEnv)); v != "" {
+			return v
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(a.opts.Home, ".octet", "credentials", m.Provider+".json"))
+	if err != nil {
+		return ""
+	}
+	var c struct {
+		APIKey string `json:"api_key"`
+	}
+	if json.Unmarshal(data, &c, json.RejectUnknownMembers(false)) != nil {
+		a.log.Warn().Str("provider", m.Provider).Msg("credentials file is not valid JSON; ignoring it")
+		return ""
+	}
+	return strings.TrimSpace(c.APIKey)
+}
+
+// sessionsDir is the default session directory.
+func (a *Agent) sessionsDir() string { return filepath.Join(a.opts.Home, ".octet", "sessions") }
+
+func (a *Agent) openSession(p *prepared) *RunError {
+	dir := p.req.SessionDir
+	if dir == "" {
+		dir = a.sessionsDir()
+	} else if !filepath.IsAbs(dir) {
+		return refuse(CodeSessionDirInvalid, "session_dir must be an absolute path")
+	}
+	id := p.req.SessionID
+	if id == "" {
+		id = store.NewID()
+	}
+	s, err := store.Open(dir, id, store.Options{Now: a.opts.Now})
+	switch {
+	case errors.Is(err, store.ErrLocked):
+		return refuse(CodeSessionLocked, "session %s is in use by another run or process", strconv.Quote(id))
+	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrUnsupportedSchema):
+		return refuse(CodeSessionCorrupt, "session %s cannot be resumed: %s", strconv.Quote(id), err.Error())
+	case errors.Is(err, store.ErrInvalidID):
+		return refuse(CodeInvalidValue, "session_id is not a valid ID")
+	case err != nil:
+		return refuse(CodeSessionDirInvalid, "session_dir cannot be used: %s", err.Error())
+	}
+	p.sess = s
+	p.newSess = len(s.Messages()) == 0
+	if len(p.req.History) > 0 && !p.newSess {
+		return refuse(CodeHistoryInvalid, "history seeds only a new session; session %s already has messages", strconv.Quote(id))
+	}
+	return nil
+}

@@ -1,0 +1,413 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	fsmrun "octet.dev/host/fsm/run"
+	"octet.dev/host/runtime/internal/policy"
+	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/internal/tools"
+)
+
+// RunControl observes and controls one run.
+//
+// Events delivers the run's events in order, ending with the final_result
+// event, and is closed after it. The run waits for the consumer (events are
+// never dropped): read Events until it is closed, or call Abandon to stop
+// reading.
+type RunControl struct {
+	events  chan Event
+	done    chan struct{}
+	abandon chan struct{}
+	once    sync.Once
+	cancel  context.CancelFunc
+	result  Result
+}
+
+// Events returns the run's ordered event stream.
+func (rc *RunControl) Events() <-chan Event { return rc.events }
+
+// Cancel stops the run: it ends with status error, code canceled.
+func (rc *RunControl) Cancel() { rc.cancel() }
+
+// Abandon tells the run that nobody reads its events any more (the
+// consumer failed): remaining events are discarded and the run is
+// canceled.
+func (rc *RunControl) Abandon() {
+	rc.once.Do(func() { close(rc.abandon) })
+	rc.cancel()
+}
+
+// Wait blocks until the run has ended and returns its result. The events
+// must be consumed (or abandoned) for the run to end.
+func (rc *RunControl) Wait() Result {
+	<-rc.done
+	return rc.result
+}
+
+// Run validates req and starts the run. A request that fails validation
+// returns a *RunError and no RunControl: nothing was accepted (CONTRACT
+// §8). ctx bounds the whole run.
+func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
+	p, rerr := a.prepare(req)
+	if rerr != nil {
+		return nil, rerr
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(rc.done)
+		defer close(rc.events)
+		defer cancel()
+		defer p.close()
+		d := &driver{a: a, p: p, rc: rc, m: fsmrun.New()}
+		rc.result = d.drive(ctx)
+	}()
+	return rc, nil
+}
+
+// driver runs one accepted run on its own goroutine, the owner of the run
+// machine.
+type driver struct {
+	a  *Agent
+	p  *prepared
+	rc *RunControl
+	m  *fsmrun.Machine
+
+	steps     int
+	toolCalls int
+	changed   []string
+	total     Totals
+}
+
+// send delivers an event unless the consumer abandoned the run.
+func (d *driver) send(ev Event) {
+	select {
+	case d.rc.events <- ev:
+	case <-d.rc.abandon:
+	}
+}
+
+// fire applies a lifecycle input and sends the events it calls for; data
+// is the streaming event for TrStream, the result for TrFinalize.
+func (d *driver) fire(in fsmrun.Input, data Event) {
+	effects, err := d.m.Fire(in)
+	if err != nil {
+		panic(err) // the driver only fires permitted inputs
+	}
+	for _, e := range effects {
+		switch e.Kind {
+		case fsmrun.EffAccepted, fsmrun.EffStream, fsmrun.EffFinal:
+			d.send(data)
+		case fsmrun.EffStarted:
+			d.send(Event{EventStarted, &Started{}})
+		case fsmrun.EffSettled:
+			d.send(Event{EventSettled, &Settled{Status: e.Status}})
+		}
+	}
+}
+
+func (d *driver) stream(typ string, data any) {
+	d.fire(fsmrun.Input{Trigger: fsmrun.TrStream}, Event{typ, data})
+}
+
+func (d *driver) drive(ctx context.Context) Result {
+	p := d.p
+	names := make([]string, len(p.tools))
+	for i, t := range p.tools {
+		names[i] = t.spec.Name
+	}
+	d.fire(fsmrun.Input{Trigger: fsmrun.TrAccept}, Event{EventAccepted, &Accepted{
+		Model: AcceptedModel{ID: p.model.ID, Provider: p.model.Provider, Name: p.model.Name,
+			ProviderMode: string(p.model.Mode), ContextWindowTokens: p.model.ContextWindowTokens},
+		SessionFile:         p.sess.Path(),
+		Tools:               names,
+		EffectiveToolPolicy: p.policy,
+	}})
+	d.fire(fsmrun.Input{Trigger: fsmrun.TrStart}, Event{})
+
+	status, output, errInfo := d.loop(ctx)
+
+	if err := p.sess.Append(store.Record{Body: store.RunEnd{RunID: p.req.RunID, Status: status}}); err != nil && errInfo == nil {
+		status, errInfo = fsmrun.StatusError, &ErrorInfo{Code: CodeSessionFailed, Message: "the session could not be written: " + bound(err.Error())}
+	}
+	d.fire(fsmrun.Input{Trigger: fsmrun.TrSettle, Status: status}, Event{})
+	path := p.sess.Path()
+	changed := d.changed
+	if changed == nil {
+		changed = []string{}
+	}
+	res := Result{Status: status, Output: output, Error: errInfo, FilesChanged: changed, ToolCalls: d.toolCalls, Steps: d.steps, SessionFile: &path}
+	d.fire(fsmrun.Input{Trigger: fsmrun.TrFinalize}, Event{EventFinal, &res})
+	return res
+}
+
+// loop is the agent loop: model steps and tool calls until the model stops,
+// the step limit is hit, or a failure.
+func (d *driver) loop(ctx context.Context) (status, output string, errInfo *ErrorInfo) {
+	p := d.p
+	fail := func(code, msg string) (string, string, *ErrorInfo) {
+		return fsmrun.StatusError, output, &ErrorInfo{Code: code, Message: bound(msg)}
+	}
+	// The prompt and its context are durable before the first model call.
+	recs := []store.Record{
+		{Body: store.RunStart{RunID: p.req.RunID, DisplayText: p.req.DisplayText}},
+		{Body: store.ModelChange{Model: p.model.ID, Provider: p.model.Provider, ProviderMode: string(p.model.Mode)}},
+	}
+	for _, h := range p.req.History {
+		recs = append(recs, store.Record{Body: store.Message{Message: provider.Message{Role: provider.Role(h.Role), Text: h.Content}}})
+	}
+	recs = append(recs, store.Record{Body: store.Message{RunID: p.req.RunID, Message: provider.Message{Role: provider.RoleUser, Text: p.req.Prompt}}})
+	if err := p.sess.Append(recs...); err != nil {
+		return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+	}
+	msgs := p.sess.Messages()
+	specs := make([]provider.ToolSpec, len(p.tools))
+	for i, t := range p.tools {
+		specs[i] = t.spec
+	}
+	system := defaultSystemPrompt
+	if p.req.SystemPrompt != "" {
+		system += "\n\n" + p.req.SystemPrompt
+	}
+
+	for step := 1; ; step++ {
+		if step > p.maxSteps {
+			return fsmrun.StatusBlocked, output, &ErrorInfo{Code: CodeMaxStepsReached, Message: "the run reached max_steps (" + strconv.Itoa(p.maxSteps) + ") before the model finished"}
+		}
+		turn, err := d.callModel(ctx, step, provider.Request{
+			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
+			MaxOutputTokens: p.model.MaxOutputTokens, ReasoningEffort: p.req.ReasoningEffort,
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return fail(CodeCanceled, "the run was canceled")
+			}
+			return fail(CodeProviderError, providerMessage(err))
+		}
+		d.steps++
+		assistant := provider.Message{Role: provider.RoleAssistant, Text: turn.text, Reasoning: turn.reasoning, ReasoningSignature: turn.signature, ToolCalls: turn.calls}
+		cost := d.account(step, turn.usage)
+		if err := p.sess.Append(
+			store.Record{Body: store.Message{RunID: p.req.RunID, Message: assistant}},
+			store.Record{Body: store.Usage{RunID: p.req.RunID, Step: step, Model: p.model.ID, Usage: turn.usage, CostUSD: cost.Total}},
+		); err != nil {
+			return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+		}
+		msgs = append(msgs, assistant)
+		output = turn.text
+		if turn.finish == provider.FinishLength {
+			// A tool call cut by the output cap is never executed, and a cut
+			// answer is not presented as complete.
+			return fail(CodeOutputCut, "the model's output reached max_output_tokens before it finished")
+		}
+		if len(turn.calls) == 0 {
+			return fsmrun.StatusCompleted, output, nil
+		}
+		for _, call := range turn.calls {
+			result := d.runTool(ctx, step, call)
+			if err := p.sess.Append(store.Record{Body: store.Message{RunID: p.req.RunID, Message: result}}); err != nil {
+				return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+			}
+			msgs = append(msgs, result)
+			if ctx.Err() != nil {
+				return fail(CodeCanceled, "the run was canceled")
+			}
+		}
+	}
+}
+
+const defaultSystemPrompt = `You are a coding agent working inside one workspace directory through tools. ` +
+	`Paths are relative to the workspace. Read before you edit; make the smallest change that does the job; ` +
+	`when a tool call is denied or fails, adapt instead of repeating it. Answer concisely when you are done.`
+
+// turn is one model call's committed result.
+type turn struct {
+	text, reasoning, signature string
+	calls                      []provider.ToolCall
+	usage                      provider.Usage
+	finish                     string
+}
+
+func (d *driver) callModel(ctx context.Context, step int, req provider.Request) (turn, error) {
+	var t turn
+	s, err := d.p.prov.Stream(ctx, req)
+	if err != nil {
+		return t, err
+	}
+	defer s.Close()
+	var text, reasoning strings.Builder
+	for s.Next() {
+		ev := s.Event()
+		switch ev.Kind {
+		case provider.EventText:
+			text.WriteString(ev.Text)
+			d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelText, Text: ev.Text})
+		case provider.EventReasoning:
+			reasoning.WriteString(ev.Text)
+			if ev.Signature != "" {
+				t.signature = ev.Signature
+			}
+			if ev.Text != "" {
+				d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelReasoning, Text: ev.Text})
+			}
+		case provider.EventToolCall:
+			t.calls = append(t.calls, ev.ToolCall)
+		case provider.EventUsage:
+			t.usage = ev.Usage
+		case provider.EventFinish:
+			t.finish = ev.FinishReason
+		}
+	}
+	if err := s.Err(); err != nil {
+		return t, err
+	}
+	t.text, t.reasoning = text.String(), reasoning.String()
+	return t, nil
+}
+
+func providerMessage(err error) string {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		return "the provider call failed: " + pe.Error()
+	}
+	return "the provider call failed: " + err.Error()
+}
+
+// account prices one step's usage and emits model_step.
+func (d *driver) account(step int, u provider.Usage) StepCost {
+	usage := Usage(u)
+	if usage.TotalTokens == 0 {
+		usage.TotalTokens = usage.InputTokens + usage.OutputTokens
+	}
+	var c StepCost
+	if pr := d.p.model.Cost; pr != nil {
+		// InputTokens counts cached tokens too (provider.Usage); price
+		// each part at its own rate.
+		fresh := max(usage.InputTokens-usage.CacheReadTokens-usage.CacheWriteTokens, 0)
+		c = StepCost{
+			Input:      float64(fresh) * pr.Input / 1e6,
+			Output:     float64(usage.OutputTokens) * pr.Output / 1e6,
+			CacheRead:  float64(usage.CacheReadTokens) * pr.CacheRead / 1e6,
+			CacheWrite: float64(usage.CacheWriteTokens) * pr.CacheWrite / 1e6,
+			Currency:   pr.Currency,
+		}
+		c.Total = c.Input + c.Output + c.CacheRead + c.CacheWrite
+	}
+	t := &d.total
+	t.Usage.InputTokens += usage.InputTokens
+	t.Usage.OutputTokens += usage.OutputTokens
+	t.Usage.CacheReadTokens += usage.CacheReadTokens
+	t.Usage.CacheWriteTokens += usage.CacheWriteTokens
+	t.Usage.ReasoningTokens += usage.ReasoningTokens
+	t.Usage.TotalTokens += usage.TotalTokens
+	t.Cost.Input += c.Input
+	t.Cost.Output += c.Output
+	t.Cost.CacheRead += c.CacheRead
+	t.Cost.CacheWrite += c.CacheWrite
+	t.Cost.Total += c.Total
+	t.Cost.Currency = c.Currency
+	d.stream(EventModelStep, &ModelStep{Step: step, Model: d.p.model.ID, Usage: usage, Cost: c, Cumulative: *t})
+	return c
+}
+
+// runTool executes one tool call under the policy and returns the tool
+// result message for the model. A denied or failed call is reported to
+// the model as an error; the run goes on (CONTRACT §9–§10).
+func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) provider.Message {
+	d.toolCalls++
+	args := []byte(call.Arguments)
+	if len(strings.TrimSpace(call.Arguments)) == 0 {
+		args = []byte("{}") // some servers send "" for a call without arguments
+	}
+	argValue := jsontext.Value(args)
+	isObject := argValue.IsValid() && argValue.Kind() == '{'
+	if !isObject {
+		argValue, _ = jsontext.AppendQuote(nil, trunc(call.Arguments, 4096))
+	}
+	d.stream(EventToolStart, &ToolStart{Step: step, CallID: call.ID, Tool: call.Name, Arguments: argValue})
+
+	reply := func(fin *ToolFinish) provider.Message {
+		d.stream(EventToolFinish, fin)
+		msg := provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: fin.Output}
+		if fin.Error != nil {
+			msg.IsError = true
+			msg.Text = "error " + fin.Error.Code + ": " + fin.Error.Message
+		}
+		return msg
+	}
+	fail := func(code, msg string) provider.Message {
+		return reply(&ToolFinish{CallID: call.ID, Tool: call.Name, Error: &ErrorInfo{Code: code, Message: bound(msg)}})
+	}
+
+	var def *toolDef
+	for i := range d.p.tools {
+		if d.p.tools[i].spec.Name == call.Name {
+			def = &d.p.tools[i]
+		}
+	}
+	var decision policy.Decision
+	if def == nil {
+		decision = d.p.policy.Unknown()
+	} else {
+		decision = d.p.policy.Decide(call.Name, def.effect)
+	}
+	if !decision.Allowed {
+		d.stream(EventToolPolicy, &ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
+		return fail(decision.DenialCode, denialMessage(call.Name, decision.DenialCode))
+	}
+	if !isObject {
+		return fail(tools.CodeInvalidArguments, "the arguments are not a JSON object")
+	}
+	if def.effect == policy.EffectProcess {
+		// The policy allowed a process effect, but this build has no shell
+		// runner yet: refuse rather than pretend.
+		return fail(CodeUnsupported, "the bash tool is not served by this build yet")
+	}
+	// Every gate has passed: the allowed evidence goes out now.
+	d.stream(EventToolPolicy, &ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
+	res, err := tools.Run(ctx, tools.Env{Root: d.p.root, MaxOutputBytes: int(d.p.policy.MaxOutputBytes.Value)}, call.Name, args)
+	if err != nil {
+		var te *tools.Error
+		if errors.As(err, &te) {
+			return fail(te.Code, te.Message)
+		}
+		return fail(tools.CodeIOError, err.Error())
+	}
+	for _, c := range res.Changed {
+		if !contains(d.changed, c) {
+			d.changed = append(d.changed, c)
+		}
+	}
+	return reply(&ToolFinish{CallID: call.ID, Tool: call.Name, OK: true, Output: res.Output, Truncated: res.Truncated})
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func denialMessage(tool, code string) string {
+	switch code {
+	case policy.DenyUnknownTool:
+		return "there is no tool named " + strconv.Quote(trunc(tool, 64)) + " in this run"
+	case policy.DenyMutationNotAllowed:
+		return "file changes are not authorized for this run"
+	case policy.DenyProcessNotEnabled:
+		return "running commands is not enabled by the operator of this host"
+	case policy.DenyShellUnavailable:
+		return "no shell is available on this host"
+	}
+	return "the call is not allowed by the host's policy"
+}

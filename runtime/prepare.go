@@ -74,12 +74,12 @@ func allTools() []toolDef {
 // prepare validates every field of req (CONTRACT §8) and resolves the
 // route, the workspace, the tools, the policy and the session. A failure
 // is a *RunError and leaves nothing open.
-func (a *Agent) prepare(req RunRequest) (p *prepared, rerr *RunError) {
-	p = &prepared{req: req}
+func (a *Agent) prepare(req RunRequest) (*prepared, *RunError) {
+	p := &prepared{req: req}
+	ok := false
 	defer func() {
-		if rerr != nil {
-			p.close()
-			p = nil
+		if !ok {
+			p.close() // a refused run leaves nothing open
 		}
 	}()
 	if store.ValidateID(req.RunID) != nil {
@@ -155,6 +155,7 @@ func (a *Agent) prepare(req RunRequest) (p *prepared, rerr *RunError) {
 	if err := a.openSession(p); err != nil {
 		return nil, err
 	}
+	ok = true
 	return p, nil
 }
 
@@ -213,6 +214,9 @@ func (a *Agent) resolveRoute(p *prepared) *RunError {
 	req := p.req
 	key := ""
 	if r := req.Route; r != nil {
+		if r.BaseURL == "" {
+			return refuse(CodeRouteInvalid, "inline route fields need base_url; without base_url, model names a catalog entry and the route fields must be omitted")
+		}
 		if err := checkHeaders(r.Headers); err != nil {
 			return err
 		}

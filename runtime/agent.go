@@ -34,10 +34,26 @@ type Options struct {
 	// environment, CLI), lowest precedence first; the run's own layer
 	// (allow_file_mutation, source host_request) goes on top.
 	PolicyLayers []PolicyLayer
+	// TrustWorkspace applies every run's workspace .octet/settings.json, as
+	// if the workspace were listed in trusted_workspaces of
+	// ~/.octet/settings.json.
+	TrustWorkspace bool
 }
 
 // PolicyLayer is one source's partial tool-policy settings.
 type PolicyLayer = policy.Layer
+
+// Policy sources of the operator's layers.
+const (
+	SourceConfig      = policy.SourceConfig
+	SourceEnvironment = policy.SourceEnvironment
+	SourceCLI         = policy.SourceCLI
+)
+
+// PolicyFromEnv builds the environment layer from OCTET_ALLOW_SHELL,
+// OCTET_ALLOW_PROCESS, OCTET_ALLOW_REMOTE_READ, OCTET_BASH_TIMEOUT_MS,
+// OCTET_MAX_OUTPUT_BYTES and OCTET_SHELL_PATH.
+func PolicyFromEnv(getenv func(string) string) (PolicyLayer, error) { return policy.FromEnv(getenv) }
 
 // Agent is the embedding entry point.
 type Agent struct {
@@ -57,6 +73,11 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.Home != "" && !filepath.IsAbs(opts.Home) {
 		errs = append(errs, errors.New("runtime: Options.Home must be absolute"))
+	}
+	for _, l := range opts.PolicyLayers {
+		if err := policy.CheckLayer(l); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -144,12 +144,16 @@ func (a *Agent) prepare(req RunRequest) (*prepared, *RunError) {
 	if req.ReasoningEffort != "" && !p.model.SupportsReasoning {
 		return nil, refuse(CodeReasoningUnsupport, "the route does not support reasoning; omit reasoning")
 	}
+	layers, perr := a.policyLayers(p.root, req.Workspace)
+	if perr != nil {
+		return nil, perr
+	}
 	hostLayer := policy.Layer{Source: policy.SourceHostRequest}
 	if req.AllowFileMutation {
 		yes := true
 		hostLayer.AllowEdit, hostLayer.AllowWrite = &yes, &yes
 	}
-	p.policy = policy.Resolve(nil, nil, append(slices.Clone(a.opts.PolicyLayers), hostLayer)...)
+	p.policy = policy.Resolve(nil, nil, append(layers, hostLayer)...)
 
 	// The session comes last: it takes a lock and may create a file.
 	if err := a.openSession(p); err != nil {
@@ -349,4 +353,35 @@ func (a *Agent) openSession(p *prepared) *RunError {
 		return refuse(CodeHistoryInvalid, "history seeds only a new session; session %s already has messages", strconv.Quote(id))
 	}
 	return nil
+}
+
+// policyLayers returns the operator's layers, lowest precedence first:
+// ~/.octet/settings.json, the workspace's .octet/settings.json when the
+// workspace is trusted, then the embedder's (environment, CLI) layers
+// (CONTRACT §10). The workspace file is read through the workspace root,
+// so a symlink cannot substitute another file.
+func (a *Agent) policyLayers(root *confine.Root, workspace string) ([]policy.Layer, *RunError) {
+	user, err := policy.LoadSettings(filepath.Join(a.opts.Home, ".octet", "settings.json"), "~/.octet/settings.json")
+	if err != nil {
+		return nil, refuse(CodeConfigInvalid, "%s", err.Error())
+	}
+	layers := []policy.Layer{user.Layer()}
+	if a.opts.TrustWorkspace || user.Trusts(workspace) {
+		data, err := root.ReadFile(".octet/settings.json")
+		switch {
+		case errors.Is(err, confine.ErrNotFound):
+		case err != nil:
+			return nil, refuse(CodeConfigInvalid, "the workspace's .octet/settings.json cannot be read")
+		default:
+			ws, err := policy.ParseSettings(data, "workspace .octet/settings.json")
+			if err != nil {
+				return nil, refuse(CodeConfigInvalid, "%s", err.Error())
+			}
+			if len(ws.TrustedWorkspaces) > 0 {
+				return nil, refuse(CodeConfigInvalid, "workspace .octet/settings.json may not set trusted_workspaces")
+			}
+			layers = append(layers, ws.Layer())
+		}
+	}
+	return append(layers, a.opts.PolicyLayers...), nil
 }

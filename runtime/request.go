@@ -96,6 +96,7 @@ const (
 	CodeCanceled           = "canceled"
 	CodeSessionFailed      = "session_write_failed"
 	CodeOutputCut          = "output_incomplete"
+	CodeConfigInvalid      = "config_invalid"
 )
 
 // RunError is a run refused before it was accepted: no event was emitted,

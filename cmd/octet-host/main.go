@@ -39,6 +39,13 @@ func run(args []string) int {
 	fs.SetOutput(os.Stderr)
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	logLevel := fs.String("log-level", "info", "stderr log level: trace, debug, info, warn, error, disabled")
+	allowShell := fs.Bool("allow-shell", false, "enable the shell effect for the bash tool (bash also needs --allow-process)")
+	allowProcess := fs.Bool("allow-process", false, "enable the process effect for the bash tool (bash also needs --allow-shell)")
+	allowRemote := fs.Bool("allow-remote-read", false, "enable network reads by tools")
+	bashTimeout := fs.Int64("bash-timeout-ms", 0, "default timeout of a bash command, in milliseconds")
+	maxOutput := fs.Int64("max-output-bytes", 0, "bound on one tool's output returned to the model, in bytes")
+	shellPath := fs.String("shell-path", "", "absolute path of the shell the bash tool runs")
+	trustWorkspace := fs.Bool("trust-workspace", false, "apply each run's workspace .octet/settings.json")
 	fs.Usage = func() {
 		fmt.Fprint(os.Stderr, usage)
 		fs.PrintDefaults()
@@ -71,10 +78,34 @@ func run(args []string) int {
 	}
 	log := zerolog.New(os.Stderr).Level(lvl).With().Timestamp().Str("component", "octet-host").Logger()
 
-	agent, err := runtime.New(runtime.Options{Logger: &log})
+	envLayer, err := runtime.PolicyFromEnv(os.Getenv)
 	if err != nil {
-		log.Error().Err(err).Msg("cannot start the runtime")
-		return 1
+		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
+		return 2
+	}
+	// The CLI layer holds exactly the flags given on the command line.
+	cli := runtime.PolicyLayer{Source: runtime.SourceCLI}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "allow-shell":
+			cli.AllowShell = allowShell
+		case "allow-process":
+			cli.AllowProcess = allowProcess
+		case "allow-remote-read":
+			cli.AllowRemoteRead = allowRemote
+		case "bash-timeout-ms":
+			cli.BashTimeoutMS = bashTimeout
+		case "max-output-bytes":
+			cli.MaxOutputBytes = maxOutput
+		case "shell-path":
+			cli.ShellPath = shellPath
+		}
+	})
+
+	agent, err := runtime.New(runtime.Options{Logger: &log, PolicyLayers: []runtime.PolicyLayer{envLayer, cli}, TrustWorkspace: *trustWorkspace})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
+		return 2
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,0 +1,141 @@
+package fakeprovider
+
+import (
+	"fmt"
+	"time"
+)
+
+// Fault is a failure the server plays instead of, or in the middle of, a
+// normal answer: one of FaultRefuse, FaultResetAfterHeaders,
+// FaultCutMidStream, FaultStall, FaultStatus and FaultErrorEvent. Inject
+// faults with Server.InjectFault.
+type Fault interface {
+	// describe names the fault for Request.Fault.
+	describe() string
+}
+
+// FaultRefuse makes the server stop accepting connections: its listener is
+// closed (and idle keep-alive connections with it), so the next connection
+// attempt is refused before any request byte is sent — the "network down"
+// case of CONTRACT §12. Server.Reopen listens again on the same port.
+//
+// Unlike the other faults it does not wait for a request: it takes effect
+// as soon as it reaches the head of the fault queue, that is at once when
+// injected into an empty queue, or right after the request that takes the
+// fault before it has been dispatched.
+type FaultRefuse struct {
+	// For, when positive, reopens the server by itself after that long;
+	// zero means until Reopen is called.
+	For time.Duration
+}
+
+// FaultResetAfterHeaders answers 200 with the event-stream headers, then
+// resets the TCP connection (SO_LINGER 0, so the client sees an RST)
+// before any body byte.
+type FaultResetAfterHeaders struct{}
+
+// FaultCutMidStream sends the first AfterEvents events of the answer, then
+// closes the connection without the terminal event (chat [DONE], Responses
+// response.completed, Anthropic message_stop). The count is capped so the
+// terminal event is never sent.
+type FaultCutMidStream struct {
+	AfterEvents int
+	// Graceful ends the HTTP body properly (the final chunk of the chunked
+	// encoding) so the client sees a clean end of body that merely lacks
+	// the terminal event. By default the TCP connection is closed in the
+	// middle of the chunked body, so the client sees an unexpected EOF.
+	Graceful bool
+}
+
+// FaultStall sends the first AfterEvents events of the answer, then sends
+// nothing until the client disconnects, the server closes, or For has
+// passed (when positive); in that last case the rest of the answer follows
+// and the request counts as served.
+type FaultStall struct {
+	AfterEvents int
+	For         time.Duration
+}
+
+// FaultStatus answers with an HTTP error status instead of a stream, in
+// the provider's error envelope (OpenAI {"error":{…}}, Anthropic
+// {"type":"error","error":{…}}) unless Body is set.
+type FaultStatus struct {
+	// Code is the status, 400–599 (e.g. 429, 500, 502, 503, 529); zero
+	// means 500.
+	Code int
+	// RetryAfter, when set, is sent as the Retry-After header (seconds or
+	// an HTTP date, as given).
+	RetryAfter string
+	// RetryAfterMS, when set, is sent as the retry-after-ms header
+	// (OpenAI's extension).
+	RetryAfterMS string
+	// Body, when set, replaces the envelope; it is sent as
+	// application/json when it is valid JSON and as text/plain otherwise
+	// (e.g. a gateway's HTML page).
+	Body string
+}
+
+// FaultErrorEvent sends the first AfterEvents events of the answer, then
+// an in-stream error in the mode's format, then ends the body: Anthropic
+// "event: error" {"type":"error","error":{type,message}}; Responses
+// "event: error" with a nested error object followed by "event:
+// response.failed" (as recorded from the real API); chat
+// "data: {"error":{…}}" with no [DONE].
+type FaultErrorEvent struct {
+	AfterEvents int
+	// Type is the error type, e.g. "overloaded_error", "api_error",
+	// "server_error", "insufficient_quota", "rate_limit_exceeded". Empty
+	// means "overloaded_error" on Anthropic and "server_error" on OpenAI.
+	Type string
+	// Message is the error message; empty means a typical one for Type.
+	Message string
+}
+
+func (FaultRefuse) describe() string { return "refuse" }
+
+func (FaultResetAfterHeaders) describe() string { return "reset_after_headers" }
+
+func (f FaultCutMidStream) describe() string {
+	return fmt.Sprintf("cut_mid_stream(after=%d)", f.AfterEvents)
+}
+
+func (f FaultStall) describe() string {
+	return fmt.Sprintf("stall(after=%d)", f.AfterEvents)
+}
+
+func (f FaultStatus) describe() string { return fmt.Sprintf("status(%d)", f.Code) }
+
+func (f FaultErrorEvent) describe() string {
+	return fmt.Sprintf("error_event(after=%d,type=%s)", f.AfterEvents, f.Type)
+}
+
+// normalizeFault fills defaults and checks f; it panics on a value no test
+// can mean (a nil fault, a status outside 400–599).
+func normalizeFault(f Fault) Fault {
+	switch v := f.(type) {
+	case nil:
+		panic("fakeprovider: InjectFault(nil)")
+	case FaultStatus:
+		if v.Code == 0 {
+			v.Code = 500
+		}
+		if v.Code < 400 || v.Code > 599 {
+			panic(fmt.Sprintf("fakeprovider: FaultStatus.Code %d is not an error status (400-599)", v.Code))
+		}
+		return v
+	case FaultCutMidStream:
+		v.AfterEvents = max(v.AfterEvents, 0)
+		return v
+	case FaultStall:
+		v.AfterEvents = max(v.AfterEvents, 0)
+		return v
+	case FaultErrorEvent:
+		v.AfterEvents = max(v.AfterEvents, 0)
+		return v
+	case FaultRefuse, FaultResetAfterHeaders:
+		return v
+	case *FaultRefuse, *FaultResetAfterHeaders, *FaultCutMidStream, *FaultStall, *FaultStatus, *FaultErrorEvent:
+		panic(fmt.Sprintf("fakeprovider: InjectFault takes fault values, not pointers (%T)", f))
+	}
+	panic(fmt.Sprintf("fakeprovider: unknown fault %T", f))
+}

@@ -1,0 +1,244 @@
+package fakeprovider
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Script is what the fake model answers: one Turn per request, in order,
+// whatever the wire mode of the request.
+type Script struct {
+	// Models are the model ids GET /v1/models lists, before the ids named
+	// by the turns. Requests may name any model; the fake does not check.
+	Models []string `json:"models,omitempty"`
+	// Turns are the answers, consumed in order (see Server.SetScript).
+	Turns []Turn `json:"turns"`
+}
+
+// Turn is the model's answer to one request. Each turn is encoded in the
+// wire format of the endpoint that received the request. Empty fields are
+// left out of the stream: a Turn with only Text streams only text.
+type Turn struct {
+	// Model is the model id the stream reports; empty means the model the
+	// request named.
+	Model string `json:"model,omitempty"`
+	// Reasoning is streamed before everything else: chat
+	// delta.reasoning_content, a Responses reasoning item with a summary,
+	// an Anthropic thinking block with a signature.
+	Reasoning string `json:"reasoning,omitempty"`
+	// Signature is the opaque token sent with Reasoning: the Anthropic
+	// signature_delta, or the Responses encrypted_content when the request
+	// asked for "reasoning.encrypted_content". Empty means a fixed fake
+	// value.
+	Signature string `json:"signature,omitempty"`
+	// Text is the answer text.
+	Text string `json:"text,omitempty"`
+	// Refusal is refusal text, streamed after Text: chat delta.refusal, a
+	// Responses refusal content part, or an Anthropic text block followed
+	// by stop_reason "refusal".
+	Refusal string `json:"refusal,omitempty"`
+	// ToolCalls are streamed last, in order, each with its arguments in
+	// pieces.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	// Usage is reported at the end of the stream.
+	Usage Usage `json:"usage,omitzero"`
+	// Chunk is the size in bytes of each streamed piece of text, reasoning
+	// and arguments (never splitting a UTF-8 character). Zero means a few
+	// words per piece for text and reasoning and 12 bytes for arguments;
+	// a negative value sends each of them whole, in one delta.
+	Chunk int `json:"chunk,omitempty"`
+	// Truncated ends the turn as if it hit the output cap: chat
+	// finish_reason "length", Responses response.incomplete with reason
+	// "max_output_tokens", Anthropic stop_reason "max_tokens".
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// ToolCall is one function call the model makes.
+type ToolCall struct {
+	// ID is the call id; empty means a generated one ("call_…" or
+	// "toolu_…").
+	ID string `json:"id,omitempty"`
+	// Name is the function name.
+	Name string `json:"name"`
+	// Arguments is the JSON text of the arguments, streamed in pieces as
+	// is (it need not be valid JSON). In a script file it may also be
+	// written as a JSON object, which stands for its compact text.
+	Arguments string `json:"arguments"`
+}
+
+// UnmarshalJSON accepts "arguments" as a string or as any other JSON value,
+// which is then taken as its compact text.
+func (c *ToolCall) UnmarshalJSON(data []byte) error {
+	var w struct {
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return err
+	}
+	c.ID, c.Name, c.Arguments = w.ID, w.Name, ""
+	a := bytes.TrimSpace(w.Arguments)
+	switch {
+	case len(a) == 0 || string(a) == "null":
+	case a[0] == '"':
+		if err := json.Unmarshal(a, &c.Arguments); err != nil {
+			return err
+		}
+	default:
+		var b bytes.Buffer
+		if err := json.Compact(&b, a); err != nil {
+			return err
+		}
+		c.Arguments = b.String()
+	}
+	return nil
+}
+
+// Usage is the token accounting a turn reports. The figures are written
+// into each mode's own fields as they are, without conversion: chat
+// prompt_tokens / prompt_tokens_details.cached_tokens / completion_tokens /
+// completion_tokens_details.reasoning_tokens; Responses input_tokens /
+// input_tokens_details.cached_tokens (and cache_write_tokens when set) /
+// output_tokens / output_tokens_details.reasoning_tokens; Anthropic
+// input_tokens / cache_read_input_tokens / cache_creation_input_tokens /
+// output_tokens (and output_tokens_details.thinking_tokens when set). Note
+// that the providers count differently: OpenAI's input includes the cached
+// tokens, Anthropic's does not.
+type Usage struct {
+	Input      int `json:"input,omitempty"`
+	Output     int `json:"output,omitempty"`
+	CacheRead  int `json:"cache_read,omitempty"`
+	CacheWrite int `json:"cache_write,omitempty"`
+	Reasoning  int `json:"reasoning,omitempty"`
+}
+
+// ParseScript decodes a Script from JSON (the format the
+// octet-fake-provider command reads). Unknown fields are errors, so a typo
+// does not silently drop part of a turn.
+func ParseScript(data []byte) (Script, error) {
+	var s Script
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Script{}, fmt.Errorf("fakeprovider: script: %w", err)
+	}
+	if dec.More() {
+		return Script{}, errors.New("fakeprovider: script: data after the script object")
+	}
+	return s, nil
+}
+
+// modelIDs returns the ids GET /v1/models lists.
+func (s *Script) modelIDs() []string {
+	var ids []string
+	seen := map[string]bool{}
+	add := func(id string) {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range s.Models {
+		add(id)
+	}
+	for i := range s.Turns {
+		add(s.Turns[i].Model)
+	}
+	return ids
+}
+
+// defaultWords is how many words a text or reasoning piece holds when
+// Turn.Chunk is zero.
+const defaultWords = 3
+
+// defaultArgBytes is the size of an argument piece when Turn.Chunk is zero.
+const defaultArgBytes = 12
+
+// textPieces splits text into the deltas of a turn.
+func (t *Turn) textPieces(text string) []string {
+	switch {
+	case text == "":
+		return nil
+	case t.Chunk < 0:
+		return []string{text}
+	case t.Chunk > 0:
+		return byteChunks(text, t.Chunk)
+	default:
+		return wordChunks(text, defaultWords)
+	}
+}
+
+// argPieces splits tool-call arguments into deltas.
+func (t *Turn) argPieces(args string) []string {
+	switch {
+	case args == "":
+		return nil
+	case t.Chunk < 0:
+		return []string{args}
+	case t.Chunk > 0:
+		return byteChunks(args, t.Chunk)
+	default:
+		return byteChunks(args, defaultArgBytes)
+	}
+}
+
+// byteChunks splits s into pieces of n bytes, extending a piece to the end
+// of a UTF-8 character it would cut.
+func byteChunks(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		end := min(n, len(s))
+		for end < len(s) && !utf8.RuneStart(s[end]) {
+			end++
+		}
+		out = append(out, s[:end])
+		s = s[end:]
+	}
+	return out
+}
+
+// wordChunks splits s into pieces of n words, each word with the space
+// that follows it.
+func wordChunks(s string, n int) []string {
+	var out []string
+	for len(s) > 0 {
+		end := 0
+		for w := 0; w < n && end < len(s); w++ {
+			// Leading space, then the word, then its trailing space.
+			for end < len(s) && isSpace(s, end) {
+				end += runeLen(s, end)
+			}
+			for end < len(s) && !isSpace(s, end) {
+				end += runeLen(s, end)
+			}
+			for end < len(s) && isSpace(s, end) {
+				end += runeLen(s, end)
+			}
+		}
+		out = append(out, s[:end])
+		s = s[end:]
+	}
+	return out
+}
+
+func isSpace(s string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return unicode.IsSpace(r)
+}
+
+func runeLen(s string, i int) int {
+	_, n := utf8.DecodeRuneInString(s[i:])
+	return n
+}
+
+// joinPieces is the inverse of the splitters (used by tests and by the
+// encoders' "done" events).
+func joinPieces(p []string) string { return strings.Join(p, "") }

@@ -1,0 +1,98 @@
+// Package shell runs the bash tool's commands and makes sure that nothing
+// they start outlives them (CONTRACT §10, §14; DESIGN §2 "Process groups
+// with a ladder"). It is Linux-only.
+//
+// It owns the child processes of a command: how they are started (own
+// process group, stdin /dev/null, stdout and stderr to pipes, never the
+// host's fd 1), how their output is read, streamed and bounded, how they
+// are stopped, and the host-wide Registry of live process groups that the
+// host's signal handling terminates on exit. It does not decide whether a
+// command may run (the policy does) nor decode tool arguments (the bash
+// tool does).
+//
+// Usage:
+//
+//	var reg shell.Registry // one per host
+//	res, err := shell.Run(ctx, shell.Spec{
+//		Shell: "/usr/bin/bash", Dir: root, Command: cmd,
+//		Timeout: timeout, OnOutput: progress, Registry: &reg,
+//	})
+//	// err: not started; res.ExitCode, res.Signal, res.TimedOut: how it ended
+//	...
+//	reg.TerminateAll(2 * time.Second) // on HUP, INT, QUIT or TERM
+//
+// # The kill ladder
+//
+// When the context ends or the timeout expires, Run sends SIGTERM (then
+// SIGCONT, so a stopped process sees it) to the command's process group
+// and to every descendant that left it, waits up to Spec.Grace for all of
+// them to be gone, then sends SIGKILL to the survivors, sweeping until
+// none is left. A command that handles SIGTERM and exits within the grace
+// gets nothing more. The same ladder ends whatever a command leaves behind
+// when its shell exits (background jobs, daemons): Run waits a short
+// drain (200 ms) for the output pipes to close, then runs the ladder over
+// what remains. So a command cannot leave a process running after Run
+// returns, and Run cannot hang on a grandchild that keeps a pipe open.
+// Registry.TerminateAll runs the same ladder over every registered
+// command at once.
+//
+// # Finding descendants that left the group
+//
+// A process can leave the group with setsid(2) or setpgid(2), and a
+// double fork then reparents it away from the shell, so neither the group
+// nor the parent chain finds it. Run therefore puts a random token in the
+// command's environment (variable OCTET_SHELL_ID), which every descendant
+// inherits through fork and exec, whatever its group, session or parent.
+// The ladder reads /proc and takes, for each command: the members of its
+// group, the processes whose initial environment (/proc/<pid>/environ)
+// carries its token, and every descendant of either by parent chain
+// (which also covers a child that was exec'd with a scrubbed environment,
+// while its parent lives). Only processes started after the command are
+// examined, and each signal goes through a pidfd after re-checking the
+// process's start time, so a reused pid is never hit.
+//
+// The alternative, PR_SET_CHILD_SUBREAPER on the host, was rejected: it is
+// a property of the whole process, and the runtime is also embedded in
+// applications as a Go library, where every orphan of any of their
+// children would become theirs to reap; reaping them needs wait(2) on any
+// child, which would steal exit statuses from os/exec callers elsewhere in
+// the process; and a zombie's environment cannot be read, so orphans that
+// died could not be told apart from other children. The token costs one
+// environment variable and a /proc scan when a command ends.
+//
+// What the token does not find: a process that left the group, scrubbed
+// its environment (env -i, some daemons) and was orphaned, or one whose
+// environment the host may not read (a set-user-ID program). Registry's
+// Register tracks its groups by group and parent chain only.
+//
+// # When the host itself dies
+//
+// A host killed by SIGKILL runs no cleanup. Two backstops remain. The
+// shell has Pdeathsig SIGKILL; Pdeathsig fires when the forking OS thread
+// exits, so the shell is started from a goroutine locked to its thread
+// that stays blocked in waitid(2) until the shell exits. And each command
+// has a guard: a second, idle `<shell> -c` process in the command's group
+// that blocks reading a pipe whose only writer is the host; when the host
+// dies the kernel closes the pipe and the guard SIGKILLs the whole group,
+// so the shell's children die too, not only the shell. Descendants that
+// left the group are reached only by a host that lives to run the ladder.
+//
+// # Output
+//
+// Both pipes are read concurrently until they close. Spec.OnOutput gets
+// chunks of at most 4 KiB, valid UTF-8, in order per stream, from one
+// goroutine at a time. Result.Output interleaves the streams in arrival
+// order and is bounded by Spec.MaxOutputBytes in memory as well as in the
+// result: a cut output keeps the first 40% and the last 60% (the end of a
+// build log matters most) around "[output truncated: N of M bytes shown]",
+// where M counts the output after invalid UTF-8 was replaced.
+//
+// # Concurrency
+//
+// Run may be called from many goroutines at once, with the same Registry
+// or different ones. All goroutines Run starts have returned when it
+// returns, except that it cannot return while a process ignores SIGKILL
+// (uninterruptible sleep in the kernel). Registry methods are safe for
+// concurrent use; TerminateAll closes the registry for good, so a host
+// calls it only when it is about to exit.
+package shell

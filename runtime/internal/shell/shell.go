@@ -1,0 +1,418 @@
+package shell
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Defaults for the zero values of Spec fields.
+const (
+	// DefaultGrace is the time between SIGTERM and SIGKILL.
+	DefaultGrace = 2 * time.Second
+	// DefaultMaxOutputBytes bounds Result.Output, as the workspace tools'
+	// output is bounded by default.
+	DefaultMaxOutputBytes = 50_000
+)
+
+// Bounds on reading the pipes once the shell has exited. They are not
+// timeouts of the command: they bound how long Run waits for processes the
+// command left behind.
+const (
+	// exitDrain is how long the pipes may stay open after the shell exits
+	// before the processes holding them get the kill ladder, so output a
+	// background job writes just after the shell's exit is not lost.
+	exitDrain = 200 * time.Millisecond
+	// stopDrain is how long Run waits for the pipes' end after the ladder
+	// before it stops reading: only a holder the ladder cannot find (one
+	// that left the group and scrubbed its environment) keeps them open.
+	stopDrain = 200 * time.Millisecond
+)
+
+// envKey is the environment variable that carries a command's token (see
+// the package documentation). A token inherited from an enclosing host is
+// kept, so nested hosts each find their own descendants.
+const envKey = "OCTET_SHELL_ID"
+
+// guardScript is run by the guard process: it blocks reading a pipe whose
+// only writer is the host, and when the host dies (however it dies) the
+// read ends and the guard SIGKILLs its process group, the command's.
+const guardScript = "read -r x; kill -s KILL 0"
+
+// ErrInvalidSpec is wrapped by the errors Run returns for a Spec it
+// refuses before starting anything.
+var ErrInvalidSpec = errors.New("shell: invalid spec")
+
+// Spec describes one command for Run.
+type Spec struct {
+	// Shell is the absolute path of the shell; Run executes
+	// `<Shell> -c <Command>`. It must accept POSIX sh syntax, because the
+	// guard process runs a short script with it too.
+	Shell string
+	// Dir is the working directory (the workspace root), absolute.
+	Dir string
+	// Command is the command text.
+	Command string
+	// Timeout ends the command with the kill ladder after this long; zero
+	// means no timeout.
+	Timeout time.Duration
+	// Grace is the time between SIGTERM and SIGKILL; zero means
+	// DefaultGrace.
+	Grace time.Duration
+	// MaxOutputBytes bounds Result.Output; zero means
+	// DefaultMaxOutputBytes.
+	MaxOutputBytes int
+	// Env is the command's environment; nil means the host's. Run adds
+	// the variable OCTET_SHELL_ID to it.
+	Env []string
+	// OnOutput, when set, receives the output as it arrives, stream being
+	// Stdout or Stderr, in chunks of at most ChunkBytes that end at
+	// character boundaries (invalid UTF-8 is replaced by U+FFFD). Calls are
+	// made from one goroutine at a time, in order within each stream, and
+	// all of them happen before Run returns. OnOutput must not block for
+	// long: while it runs, the command's writes block once a pipe is full.
+	OnOutput func(stream, chunk string)
+	// Registry, when set, holds the command's process group while it is
+	// alive, so the host's TerminateAll reaches it. The host always sets
+	// it; tests and tools may leave it nil.
+	Registry *Registry
+}
+
+// check validates s, reporting every problem.
+func (s Spec) check() error {
+	var errs []error
+	bad := func(format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrInvalidSpec}, a...)...))
+	}
+	if !filepath.IsAbs(s.Shell) {
+		bad("Shell %q is not an absolute path", s.Shell)
+	}
+	if !filepath.IsAbs(s.Dir) {
+		bad("Dir %q is not an absolute path", s.Dir)
+	}
+	if strings.IndexByte(s.Command, 0) >= 0 {
+		bad("Command contains a NUL byte")
+	}
+	if s.Timeout < 0 {
+		bad("Timeout %v is negative", s.Timeout)
+	}
+	if s.Grace < 0 {
+		bad("Grace %v is negative", s.Grace)
+	}
+	if s.MaxOutputBytes < 0 {
+		bad("MaxOutputBytes %d is negative", s.MaxOutputBytes)
+	}
+	return errors.Join(errs...)
+}
+
+// Result is the outcome of a command that was started.
+type Result struct {
+	// Output is stdout and stderr interleaved in the order they arrived:
+	// valid UTF-8, at most MaxOutputBytes long. When the output was longer
+	// it keeps the first and the last bytes (about 40% and 60% of the
+	// bound) around the line "[output truncated: N of M bytes shown]".
+	Output string
+	// Truncated reports that Output was cut.
+	Truncated bool
+	// ExitCode is the shell's exit status, or -1 when a signal killed it.
+	ExitCode int
+	// Signal names the signal that killed the shell ("SIGKILL"), or is
+	// empty.
+	Signal string
+	// TimedOut reports that Spec.Timeout ended the command.
+	TimedOut bool
+	// Canceled reports that the context ended the command.
+	Canceled bool
+	// Duration is the time from the start to Run's return.
+	Duration time.Duration
+}
+
+// Run executes s.Command with s.Shell and returns when the shell and
+// every process it left behind are gone and the output is read.
+//
+// A command that exits with a non-zero status or dies by a signal is a
+// Result, not an error. Errors are for a command that was not started: an
+// invalid Spec (ErrInvalidSpec), a context that had already ended, a
+// terminated Registry (ErrTerminated) or a failure to start the shell
+// (wrapping the *os.PathError or errno). When ctx ends or Timeout expires
+// the command gets the kill ladder (see the package documentation), and
+// Run returns once it is gone.
+func Run(ctx context.Context, s Spec) (Result, error) {
+	if err := s.check(); err != nil {
+		return Result{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("shell: not started: %w", err)
+	}
+	grace := cmp.Or(s.Grace, DefaultGrace)
+	if s.Registry != nil && !s.Registry.beginStart() {
+		return Result{}, ErrTerminated
+	}
+	c, err := start(s)
+	if s.Registry != nil {
+		if err == nil {
+			c.unregister = s.Registry.add(c.entry)
+		}
+		s.Registry.endStart()
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	return c.wait(ctx, s.Timeout, grace)
+}
+
+// command is a started command.
+type command struct {
+	began  time.Time
+	shell  *os.Process
+	exited <-chan struct{} // closed when the shell has exited (it is not reaped yet)
+	guard  *os.Process
+	// guardW is the host's end of the guard's pipe; it stays open until
+	// the guard is reaped.
+	guardW     *os.File
+	outR, errR *os.File
+	coll       *collector
+	readers    chan struct{} // closed when both pipes are read to the end
+	entry      *entry
+	unregister func()
+}
+
+// start starts the shell and its guard and begins reading the pipes.
+func start(s Spec) (c *command, err error) {
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return nil, fmt.Errorf("shell: start: %w", err)
+	}
+	defer devnull.Close()
+	// Every descriptor is created close-on-exec; the children get theirs
+	// as fds 0–2 only, so nothing else of the host, and never its fd 1,
+	// reaches them.
+	var files []*os.File
+	pipe := func() (r, w *os.File) {
+		if err != nil {
+			return nil, nil
+		}
+		r, w, err = os.Pipe()
+		files = append(files, r, w)
+		return r, w
+	}
+	outR, outW := pipe()
+	errR, errW := pipe()
+	guardR, guardW := pipe()
+	defer func() {
+		// The children hold their own copies of the write ends (and of the
+		// guard's read end); on failure the host's read ends go too.
+		for _, f := range files {
+			if f == nil {
+				continue
+			}
+			if err != nil || f == outW || f == errW || f == guardR {
+				f.Close()
+			}
+		}
+	}()
+	if err != nil {
+		return nil, fmt.Errorf("shell: start: %w", err)
+	}
+
+	token := rand.Text()
+	env := s.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	began := time.Now()
+	shell, exited, err := startLocked(s.Shell, []string{s.Shell, "-c", s.Command}, &os.ProcAttr{
+		Dir:   s.Dir,
+		Env:   withToken(env, token),
+		Files: []*os.File{devnull, outW, errW},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("shell: start %s: %w", s.Shell, err)
+	}
+	// The guard joins the shell's group, so the shell stays the group
+	// leader ("kill -- -$$" works in commands). It has no Pdeathsig: it
+	// must live to see the end of its pipe when the host dies.
+	guard, err := os.StartProcess(s.Shell, []string{s.Shell, "-c", guardScript, "octet-shell-guard"}, &os.ProcAttr{
+		Dir:   "/",
+		Env:   []string{envKey + "=" + token},
+		Files: []*os.File{guardR, devnull, devnull},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pgid: shell.Pid},
+	})
+	if err != nil {
+		signalGroup(shell.Pid, unix.SIGKILL)
+		<-exited
+		shell.Wait()
+		return nil, fmt.Errorf("shell: start guard: %w", err)
+	}
+
+	e := &entry{pgid: shell.Pid, token: token}
+	var buf [statBufBytes]byte
+	for _, p := range []*os.Process{shell, guard} {
+		if st, ok := readStat(p.Pid, buf[:]); ok {
+			e.roots = append(e.roots, st)
+		}
+	}
+	if len(e.roots) == 2 {
+		e.start = min(e.roots[0].start, e.roots[1].start)
+	}
+	c = &command{
+		began: began, shell: shell, exited: exited, guard: guard, guardW: guardW,
+		outR: outR, errR: errR, coll: newCollector(cmp.Or(s.MaxOutputBytes, DefaultMaxOutputBytes), s.OnOutput),
+		readers: make(chan struct{}), entry: e, unregister: func() {},
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); c.coll.read(outR, Stdout) }()
+	go func() { defer wg.Done(); c.coll.read(errR, Stderr) }()
+	go func() { wg.Wait(); close(c.readers) }()
+	return c, nil
+}
+
+// startLocked starts a process from a goroutine locked to its OS thread
+// that stays alive, blocked in waitid(2), until the process exits.
+// Pdeathsig fires when the thread that forked the child exits, not the
+// process; the Go runtime ends a thread when a goroutine locked to it
+// returns, so starting from an unlocked goroutine could kill the child
+// whenever some later goroutine on the same thread locked and exited. The
+// returned channel is closed when the process has exited; it is left
+// unreaped (WNOWAIT), so its pid and process group id stay reserved until
+// the caller's Wait.
+func startLocked(path string, argv []string, attr *os.ProcAttr) (*os.Process, <-chan struct{}, error) {
+	type started struct {
+		p   *os.Process
+		err error
+	}
+	ch := make(chan started, 1)
+	exited := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		p, err := os.StartProcess(path, argv, attr)
+		ch <- started{p, err}
+		if err != nil {
+			return
+		}
+		var info unix.Siginfo
+		for {
+			err := unix.Waitid(unix.P_PID, p.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			if !errors.Is(err, unix.EINTR) {
+				break
+			}
+		}
+		close(exited)
+	}()
+	s := <-ch
+	return s.p, exited, s.err
+}
+
+// withToken returns env with envKey set to token, appended after any
+// token env already carries.
+func withToken(env []string, token string) []string {
+	out := make([]string, 0, len(env)+1)
+	var tokens []string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, envKey+"="); ok {
+			if v != "" {
+				tokens = append(tokens, v)
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, envKey+"="+strings.Join(append(tokens, token), ":"))
+}
+
+// wait waits for the command, runs the ladder when ctx ends or the timeout
+// expires, cleans up what the shell left behind, and reaps.
+func (c *command) wait(ctx context.Context, timeout, grace time.Duration) (Result, error) {
+	var res Result
+	var timer <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case <-c.exited:
+	case <-ctx.Done():
+		res.Canceled = !isClosed(c.exited)
+	case <-timer:
+		res.TimedOut = !isClosed(c.exited)
+	}
+	entries := []*entry{c.entry}
+	if res.Canceled || res.TimedOut {
+		terminate(entries, grace)
+		<-c.exited
+	}
+
+	// The shell is gone. Whatever it left behind (background jobs, holders
+	// of the pipes, processes that left the group) gets the ladder too,
+	// after a short drain so that late output is not lost.
+	drained := waitClosed(c.readers, exitDrain)
+	left, err := members(entries, c.guard.Pid)
+	if (err == nil && len(left) > 0) || (err != nil && !drained) {
+		terminate(entries, grace)
+	}
+	if !waitClosed(c.readers, stopDrain) {
+		now := time.Now()
+		c.outR.SetReadDeadline(now)
+		c.errR.SetReadDeadline(now)
+		<-c.readers
+	}
+	c.guard.Kill()
+	c.guard.Wait()
+	c.unregister()
+	st, err := c.shell.Wait()
+	c.guardW.Close()
+	c.outR.Close()
+	c.errR.Close()
+
+	res.Output, res.Truncated = c.coll.result()
+	res.Duration = time.Since(c.began)
+	if err != nil {
+		res.ExitCode = -1
+		return res, fmt.Errorf("shell: wait: %w", err)
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.ExitCode, res.Signal = -1, unix.SignalName(ws.Signal())
+	} else {
+		res.ExitCode = st.ExitCode()
+	}
+	return res, nil
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitClosed waits up to d for ch to be closed and reports whether it was.
+func waitClosed(ch <-chan struct{}, d time.Duration) bool {
+	if isClosed(ch) {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return true
+	case <-t.C:
+		return false
+	}
+}

@@ -13,6 +13,12 @@
 // invariant: it holds for every prefix of a good transcript, so it can run
 // after every event; Complete adds what holds only once the host exited 0.
 //
+// The run predicates (run.go: RunLifecycle and the invariants of
+// tla/RunLifecycle.tla it joins, AcceptedFirst, StartedBeforeStream,
+// SettledBeforeFinal, ExactlyOneFinal, RejectedHasNoAccepted) read one
+// run's transcript instead: its events' types and statuses, each reduced to
+// a RunEvent, with the session's framing left to the predicates above.
+//
 // Each predicate returns nil or a *Violation naming the invariant and the
 // offending frame. The package has no state and does no I/O; it is safe for
 // concurrent use.

@@ -91,7 +91,11 @@ const (
 	EventFinish
 )
 
-// Usage is the token accounting of one model call.
+// Usage is the token accounting of one model call. InputTokens counts every
+// input token, cached ones included (OpenAI's convention): a mode whose wire
+// reports cache reads and writes separately (Anthropic) adds them in, so
+// that pricing can split InputTokens into fresh, cache-read and cache-write
+// parts. OutputTokens includes ReasoningTokens.
 type Usage struct {
 	InputTokens      int64 `json:"input_tokens"`
 	OutputTokens     int64 `json:"output_tokens"`

@@ -34,6 +34,9 @@ type Options struct {
 	// environment, CLI), lowest precedence first; the run's own layer
 	// (allow_file_mutation, source host_request) goes on top.
 	PolicyLayers []PolicyLayer
+	// ProviderFactory builds the provider of a resolved route. Default: the
+	// module's Chat Completions, Responses and Messages clients.
+	ProviderFactory ProviderFactory
 	// TrustWorkspace applies every run's workspace .octet/settings.json, as
 	// if the workspace were listed in trusted_workspaces of
 	// ~/.octet/settings.json.
@@ -95,7 +98,11 @@ func New(opts Options) (*Agent, error) {
 	if opts.Logger != nil {
 		log = *opts.Logger
 	}
-	return &Agent{opts: opts, log: log}, nil
+	a := &Agent{opts: opts, log: log}
+	if a.opts.ProviderFactory == nil {
+		a.opts.ProviderFactory = a.defaultFactory
+	}
+	return a, nil
 }
 
 // Model is one entry of the model inventory, route-effective (CONTRACT §7).

@@ -17,7 +17,6 @@ import (
 	"octet.dev/host/runtime/internal/confine"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/provider"
-	"octet.dev/host/runtime/internal/provider/chat"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/internal/tools"
 )
@@ -34,6 +33,7 @@ type prepared struct {
 	policy   policy.Effective
 	maxSteps int
 	newSess  bool
+	key      string // the route's credential, scrubbed from every message
 }
 
 func (p *prepared) close() {
@@ -255,20 +255,19 @@ func (a *Agent) resolveRoute(p *prepared) *RunError {
 			return refuse(CodeCredentialsMissing, "no API key for provider %s: set %s or write ~/.octet/credentials/%s.json", strconv.Quote(m.Provider), m.CredentialEnv, m.Provider)
 		}
 	}
-	switch p.model.Mode {
-	case catalog.ModeOpenAICompatible:
-		var headers map[string]string
-		if req.Route != nil {
-			headers = req.Route.Headers
-		}
-		prov, err := chat.New(chat.Config{BaseURL: p.model.BaseURL, APIKey: key, Headers: headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now})
-		if err != nil {
-			return refuse(CodeRouteInvalid, "%s", scrub(err.Error(), key))
-		}
-		p.prov = prov
-	default:
-		return refuse(CodeUnsupported, "provider_mode %s is not served by this build yet", string(p.model.Mode))
+	route := Route{ModelID: p.model.ID, APIModel: p.model.APIModel, Provider: p.model.Provider, Mode: string(p.model.Mode), BaseURL: p.model.BaseURL, APIKey: key}
+	if req.Route != nil {
+		route.Headers = req.Route.Headers
 	}
+	prov, err := a.opts.ProviderFactory(route)
+	var unsupported errUnsupportedMode
+	switch {
+	case errors.As(err, &unsupported):
+		return refuse(CodeUnsupported, "%s", err.Error())
+	case err != nil:
+		return refuse(CodeRouteInvalid, "%s", scrub(err.Error(), key))
+	}
+	p.prov, p.key = prov, key
 	return nil
 }
 

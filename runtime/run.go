@@ -190,7 +190,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			if ctx.Err() != nil {
 				return fail(CodeCanceled, "the run was canceled")
 			}
-			return fail(CodeProviderError, providerMessage(err))
+			return fail(CodeProviderError, scrub(providerMessage(err), p.key))
 		}
 		d.steps++
 		assistant := provider.Message{Role: provider.RoleAssistant, Text: turn.text, Reasoning: turn.reasoning, ReasoningSignature: turn.signature, ToolCalls: turn.calls}

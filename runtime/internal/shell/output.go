@@ -177,7 +177,7 @@ func truncationMarker(shown, total int) string {
 }
 
 // utf8Cut returns the largest n' ≤ n such that b[:n'] ends at a character
-// boundary of b.
+// boundary of b (n itself when b is not UTF-8 there).
 func utf8Cut(b []byte, n int) int {
 	if n >= len(b) {
 		return len(b)
@@ -185,7 +185,7 @@ func utf8Cut(b []byte, n int) int {
 	if n <= 0 {
 		return 0
 	}
-	for i := n; i > 0 && i > n-utf8.UTFMax; i-- {
+	for i := n; i >= 0 && i > n-utf8.UTFMax; i-- {
 		if utf8.RuneStart(b[i]) {
 			return i
 		}

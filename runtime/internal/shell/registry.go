@@ -3,6 +3,7 @@ package shell
 import (
 	"errors"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -188,7 +189,7 @@ func members(entries []*entry, skip ...int) ([]proc, error) {
 	}
 	var out []proc
 	for i, p := range procs {
-		if matched[i] && !p.dead && !contains(skip, p.pid) {
+		if matched[i] && !p.dead && !slices.Contains(skip, p.pid) {
 			out = append(out, p)
 		}
 	}
@@ -206,15 +207,6 @@ func belongs(p proc, entries []*entry) bool {
 			if p.pid == r.pid && p.start == r.start {
 				return true
 			}
-		}
-	}
-	return false
-}
-
-func contains(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
 		}
 	}
 	return false
@@ -248,12 +240,18 @@ func terminate(entries []*entry, grace time.Duration) {
 	if len(entries) == 0 {
 		return
 	}
-	send := func(ps []proc, sig unix.Signal) {
+	// send signals the groups, and the processes outside them. all also
+	// signals the group members one by one (a member may have left its
+	// group since the scan): right for SIGKILL, but a second SIGTERM would
+	// run a command's TERM handler twice.
+	send := func(ps []proc, sig unix.Signal, all bool) {
 		for _, e := range entries {
 			signalGroup(e.pgid, sig)
 		}
 		for _, p := range ps {
-			signalProc(p, sig)
+			if all || !slices.ContainsFunc(entries, func(e *entry) bool { return e.pgid == p.pgid }) {
+				signalProc(p, sig)
+			}
 		}
 	}
 	// gone scans once and reports whether nothing is left, and the
@@ -269,8 +267,8 @@ func terminate(entries []*entry, grace time.Duration) {
 	if done {
 		return
 	}
-	send(ps, unix.SIGTERM)
-	send(ps, unix.SIGCONT)
+	send(ps, unix.SIGTERM, false)
+	send(ps, unix.SIGCONT, false)
 	deadline := time.Now().Add(grace)
 	for wait := pollMin; time.Now().Before(deadline); wait = min(2*wait, pollMax) {
 		time.Sleep(min(wait, time.Until(deadline)))
@@ -282,7 +280,7 @@ func terminate(entries []*entry, grace time.Duration) {
 		if done, ps = gone(); done {
 			return
 		}
-		send(ps, unix.SIGKILL)
+		send(ps, unix.SIGKILL, true)
 		time.Sleep(wait)
 	}
 }

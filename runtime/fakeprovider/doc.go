@@ -1,0 +1,64 @@
+// Package fakeprovider is a loopback fake of the three model APIs octet-host
+// streams from — OpenAI Chat Completions, OpenAI Responses and Anthropic
+// Messages — for end-to-end tests, ours (DESIGN §3 item 11) and
+// applications' own CI. It answers from a script or replays recorded
+// streams, and injects the faults the recovery rules of CONTRACT §12 are
+// about.
+//
+// # Endpoints
+//
+// A Server listens on a loopback address only (127.0.0.1 on a free port by
+// default) and serves:
+//
+//   - POST /v1/chat/completions (ModeChat, provider_mode "openai-compatible"),
+//   - POST /v1/responses (ModeResponses, "openai-responses"),
+//   - POST /v1/messages (ModeAnthropic, "anthropic-messages"),
+//   - GET /v1/models, listing the script's model ids.
+//
+// BaseURL gives the base_url to configure for each mode (CONTRACT §8): the
+// root plus "/v1" for the OpenAI modes and the root for Anthropic. A model
+// request must be a JSON object with a "model" and "stream": true (chat and
+// Anthropic also need "messages", Anthropic "max_tokens"); anything else
+// gets a 400 in the provider's own error envelope.
+//
+// # Answers
+//
+// Each model request is answered, in this order of precedence, by a
+// fixture queued with ServeFixture for that mode, the fixture set with
+// SetFixture for that mode, or the next Turn of the Script. A Turn (text,
+// reasoning, refusal, tool calls, usage) is encoded in the wire format of
+// the endpoint that received the request, so one script drives any mode.
+// Fixtures are the project's recorded provider streams, embedded unchanged
+// (see fixtures/LICENSES.md); ".sse" files are replayed byte for byte with
+// their recorded status and headers, ".chunks.jsonl" files framed as the
+// provider sends them.
+//
+// A turn or queued fixture is consumed only by a request that received it
+// whole. A request that got a fault, or whose client went away, leaves it
+// at the head of its queue, so the retry gets the same answer.
+//
+// # Faults
+//
+// InjectFault queues one Fault per request: FaultStatus (an HTTP error such
+// as 429 with Retry-After, 5xx, 529, in the provider's envelope),
+// FaultErrorEvent (an in-stream error event), FaultCutMidStream (the
+// connection closes before the terminal event), FaultStall (the stream
+// stops until the client gives up), FaultResetAfterHeaders (a TCP reset
+// after the headers) and FaultRefuse (connections are refused until
+// Reopen, on the same port).
+//
+// # Requests
+//
+// Requests returns every request received, with its decoded JSON body and
+// its headers; credential values are redacted, and only whether a key was
+// sent and its KeyFingerprint are kept.
+//
+// # Concurrency
+//
+// A Server's methods are safe for concurrent use. Concurrent requests take
+// distinct turns; the order among them is the order the server dispatches
+// them in. Close stops the server and waits for all its goroutines.
+//
+// The octet-fake-provider command (cmd/octet-fake-provider) runs a Server
+// from a script file for use outside Go tests.
+package fakeprovider

@@ -1,0 +1,76 @@
+package runtime
+
+import (
+	"octet.dev/host/runtime/internal/catalog"
+	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/chat"
+)
+
+// The provider seam, for embedders that bring their own provider (and for
+// tests): a ProviderFactory builds the Provider of a resolved Route.
+type (
+	// Provider starts streamed model calls for one route.
+	Provider = provider.Provider
+	// ProviderRequest is one model call.
+	ProviderRequest = provider.Request
+	// ProviderStream is a pull iterator over one streamed response.
+	ProviderStream = provider.Stream
+	// StreamEvent is one decoded piece of a response.
+	StreamEvent = provider.StreamEvent
+	// Message is one entry of the provider-neutral conversation.
+	Message = provider.Message
+	// ToolCall is one complete tool call made by the model.
+	ToolCall = provider.ToolCall
+	// ToolSpec describes a tool offered to the model.
+	ToolSpec = provider.ToolSpec
+	// ProviderUsage is the token accounting of one call.
+	ProviderUsage = provider.Usage
+	// ProviderError is a provider failure with the facts recovery needs.
+	ProviderError = provider.Error
+)
+
+// Stream event kinds and finish reasons, re-exported for providers.
+const (
+	StreamText      = provider.EventText
+	StreamReasoning = provider.EventReasoning
+	StreamToolCall  = provider.EventToolCall
+	StreamUsage     = provider.EventUsage
+	StreamFinish    = provider.EventFinish
+
+	FinishStop      = provider.FinishStop
+	FinishToolCalls = provider.FinishToolCalls
+	FinishLength    = provider.FinishLength
+)
+
+// Route is a resolved model route: what a ProviderFactory needs to build a
+// Provider. APIKey is the credential; never log it.
+type Route struct {
+	ModelID  string // catalog or inline id
+	APIModel string // the model name sent to the provider
+	Provider string
+	Mode     string // openai-compatible | openai-responses | anthropic-messages
+	BaseURL  string
+	APIKey   string
+	Headers  map[string]string
+}
+
+// ProviderFactory builds the Provider for a route. It returns an error
+// (reported as route_invalid, or unsupported for an unknown mode) when it
+// cannot.
+type ProviderFactory func(Route) (Provider, error)
+
+// errUnsupportedMode marks a route whose wire mode this build cannot serve.
+type errUnsupportedMode struct{ mode string }
+
+func (e errUnsupportedMode) Error() string {
+	return "provider_mode " + e.mode + " is not served by this build yet"
+}
+
+// defaultFactory builds the wire-mode providers of this module.
+func (a *Agent) defaultFactory(r Route) (Provider, error) {
+	switch catalog.Mode(r.Mode) {
+	case catalog.ModeOpenAICompatible:
+		return chat.New(chat.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now})
+	}
+	return nil, errUnsupportedMode{r.Mode}
+}

@@ -1,0 +1,391 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/spec"
+)
+
+// scripted is an in-memory Provider: each call answers with the next turn
+// and records the request it got.
+type scripted struct {
+	mu    sync.Mutex
+	turns [][]StreamEvent
+	errs  []error // per call; nil means use the turn
+	reqs  []ProviderRequest
+}
+
+func (s *scripted) Stream(ctx context.Context, req ProviderRequest) (ProviderStream, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.reqs)
+	s.reqs = append(s.reqs, req)
+	if n < len(s.errs) && s.errs[n] != nil {
+		return nil, s.errs[n]
+	}
+	if n >= len(s.turns) {
+		return nil, &ProviderError{Kind: "http_status", Status: 500, Message: "script exhausted"}
+	}
+	return &sliceStream{ctx: ctx, evs: s.turns[n]}, nil
+}
+
+func (s *scripted) requests() []ProviderRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.reqs)
+}
+
+type sliceStream struct {
+	ctx context.Context
+	evs []StreamEvent
+	i   int
+	err error
+}
+
+func (s *sliceStream) Next() bool {
+	if s.ctx.Err() != nil {
+		s.err = s.ctx.Err()
+		return false
+	}
+	if s.i >= len(s.evs) {
+		return false
+	}
+	s.i++
+	return true
+}
+func (s *sliceStream) Event() StreamEvent { return s.evs[s.i-1] }
+func (s *sliceStream) Err() error         { return s.err }
+func (s *sliceStream) Close() error       { return nil }
+
+func text(parts ...string) []StreamEvent {
+	var evs []StreamEvent
+	for _, p := range parts {
+		evs = append(evs, StreamEvent{Kind: StreamText, Text: p})
+	}
+	return append(evs,
+		StreamEvent{Kind: StreamUsage, Usage: ProviderUsage{InputTokens: 100, OutputTokens: 10, CacheReadTokens: 40}},
+		StreamEvent{Kind: StreamFinish, FinishReason: FinishStop})
+}
+
+func calls(cs ...ToolCall) []StreamEvent {
+	var evs []StreamEvent
+	for _, c := range cs {
+		evs = append(evs, StreamEvent{Kind: StreamToolCall, ToolCall: c})
+	}
+	return append(evs, StreamEvent{Kind: StreamUsage, Usage: ProviderUsage{InputTokens: 50, OutputTokens: 5}},
+		StreamEvent{Kind: StreamFinish, FinishReason: FinishToolCalls})
+}
+
+type fixture struct {
+	t         *testing.T
+	home, ws  string
+	sessions  string
+	agent     *Agent
+	prov      *scripted
+	lastRoute Route
+}
+
+func newFixture(t *testing.T, turns ...[]StreamEvent) *fixture {
+	t.Helper()
+	f := &fixture{t: t, home: t.TempDir(), ws: t.TempDir(), prov: &scripted{turns: turns}}
+	f.sessions = filepath.Join(f.home, "sessions")
+	a, err := New(Options{Home: f.home, Getenv: func(string) string { return "" },
+		ProviderFactory: func(r Route) (Provider, error) { f.lastRoute = r; return f.prov, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.agent = a
+	return f
+}
+
+func (f *fixture) req(prompt string) RunRequest {
+	return RunRequest{RunID: "run-1", Workspace: f.ws, Model: "local-model", Prompt: prompt, SessionDir: f.sessions,
+		Route: &InlineRoute{Provider: "local", BaseURL: "http://127.0.0.1:9/v1", APIKey: "sk-test-secret-value"}}
+}
+
+// run executes req and returns its events and result, checking the run
+// lifecycle invariants on the event sequence.
+func (f *fixture) run(req RunRequest) ([]Event, Result) {
+	f.t.Helper()
+	rc, err := f.agent.Run(context.Background(), req)
+	if err != nil {
+		f.t.Fatalf("Run refused: %v", err)
+	}
+	var evs []Event
+	var lifecycle []spec.RunEvent
+	for ev := range rc.Events() {
+		evs = append(evs, ev)
+		re := spec.RunEvent{Type: ev.Type}
+		switch d := ev.Data.(type) {
+		case *Settled:
+			re.Status = d.Status
+		case *Result:
+			re.Status = d.Status
+		}
+		lifecycle = append(lifecycle, re)
+		if err := spec.RunLifecycle(lifecycle); err != nil {
+			f.t.Fatalf("lifecycle: %v", err)
+		}
+	}
+	if err := spec.RunComplete(lifecycle); err != nil {
+		f.t.Fatalf("lifecycle: %v", err)
+	}
+	res := rc.Wait()
+	if last := evs[len(evs)-1].Data.(*Result); !cmp.Equal(*last, res) {
+		f.t.Fatalf("final event %+v differs from Wait() %+v", *last, res)
+	}
+	// The credential never appears in events or in the session file.
+	all, _ := json.Marshal(evs)
+	if strings.Contains(string(all), "sk-test-secret-value") {
+		f.t.Fatal("the API key appears in an event")
+	}
+	if res.SessionFile != nil {
+		data, _ := os.ReadFile(*res.SessionFile)
+		if strings.Contains(string(data), "sk-test-secret-value") {
+			f.t.Fatal("the API key appears in the session file")
+		}
+	}
+	return evs, res
+}
+
+func types(evs []Event) []string {
+	var out []string
+	for _, e := range evs {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func find[T any](evs []Event) []*T {
+	var out []*T
+	for _, e := range evs {
+		if d, ok := e.Data.(*T); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func TestRunTextAnswer(t *testing.T) {
+	f := newFixture(t, text("Hel", "lo"))
+	evs, res := f.run(f.req("say hello"))
+	want := []string{"accepted", "started", "model_delta", "model_delta", "model_step", "settled", "final_result"}
+	if diff := cmp.Diff(want, types(evs)); diff != "" {
+		t.Fatalf("event types (-want +got):\n%s", diff)
+	}
+	if res.Status != "completed" || res.Output != "Hello" || res.Steps != 1 || res.ToolCalls != 0 || res.Error != nil {
+		t.Errorf("result %+v", res)
+	}
+	acc := find[Accepted](evs)[0]
+	if acc.Model.Provider != "local" || !strings.HasPrefix(acc.Model.ID, "inline-") || acc.SessionFile != *res.SessionFile ||
+		len(acc.Tools) != 7 || acc.EffectiveToolPolicy.EffectPolicy.Value != "controlled" {
+		t.Errorf("accepted %+v", acc)
+	}
+	if f.lastRoute.APIModel != "local-model" || f.lastRoute.BaseURL != "http://127.0.0.1:9/v1" {
+		t.Errorf("route %+v", f.lastRoute)
+	}
+	step := find[ModelStep](evs)[0]
+	if step.Usage.InputTokens != 100 || step.Usage.TotalTokens != 110 || step.Cumulative.Usage.OutputTokens != 10 || step.UsageUncertain {
+		t.Errorf("model_step %+v", step)
+	}
+	reqs := f.prov.requests()
+	if len(reqs) != 1 || len(reqs[0].Messages) != 1 || reqs[0].Messages[0].Text != "say hello" || !strings.Contains(reqs[0].System, "coding agent") {
+		t.Errorf("provider request %+v", reqs)
+	}
+}
+
+func TestRunToolLoopAndPolicy(t *testing.T) {
+	f := newFixture(t,
+		calls(ToolCall{ID: "c1", Name: "read", Arguments: `{"path":"notes.txt"}`},
+			ToolCall{ID: "c2", Name: "write", Arguments: `{"path":"out.txt","content":"x"}`},
+			ToolCall{ID: "c3", Name: "launch_missiles", Arguments: `{}`},
+			ToolCall{ID: "c4", Name: "read", Arguments: `not json`},
+			ToolCall{ID: "c5", Name: "bash", Arguments: `{"command":"echo hi"}`},
+			ToolCall{ID: "c6", Name: "read", Arguments: `{"path":"../outside"}`}),
+		text("done"))
+	if err := os.WriteFile(filepath.Join(f.ws, "notes.txt"), []byte("alpha\nbeta\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	evs, res := f.run(f.req("look around"))
+	if res.Status != "completed" || res.Output != "done" || res.ToolCalls != 6 || res.Steps != 2 || len(res.FilesChanged) != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	fin := find[ToolFinish](evs)
+	pol := find[ToolPolicy](evs)
+	got := map[string]string{}
+	for _, fe := range fin {
+		if fe.OK {
+			got[fe.CallID] = "ok"
+		} else {
+			got[fe.CallID] = fe.Error.Code
+		}
+	}
+	want := map[string]string{"c1": "ok", "c2": "mutation_not_authorized", "c3": "unknown_tool", "c4": "invalid_arguments", "c5": "process_not_enabled", "c6": "path_outside_workspace"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tool outcomes (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(fin[0].Output, "alpha") {
+		t.Errorf("read output %q", fin[0].Output)
+	}
+	if _, err := os.Stat(filepath.Join(f.ws, "out.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a denied write created the file")
+	}
+	for _, p := range pol {
+		raw, _ := json.Marshal(p)
+		if strings.Contains(string(raw), f.ws) || strings.Contains(string(raw), "echo hi") || strings.Contains(string(raw), "/bin/") {
+			t.Errorf("tool_policy carries a path or command: %s", raw)
+		}
+	}
+	// The model got every result, errors marked, in call order.
+	reqs := f.prov.requests()
+	msgs := reqs[1].Messages
+	var results []string
+	for _, m := range msgs {
+		if m.Role == "tool" {
+			results = append(results, m.ToolCallID)
+			if (m.ToolCallID != "c1") != m.IsError {
+				t.Errorf("result %s IsError=%v", m.ToolCallID, m.IsError)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"c1", "c2", "c3", "c4", "c5", "c6"}, results); diff != "" {
+		t.Errorf("tool results sent back (-want +got):\n%s", diff)
+	}
+}
+
+func TestRunFileMutationAuthorized(t *testing.T) {
+	f := newFixture(t,
+		calls(ToolCall{ID: "w", Name: "write", Arguments: `{"path":"dir/new.txt","content":"one\n"}`}),
+		calls(ToolCall{ID: "e", Name: "edit", Arguments: `{"path":"dir/new.txt","old_text":"one","new_text":"two"}`}),
+		text("ok"))
+	req := f.req("write a file")
+	req.AllowFileMutation = true
+	evs, res := f.run(req)
+	if res.Status != "completed" || !cmp.Equal(res.FilesChanged, []string{"dir/new.txt"}) {
+		t.Fatalf("result %+v", res)
+	}
+	data, err := os.ReadFile(filepath.Join(f.ws, "dir", "new.txt"))
+	if err != nil || string(data) != "two\n" {
+		t.Fatalf("file: %q %v", data, err)
+	}
+	for _, p := range find[ToolPolicy](evs) {
+		if !p.Decision.Allowed || p.Decision.Authorization != "host_request" || p.Decision.Policy.AllowWrite.Source != "host_request" {
+			t.Errorf("decision %+v", p.Decision)
+		}
+	}
+}
+
+func TestRunMaxStepsBlocked(t *testing.T) {
+	loop := calls(ToolCall{ID: "x", Name: "ls", Arguments: `{}`})
+	f := newFixture(t, loop, loop, loop)
+	req := f.req("loop")
+	req.MaxSteps = 2
+	_, res := f.run(req)
+	if res.Status != "blocked" || res.Error == nil || res.Error.Code != CodeMaxStepsReached || res.Steps != 2 {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestRunProviderErrorIsError(t *testing.T) {
+	f := newFixture(t)
+	f.prov.errs = []error{&ProviderError{Kind: "http_status", Status: 401, Message: "bad key sk-test-secret-value"}}
+	_, res := f.run(f.req("hi"))
+	if res.Status != "error" || res.Error.Code != CodeProviderError || strings.Contains(res.Error.Message, "sk-test") {
+		t.Fatalf("result %+v", res.Error)
+	}
+}
+
+func TestRunLengthCutIsNotSuccess(t *testing.T) {
+	cut := []StreamEvent{{Kind: StreamText, Text: "partial"}, {Kind: StreamFinish, FinishReason: FinishLength}}
+	f := newFixture(t, cut)
+	_, res := f.run(f.req("long"))
+	if res.Status != "error" || res.Error.Code != CodeOutputCut || res.Output != "partial" {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestRunResumeSendsPriorConversation(t *testing.T) {
+	f := newFixture(t, text("first answer"), text("second answer"))
+	req := f.req("first question")
+	req.SessionID = "customer-42"
+	req.History = []HistoryMessage{{Role: "user", Content: "seed q"}, {Role: "assistant", Content: "seed a"}}
+	_, res1 := f.run(req)
+	req = f.req("second question")
+	req.RunID, req.SessionID = "run-2", "customer-42"
+	_, res2 := f.run(req)
+	if *res1.SessionFile != *res2.SessionFile {
+		t.Fatalf("session files differ: %s %s", *res1.SessionFile, *res2.SessionFile)
+	}
+	var got []string
+	for _, m := range f.prov.requests()[1].Messages {
+		got = append(got, string(m.Role)+":"+m.Text)
+	}
+	want := []string{"user:seed q", "assistant:seed a", "user:first question", "assistant:first answer", "user:second question"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("resumed conversation (-want +got):\n%s", diff)
+	}
+	// History seeds only a new session.
+	req.RunID, req.History = "run-3", []HistoryMessage{{Role: "user", Content: "late"}}
+	if _, err := f.agent.Run(context.Background(), req); !isCode(err, CodeHistoryInvalid) {
+		t.Errorf("history on an existing session: %v", err)
+	}
+}
+
+func isCode(err error, code string) bool {
+	var re *RunError
+	return errors.As(err, &re) && re.Code == code
+}
+
+func TestRunSessionLocked(t *testing.T) {
+	f := newFixture(t, text("x"))
+	s, err := store.Open(f.sessions, "busy", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	req := f.req("hi")
+	req.SessionID = "busy"
+	if _, err := f.agent.Run(context.Background(), req); !isCode(err, CodeSessionLocked) {
+		t.Fatalf("Run on a locked session: %v", err)
+	}
+	if len(f.prov.requests()) != 0 {
+		t.Error("a refused run called the provider")
+	}
+}
+
+func TestRunCancel(t *testing.T) {
+	f := newFixture(t, text("never"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rc, err := f.agent.Run(ctx, f.req("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range rc.Events() {
+	}
+	if res := rc.Wait(); res.Status != "error" || res.Error.Code != CodeCanceled {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestRunAbandonDoesNotBlock(t *testing.T) {
+	f := newFixture(t, text(strings.Split(strings.Repeat("x", 500), "")...))
+	rc, err := f.agent.Run(context.Background(), f.req("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-rc.Events()
+	rc.Abandon()
+	rc.Wait() // returns although nobody reads the remaining events
+}

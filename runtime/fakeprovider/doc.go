@@ -33,9 +33,10 @@
 // their recorded status and headers, ".chunks.jsonl" files framed as the
 // provider sends them.
 //
-// A turn or queued fixture is consumed only by a request that received it
-// whole. A request that got a fault, or whose client went away, leaves it
-// at the head of its queue, so the retry gets the same answer.
+// A request without a fault consumes its turn or queued fixture; a request
+// that gets a fault consumes nothing, so the retry gets the same answer
+// (a FaultStall that resumes after its For and completes is the one
+// exception: it consumes the turn it sent).
 //
 // # Faults
 //

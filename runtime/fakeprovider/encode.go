@@ -290,7 +290,8 @@ func encodeResponses(p *encodeParams) encoded {
 }
 
 // encodeAnthropic writes an Anthropic Messages stream: message_start with
-// the input usage, a ping after the first block starts, content blocks
+// the input usage, a ping after the first block starts (as recorded) and
+// another before message_delta, content blocks
 // (thinking with signature_delta, text, refusal text, tool_use with
 // input_json_delta pieces), message_delta with the stop reason and the
 // cumulative usage, and message_stop.
@@ -360,9 +361,9 @@ func encodeAnthropic(p *encodeParams) encoded {
 		}
 		stop()
 	}
-	if !pinged {
-		ev("ping")
-	}
+	// A ping between the content and the end, as the API sends pings
+	// whenever it pauses.
+	ev("ping")
 	d := obj{"stop_reason", "end_turn", "stop_sequence", nil}
 	switch {
 	case t.Truncated:

@@ -23,6 +23,12 @@ type Fault interface {
 // as soon as it reaches the head of the fault queue, that is at once when
 // injected into an empty queue, or right after the request that takes the
 // fault before it has been dispatched.
+//
+// A client that holds a pooled keep-alive connection learns that it was
+// closed asynchronously: a request sent on it in the instant after the
+// refusal fails with EOF (the request was written) instead of being
+// refused. Inject the refusal before the client's next request is due, or
+// use a client without pooled connections, when the distinction matters.
 type FaultRefuse struct {
 	// For, when positive, reopens the server by itself after that long;
 	// zero means until Reopen is called.
@@ -50,7 +56,8 @@ type FaultCutMidStream struct {
 // FaultStall sends the first AfterEvents events of the answer, then sends
 // nothing until the client disconnects, the server closes, or For has
 // passed (when positive); in that last case the rest of the answer follows
-// and the request counts as served.
+// and the request consumes its turn. When the server closes during a
+// stall, the connection is cut.
 type FaultStall struct {
 	AfterEvents int
 	For         time.Duration

@@ -51,10 +51,10 @@ func TestFaultStatus(t *testing.T) {
 				t.Fatalf("429 body: %v: %s", err, body)
 			}
 			if mode == ModeAnthropic {
-				if env["type"] != "error" || path(env, "error", "type") != "rate_limit_error" || resp.Header.Get("Request-Id") == "" {
+				if env["type"] != "error" || at(env, "error", "type") != "rate_limit_error" || resp.Header.Get("Request-Id") == "" {
 					t.Errorf("Anthropic 429 envelope: %s (request-id %q)", body, resp.Header.Get("Request-Id"))
 				}
-			} else if path(env, "error", "code") != "rate_limit_exceeded" || resp.Header.Get("X-Request-Id") == "" {
+			} else if at(env, "error", "code") != "rate_limit_exceeded" || resp.Header.Get("X-Request-Id") == "" {
 				t.Errorf("OpenAI 429 envelope: %s", body)
 			}
 
@@ -224,7 +224,7 @@ func TestFaultErrorEvent(t *testing.T) {
 				}
 				last := evs[4]
 				m := decode(t, last)
-				if last.Event != "error" || m["type"] != "error" || path(m, "error", "type") != "overloaded_error" || path(m, "error", "message") != "Overloaded" {
+				if last.Event != "error" || m["type"] != "error" || at(m, "error", "type") != "overloaded_error" || at(m, "error", "message") != "Overloaded" {
 					t.Errorf("Anthropic error event: %+v", last)
 				}
 			case ModeResponses:
@@ -232,14 +232,14 @@ func TestFaultErrorEvent(t *testing.T) {
 					t.Fatalf("%d events, want 4, error and response.failed", len(evs))
 				}
 				e, f := decode(t, evs[4]), decode(t, evs[5])
-				if evs[4].Event != "error" || path(e, "error", "type") != "server_error" || num(e["sequence_number"]) != 4 {
+				if evs[4].Event != "error" || at(e, "error", "type") != "server_error" || num(e["sequence_number"]) != 4 {
 					t.Errorf("Responses error event: %+v", evs[4])
 				}
-				if evs[5].Event != "response.failed" || path(f, "response", "status") != "failed" ||
-					path(f, "response", "error", "code") != "server_error" || num(f["sequence_number"]) != 5 {
+				if evs[5].Event != "response.failed" || at(f, "response", "status") != "failed" ||
+					at(f, "response", "error", "code") != "server_error" || num(f["sequence_number"]) != 5 {
 					t.Errorf("Responses response.failed: %+v", evs[5])
 				}
-				if path(f, "response", "id") != path(decode(t, evs[0]), "response", "id") {
+				if at(f, "response", "id") != at(decode(t, evs[0]), "response", "id") {
 					t.Error("response.failed names another response")
 				}
 			case ModeChat:
@@ -247,7 +247,7 @@ func TestFaultErrorEvent(t *testing.T) {
 					t.Fatalf("%d events, want 4 and the error", len(evs))
 				}
 				m := decode(t, evs[4])
-				if path(m, "error", "type") != "server_error" || str(path(m, "error", "message")) == "" {
+				if at(m, "error", "type") != "server_error" || str(at(m, "error", "message")) == "" {
 					t.Errorf("chat error chunk: %+v", evs[4])
 				}
 				if strings.Contains(string(b), "[DONE]") {
@@ -262,7 +262,7 @@ func TestFaultErrorEvent(t *testing.T) {
 			if mode == ModeResponses {
 				last = decode(t, evs[len(evs)-2])
 			}
-			if path(last, "error", "type") != "insufficient_quota" || path(last, "error", "message") != "pay up" {
+			if at(last, "error", "type") != "insufficient_quota" || at(last, "error", "message") != "pay up" {
 				t.Errorf("typed error event: %s", b)
 			}
 
@@ -288,9 +288,10 @@ func TestFaultRefuse(t *testing.T) {
 	} else if !errors.Is(err, syscall.ECONNREFUSED) {
 		t.Fatalf("dial: %v, want ECONNREFUSED", err)
 	}
-	// So is the client's next request, although it had a pooled connection.
+	// So is a plain client's request. (A client with a pooled connection
+	// may instead see that connection closed; see FaultRefuse.)
 	req, _ := http.NewRequest(http.MethodPost, endpoint(s, ModeChat), strings.NewReader(`{}`))
-	if resp, err := c.Do(req); err == nil {
+	if resp, err := newClient(t).Do(req); err == nil {
 		resp.Body.Close()
 		t.Fatal("request succeeded while refusing")
 	} else if !errors.Is(err, syscall.ECONNREFUSED) {

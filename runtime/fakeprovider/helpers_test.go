@@ -76,8 +76,8 @@ func decode(t *testing.T, ev sseEvent) map[string]any {
 	return m
 }
 
-// path walks a decoded JSON value by object keys and array indexes.
-func path(v any, keys ...any) any {
+// at walks a decoded JSON value by object keys and array indexes.
+func at(v any, keys ...any) any {
 	for _, k := range keys {
 		switch k := k.(type) {
 		case string:
@@ -243,30 +243,30 @@ func summarize(t *testing.T, mode Mode, body []byte) summary {
 				}
 				s.Usage = Usage{
 					Input: num(u["prompt_tokens"]), Output: num(u["completion_tokens"]),
-					CacheRead: num(path(u, "prompt_tokens_details", "cached_tokens")),
-					Reasoning: num(path(u, "completion_tokens_details", "reasoning_tokens")),
+					CacheRead: num(at(u, "prompt_tokens_details", "cached_tokens")),
+					Reasoning: num(at(u, "completion_tokens_details", "reasoning_tokens")),
 				}
 			}
-			d := path(m, "choices", 0, "delta")
-			s.Reasoning += str(path(d, "reasoning_content"))
-			s.Text += str(path(d, "content"))
-			s.Refusal += str(path(d, "refusal"))
-			for _, tc := range asList(path(d, "tool_calls")) {
-				idx := num(path(tc, "index"))
+			d := at(m, "choices", 0, "delta")
+			s.Reasoning += str(at(d, "reasoning_content"))
+			s.Text += str(at(d, "content"))
+			s.Refusal += str(at(d, "refusal"))
+			for _, tc := range asList(at(d, "tool_calls")) {
+				idx := num(at(tc, "index"))
 				c := calls[idx]
 				if c == nil {
 					c = &ToolCall{}
 					calls[idx] = c
 				}
-				if id := str(path(tc, "id")); id != "" {
+				if id := str(at(tc, "id")); id != "" {
 					c.ID = id
 				}
-				if n := str(path(tc, "function", "name")); n != "" {
+				if n := str(at(tc, "function", "name")); n != "" {
 					c.Name = n
 				}
-				c.Arguments += str(path(tc, "function", "arguments"))
+				c.Arguments += str(at(tc, "function", "arguments"))
 			}
-			if f := str(path(m, "choices", 0, "finish_reason")); f != "" {
+			if f := str(at(m, "choices", 0, "finish_reason")); f != "" {
 				s.Stop = f
 			}
 		}
@@ -289,7 +289,7 @@ func summarize(t *testing.T, mode Mode, body []byte) summary {
 			}
 			switch ev.Event {
 			case "response.created":
-				s.Model = str(path(m, "response", "model"))
+				s.Model = str(at(m, "response", "model"))
 			case "response.reasoning_summary_text.delta":
 				s.Reasoning += str(m["delta"])
 			case "response.output_text.delta":
@@ -297,13 +297,13 @@ func summarize(t *testing.T, mode Mode, body []byte) summary {
 			case "response.refusal.delta":
 				s.Refusal += str(m["delta"])
 			case "response.output_item.added":
-				if str(path(m, "item", "type")) == "function_call" {
-					id := str(path(m, "item", "id"))
-					calls[id] = &ToolCall{ID: str(path(m, "item", "call_id")), Name: str(path(m, "item", "name"))}
+				if str(at(m, "item", "type")) == "function_call" {
+					id := str(at(m, "item", "id"))
+					calls[id] = &ToolCall{ID: str(at(m, "item", "call_id")), Name: str(at(m, "item", "name"))}
 					order = append(order, id)
 				}
-				if str(path(m, "item", "type")) == "reasoning" {
-					s.Signature = str(path(m, "item", "encrypted_content"))
+				if str(at(m, "item", "type")) == "reasoning" {
+					s.Signature = str(at(m, "item", "encrypted_content"))
 				}
 			case "response.function_call_arguments.delta":
 				calls[str(m["item_id"])].Arguments += str(m["delta"])
@@ -313,13 +313,13 @@ func summarize(t *testing.T, mode Mode, body []byte) summary {
 				}
 			case "response.completed", "response.incomplete":
 				s.Terminal = i == len(evs)-1
-				s.Stop = str(path(m, "response", "status"))
-				u := path(m, "response", "usage")
+				s.Stop = str(at(m, "response", "status"))
+				u := at(m, "response", "usage")
 				s.Usage = Usage{
-					Input: num(path(u, "input_tokens")), Output: num(path(u, "output_tokens")),
-					CacheRead:  num(path(u, "input_tokens_details", "cached_tokens")),
-					CacheWrite: num(path(u, "input_tokens_details", "cache_write_tokens")),
-					Reasoning:  num(path(u, "output_tokens_details", "reasoning_tokens")),
+					Input: num(at(u, "input_tokens")), Output: num(at(u, "output_tokens")),
+					CacheRead:  num(at(u, "input_tokens_details", "cached_tokens")),
+					CacheWrite: num(at(u, "input_tokens_details", "cache_write_tokens")),
+					Reasoning:  num(at(u, "output_tokens_details", "reasoning_tokens")),
 				}
 			}
 		}
@@ -339,11 +339,11 @@ func summarize(t *testing.T, mode Mode, body []byte) summary {
 			idx := num(m["index"])
 			switch ev.Event {
 			case "message_start":
-				s.Model = str(path(m, "message", "model"))
-				u := path(m, "message", "usage")
-				s.Usage.Input = num(path(u, "input_tokens"))
-				s.Usage.CacheRead = num(path(u, "cache_read_input_tokens"))
-				s.Usage.CacheWrite = num(path(u, "cache_creation_input_tokens"))
+				s.Model = str(at(m, "message", "model"))
+				u := at(m, "message", "usage")
+				s.Usage.Input = num(at(u, "input_tokens"))
+				s.Usage.CacheRead = num(at(u, "cache_read_input_tokens"))
+				s.Usage.CacheWrite = num(at(u, "cache_creation_input_tokens"))
 			case "content_block_start":
 				if open[idx] || blocks[idx] != nil {
 					t.Errorf("block %d started twice", idx)
@@ -360,23 +360,23 @@ func summarize(t *testing.T, mode Mode, body []byte) summary {
 					t.Errorf("delta for block %d, which is not open", idx)
 				}
 				d := m["delta"]
-				switch str(path(d, "type")) {
+				switch str(at(d, "type")) {
 				case "thinking_delta":
-					s.Reasoning += str(path(d, "thinking"))
+					s.Reasoning += str(at(d, "thinking"))
 				case "signature_delta":
-					s.Signature += str(path(d, "signature"))
+					s.Signature += str(at(d, "signature"))
 				case "text_delta":
-					s.Text += str(path(d, "text"))
+					s.Text += str(at(d, "text"))
 				case "input_json_delta":
-					callAt[idx].Arguments += str(path(d, "partial_json"))
+					callAt[idx].Arguments += str(at(d, "partial_json"))
 				}
 			case "content_block_stop":
 				open[idx] = false
 			case "message_delta":
-				s.Stop = str(path(m, "delta", "stop_reason"))
+				s.Stop = str(at(m, "delta", "stop_reason"))
 				u := m["usage"]
-				s.Usage.Output = num(path(u, "output_tokens"))
-				s.Usage.Reasoning = num(path(u, "output_tokens_details", "thinking_tokens"))
+				s.Usage.Output = num(at(u, "output_tokens"))
+				s.Usage.Reasoning = num(at(u, "output_tokens_details", "thinking_tokens"))
 			case "message_stop":
 				s.Terminal = i == len(evs)-1
 			}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -238,7 +237,3 @@ func runeLen(s string, i int) int {
 	_, n := utf8.DecodeRuneInString(s[i:])
 	return n
 }
-
-// joinPieces is the inverse of the splitters (used by tests and by the
-// encoders' "done" events).
-func joinPieces(p []string) string { return strings.Join(p, "") }

@@ -195,7 +195,7 @@ func New(opts Options) (*Server, error) {
 	if errLog == nil {
 		errLog = log.New(io.Discard, "", 0)
 	}
-	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 30 * time.Second, ErrorLog: errLog}
+	s.srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 30 * time.Second, ErrorLog: errLog}
 	s.setScriptLocked(opts.Script)
 	s.startServe(ln)
 	return s, nil
@@ -276,11 +276,12 @@ func (s *Server) Requests() []Request {
 }
 
 // SetScript replaces the script. Its turns answer the following requests
-// in order, whatever their mode. A turn is consumed only by a request that
-// received its whole stream: a request that got a fault (or whose client
-// went away) leaves the turn at the head of the queue, so the retry gets
-// the same turn. A request that finds no turn left gets a 500 with an
-// error saying so.
+// in order, whatever their mode. A request without a fault consumes its
+// turn when it is dispatched (even if its client then goes away); a
+// request that gets a fault consumes none, so the retry gets the same
+// turn — except a FaultStall that resumes after its For and sends the turn
+// whole, which consumes it then. A request that finds no turn left gets a
+// 500 with an error saying so.
 func (s *Server) SetScript(sc Script) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -307,8 +308,9 @@ func (s *Server) TurnsLeft() int {
 
 // ServeFixture queues the named recorded fixture (see Fixtures) for the
 // next request to mode's endpoint; several calls queue several answers. A
-// queued fixture comes before a SetFixture one and before the script, and,
-// like a turn, is consumed only when served whole.
+// queued fixture comes before a SetFixture one and before the script, and
+// is consumed like a turn (see SetScript): a faulted request leaves it
+// queued for the retry.
 func (s *Server) ServeFixture(mode Mode, name string) error {
 	f, err := loadFixture(mode, name)
 	if err != nil {
@@ -340,10 +342,11 @@ func (s *Server) SetFixture(mode Mode, name string) error {
 }
 
 // InjectFault queues f for the next request to a model endpoint (any of
-// the three modes; GET /v1/models is never faulted). Faults are applied in
-// the order injected, one per request. A faulted request does not consume
-// its script turn or queued fixture unless the whole answer was sent (only
-// a FaultStall that runs out of time does that).
+// the three modes; GET /v1/models is never faulted, and neither is a
+// request rejected with a 400 or 401). Faults are applied in the order
+// injected, one per request. A faulted request does not consume its script
+// turn or queued fixture (see SetScript), so the retry gets the same
+// answer; a stream fault plays on the events of that answer.
 //
 // FaultRefuse is the exception: it acts when it reaches the head of the
 // queue rather than on a request (see FaultRefuse). InjectFault panics on a
@@ -428,8 +431,9 @@ func (s *Server) enter() bool {
 	return true
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// serveHTTP answers one request. It is not exported as an http.Handler:
+// the faults act on the Server's own listener and connections.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.enter() {
 		w.Header().Set("Connection", "close")
 		w.WriteHeader(http.StatusServiceUnavailable)
@@ -576,13 +580,17 @@ type plan struct {
 	turn    int // -1: none
 	t       Turn
 	fix     *fixture
-	queued  bool   // fix came from the queue
+	queued  bool   // fix is the head of the mode's queue
+	peeked  bool   // the source was looked at, not taken (a faulted request)
 	missing string // why there is nothing to answer with
 }
 
 // dispatch takes the request's fault and answer source, in that order:
 // the next fault; then a queued fixture of mode, the SetFixture one, or
-// the next turn. FaultStatus and FaultResetAfterHeaders take no source.
+// the next turn. A request without a fault takes its source off the queue
+// there and then; a request with a stream fault only looks at it, so the
+// retry gets the same answer however the two requests race; FaultStatus
+// and FaultResetAfterHeaders need no source at all.
 func (s *Server) dispatch(mode Mode, idx int) plan {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -597,16 +605,21 @@ func (s *Server) dispatch(mode Mode, idx int) plan {
 	case FaultStatus, FaultResetAfterHeaders:
 		return p
 	}
+	p.peeked = p.fault != nil
 	switch {
 	case len(s.queued[mode]) > 0:
 		p.fix, p.queued = s.queued[mode][0], true
-		s.queued[mode] = s.queued[mode][1:]
+		if !p.peeked {
+			s.queued[mode] = s.queued[mode][1:]
+		}
 	case s.sticky[mode] != nil:
 		p.fix = s.sticky[mode]
 	case len(s.pending) > 0:
 		p.turn = s.pending[0]
 		p.t = s.script.Turns[p.turn]
-		s.pending = s.pending[1:]
+		if !p.peeked {
+			s.pending = s.pending[1:]
+		}
 	case len(s.script.Turns) == 0:
 		p.missing = fmt.Sprintf("fakeprovider: no script turn and no fixture for %s: call SetScript or ServeFixture", mode)
 	default:
@@ -619,19 +632,21 @@ func (s *Server) dispatch(mode Mode, idx int) plan {
 	return p
 }
 
-// settle consumes the request's source if it was served whole, else puts
-// it back at the head of its queue.
+// settle consumes a peeked source that was served whole after all (a
+// FaultStall that ran out of time), if it is still next in its queue.
 func (s *Server) settle(p plan, served bool) {
-	if served {
+	if !served || !p.peeked {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p.turn >= 0 && p.gen == s.gen {
-		s.pending = append([]int{p.turn}, s.pending...)
+	if p.turn >= 0 && p.gen == s.gen && len(s.pending) > 0 && s.pending[0] == p.turn {
+		s.pending = s.pending[1:]
 	}
 	if p.queued {
-		s.queued[p.fix.mode] = append([]*fixture{p.fix}, s.queued[p.fix.mode]...)
+		if q := s.queued[p.fix.mode]; len(q) > 0 && q[0] == p.fix {
+			s.queued[p.fix.mode] = q[1:]
+		}
 	}
 }
 
@@ -666,7 +681,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, mode Mode, p pla
 	case p.fix != nil:
 		status, events = p.fix.status, p.fix.events
 		for k, v := range p.fix.header {
-			header[k] = v
+			header[k] = append([]string(nil), v...) // the fixture is shared
 		}
 	case p.turn >= 0:
 		model := p.t.Model
@@ -685,7 +700,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, mode Mode, p pla
 		header.Set("Cache-Control", "no-cache")
 		setRequestID(header, mode, requestID)
 	case p.fault == nil:
-		apiError{status: http.StatusInternalServerError, typ: "server_error", msg: p.missing}.write(w, mode, requestID)
+		typ := "server_error"
+		if mode == ModeAnthropic {
+			typ = "api_error"
+		}
+		apiError{status: http.StatusInternalServerError, typ: typ, msg: p.missing}.write(w, mode, requestID)
 		return false
 	default:
 		// A stream fault with no answer to play plays on an empty stream.
@@ -742,6 +761,11 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, mode Mode, p pla
 		case <-r.Context().Done():
 			return false
 		case <-s.done:
+			// The server is going away mid-stream: cut the body rather
+			// than end it cleanly.
+			if conn, _, err := rc.Hijack(); err == nil {
+				_ = conn.Close()
+			}
 			return false
 		case <-expired:
 		}

@@ -89,7 +89,7 @@ func TestChunking(t *testing.T) {
 			if ev.Data == "[DONE]" {
 				continue
 			}
-			if c := str(path(decode(t, ev), "choices", 0, "delta", "content")); c != "" {
+			if c := str(at(decode(t, ev), "choices", 0, "delta", "content")); c != "" {
 				got = append(got, c)
 			}
 		}
@@ -232,18 +232,18 @@ func TestValidation(t *testing.T) {
 			t.Fatalf("%s %s: %v: %s", tc.mode, tc.name, err, body)
 		}
 		if tc.mode == ModeAnthropic {
-			if env["type"] != "error" || path(env, "error", "type") != "invalid_request_error" || str(path(env, "error", "message")) == "" {
+			if env["type"] != "error" || at(env, "error", "type") != "invalid_request_error" || str(at(env, "error", "message")) == "" {
 				t.Errorf("%s %s: Anthropic envelope expected: %s", tc.mode, tc.name, body)
 			}
-			if !strings.Contains(str(path(env, "error", "message")), tc.param) {
+			if !strings.Contains(str(at(env, "error", "message")), tc.param) {
 				t.Errorf("%s %s: message does not name %q: %s", tc.mode, tc.name, tc.param, body)
 			}
 		} else {
-			if path(env, "error", "type") != "invalid_request_error" || str(path(env, "error", "message")) == "" {
+			if at(env, "error", "type") != "invalid_request_error" || str(at(env, "error", "message")) == "" {
 				t.Errorf("%s %s: OpenAI envelope expected: %s", tc.mode, tc.name, body)
 			}
-			if tc.param != "" && path(env, "error", "param") != tc.param {
-				t.Errorf("%s %s: param %v, want %q", tc.mode, tc.name, path(env, "error", "param"), tc.param)
+			if tc.param != "" && at(env, "error", "param") != tc.param {
+				t.Errorf("%s %s: param %v, want %q", tc.mode, tc.name, at(env, "error", "param"), tc.param)
 			}
 		}
 	}
@@ -292,19 +292,19 @@ func TestModels(t *testing.T) {
 	}
 	ids := func(m map[string]any) (out []string) {
 		for _, d := range asList(m["data"]) {
-			out = append(out, str(path(d, "id")))
+			out = append(out, str(at(d, "id")))
 		}
 		return out
 	}
 	oa := get(false)
-	if oa["object"] != "list" || path(oa, "data", 0, "object") != "model" {
+	if oa["object"] != "list" || at(oa, "data", 0, "object") != "model" {
 		t.Errorf("OpenAI list shape: %v", oa)
 	}
 	if diff := cmp.Diff([]string{"gpt-a", "gpt-b", "claude-c"}, ids(oa)); diff != "" {
 		t.Errorf("ids (-want +got):\n%s", diff)
 	}
 	an := get(true)
-	if an["has_more"] != false || path(an, "data", 0, "type") != "model" || an["first_id"] != "gpt-a" {
+	if an["has_more"] != false || at(an, "data", 0, "type") != "model" || an["first_id"] != "gpt-a" {
 		t.Errorf("Anthropic list shape: %v", an)
 	}
 }

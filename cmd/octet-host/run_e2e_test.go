@@ -1,0 +1,442 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"octet.dev/host/runtime/fakeprovider"
+	"octet.dev/host/spec"
+	"octet.dev/host/wire"
+	"octet.dev/host/wire/client"
+)
+
+// e2e is one host process driven through wire/client, with a fake
+// provider on loopback and its own HOME, workspace and session dir.
+type e2e struct {
+	t        *testing.T
+	home, ws string
+	sessions string
+	fake     *fakeprovider.Server
+	c        *client.Client
+}
+
+func newE2E(t *testing.T, script fakeprovider.Script, env ...string) *e2e {
+	t.Helper()
+	e := &e2e{t: t, home: t.TempDir(), ws: t.TempDir()}
+	e.sessions = filepath.Join(e.home, "sessions")
+	fake, err := fakeprovider.New(fakeprovider.Options{Script: script, APIKey: "fake-key-123456"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fake.Close() })
+	e.fake = fake
+	e.c = e.start(env...)
+	return e
+}
+
+func (e *e2e) start(env ...string) *client.Client {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a hang guard
+	defer cancel()
+	c, err := client.Start(ctx, client.Config{Path: hostBin, Env: append(append(os.Environ(), "HOME="+e.home), env...)})
+	if err != nil {
+		e.t.Fatalf("starting the host: %v", err)
+	}
+	e.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// runReq is an inline-route run against the fake's Chat Completions.
+func (e *e2e) runReq(runID, prompt string) wire.RunRequest {
+	str := func(s string) *string { return &s }
+	return wire.RunRequest{RunID: runID, Workspace: e.ws, Model: "fake-model", Prompt: prompt,
+		SessionDir: str(e.sessions), Provider: str("fake"), BaseURL: str(e.fake.BaseURL(fakeprovider.ModeChat)),
+		APIKey: str("fake-key-123456"), ProviderMode: str("openai-compatible")}
+}
+
+// run sends req on c and returns its events (checked against the run
+// lifecycle invariants) and final result.
+func (e *e2e) run(c *client.Client, req wire.RunRequest) ([]client.Event, *wire.FinalResult) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a hang guard
+	defer cancel()
+	rs, err := c.Run(ctx, req)
+	if err != nil {
+		e.t.Fatalf("Run: %v", err)
+	}
+	evs, final, err := rs.Wait(ctx)
+	if err != nil {
+		e.t.Fatalf("run stream: %v (stderr: %s)", err, c.Stderr())
+	}
+	var lc []spec.RunEvent
+	for _, ev := range evs {
+		re := spec.RunEvent{Type: ev.Type}
+		if ev.Type == "settled" || ev.Type == "final_result" {
+			var s struct {
+				Status string `json:"status"`
+			}
+			ev.Decode(&s)
+			re.Status = s.Status
+		}
+		lc = append(lc, re)
+	}
+	if err := spec.RunComplete(lc); err != nil {
+		e.t.Fatalf("run lifecycle: %v", err)
+	}
+	if err := spec.RunLifecycle(lc); err != nil {
+		e.t.Fatalf("run lifecycle: %v", err)
+	}
+	return evs, final
+}
+
+func eventTypes(evs []client.Event) string {
+	var ts []string
+	for _, ev := range evs {
+		ts = append(ts, ev.Type)
+	}
+	return strings.Join(ts, ",")
+}
+
+// collapseDeltas merges runs of model_delta in a comma-separated list.
+func collapseDeltas(types string) string {
+	for strings.Contains(types, "model_delta,model_delta") {
+		types = strings.ReplaceAll(types, "model_delta,model_delta", "model_delta")
+	}
+	return types
+}
+
+func deltas(evs []client.Event, channel string) string {
+	var b strings.Builder
+	for _, ev := range evs {
+		if ch, text, ok := ev.Delta(); ok && ch == channel {
+			b.WriteString(text)
+		}
+	}
+	return b.String()
+}
+
+func TestRunScriptedConversation(t *testing.T) {
+	e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{
+		{ToolCalls: []fakeprovider.ToolCall{{ID: "call-1", Name: "read", Arguments: `{"path":"hello.txt"}`}}, Usage: fakeprovider.Usage{Input: 120, Output: 8}},
+		{Text: "The file says hi.", Usage: fakeprovider.Usage{Input: 150, Output: 6}},
+	}})
+	os.WriteFile(filepath.Join(e.ws, "hello.txt"), []byte("hi\n"), 0o644)
+	evs, final := e.run(e.c, e.runReq("run-1", "What does hello.txt say?"))
+	// Consecutive deltas collapse: how the fake splits text is its own.
+	want := "accepted,started,model_step,tool_start,tool_policy,tool_finish,model_delta,model_step,settled,final_result"
+	if got := collapseDeltas(eventTypes(evs)); got != want {
+		t.Errorf("events\n got %s\nwant %s", got, want)
+	}
+	if final.Status != "completed" || final.Output != "The file says hi." || final.ToolCalls != 1 || final.Steps != 2 || final.Error != nil {
+		t.Errorf("final %+v", final)
+	}
+	if deltas(evs, "text") != final.Output {
+		t.Errorf("deltas %q differ from output %q", deltas(evs, "text"), final.Output)
+	}
+	if final.SessionFile == nil {
+		t.Fatal("no session file")
+	}
+	if _, err := os.Stat(*final.SessionFile); err != nil {
+		t.Errorf("session file: %v", err)
+	}
+	// The second model call carried the tool result.
+	reqs := e.fake.Requests()
+	if len(reqs) != 2 || !strings.Contains(string(mustJSON(t, reqs[1].Body)), `"tool_call_id":"call-1"`) {
+		t.Errorf("second request lacks the tool result: %s", mustJSON(t, reqs[len(reqs)-1].Body))
+	}
+	for _, r := range reqs {
+		if !r.HadKey || r.KeySHA256 != fakeprovider.KeyFingerprint("fake-key-123456") {
+			t.Error("the provider did not get the key")
+		}
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestRunReplaysEveryChatFixture replays every recorded Chat Completions
+// stream through the binary: each yields the run lifecycle, its streamed
+// text is the answer, and tool calls are executed (or denied) and answered.
+func TestRunReplaysEveryChatFixture(t *testing.T) {
+	for _, name := range fakeprovider.Fixtures(fakeprovider.ModeChat) {
+		if strings.HasPrefix(name, "errors/") {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "follow-up answer"}}})
+			if err := e.fake.ServeFixture(fakeprovider.ModeChat, name); err != nil {
+				t.Fatal(err)
+			}
+			evs, final := e.run(e.c, e.runReq("run-1", "replay"))
+			var toolStarts int
+			for _, ev := range evs {
+				if ev.Type == "tool_start" {
+					toolStarts++
+				}
+			}
+			switch {
+			case name == "openai-python_finish-length":
+				if final.Status != "error" || final.Error.Code != "output_incomplete" || final.Output == "" {
+					t.Errorf("final %+v", final)
+				}
+			case toolStarts > 0:
+				if final.Status != "completed" || final.Output != "follow-up answer" || final.ToolCalls != toolStarts || final.Steps != 2 {
+					t.Errorf("final %+v after %d tool calls", final, toolStarts)
+				}
+			default:
+				if final.Status != "completed" || final.Output == "" || final.Steps != 1 {
+					t.Errorf("final %+v", final)
+				}
+				if text := deltas(evs, "text"); text != final.Output {
+					t.Errorf("streamed %q, output %q", text, final.Output)
+				}
+			}
+		})
+	}
+}
+
+func TestRunResumeAcrossHostProcesses(t *testing.T) {
+	e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "first answer"}, {Text: "second answer"}}})
+	req := e.runReq("run-1", "first question")
+	str := func(s string) *string { return &s }
+	req.SessionID = str("customer-42")
+	req.DisplayText = str("First question, as the user typed it")
+	_, f1 := e.run(e.c, req)
+	e.c.Close()
+
+	c2 := e.start()
+	req = e.runReq("run-2", "second question")
+	req.SessionID = str("customer-42")
+	evs, f2 := e.run(c2, req)
+	if f2.Status != "completed" || *f2.SessionFile != *f1.SessionFile {
+		t.Fatalf("resumed run: %+v", f2)
+	}
+	for _, ev := range evs {
+		if ev.SessionID != "customer-42" {
+			t.Fatalf("event %s without the session_id", ev.Type)
+		}
+	}
+	body := string(mustJSON(t, e.fake.Requests()[1].Body))
+	for _, want := range []string{"first question", "first answer", "second question"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("resumed request lacks %q: %s", want, body)
+		}
+	}
+	data, _ := os.ReadFile(*f1.SessionFile)
+	if !strings.Contains(string(data), `"display_text":"First question, as the user typed it"`) {
+		t.Errorf("display_text not stored in the session")
+	}
+	if strings.Contains(string(data), "fake-key-123456") {
+		t.Error("the API key is in the session file")
+	}
+}
+
+func TestRunSessionLockedByAnotherHost(t *testing.T) {
+	e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "slow answer"}, {Text: "x"}}})
+	e.fake.InjectFault(fakeprovider.FaultStall{AfterEvents: 1, For: time.Minute})
+	str := func(s string) *string { return &s }
+	req := e.runReq("run-1", "hold the session")
+	req.SessionID = str("shared")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rs, err := e.c.Run(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the first host is streaming (the session is open).
+	for {
+		ev, err := rs.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == "started" {
+			break
+		}
+	}
+	c2 := e.start()
+	req2 := e.runReq("run-2", "me too")
+	req2.SessionID = str("shared")
+	_, final := e.run(c2, req2)
+	if final.Status != "error" || final.Error == nil || final.Error.Code != "session_locked" {
+		t.Fatalf("second host: %+v", final)
+	}
+}
+
+func TestRunTornTailIsIgnoredOnResume(t *testing.T) {
+	e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "one"}, {Text: "two"}}})
+	str := func(s string) *string { return &s }
+	req := e.runReq("run-1", "q1")
+	req.SessionID = str("torn")
+	_, f1 := e.run(e.c, req)
+	// A crash in the middle of an append leaves half a line.
+	fh, err := os.OpenFile(*f1.SessionFile, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh.WriteString(`{"type":"message","ts":"2026-01-01T00:00:00Z","message":{"role":"user","te`)
+	fh.Close()
+	req = e.runReq("run-2", "q2")
+	req.SessionID = str("torn")
+	_, f2 := e.run(e.c, req)
+	if f2.Status != "completed" || f2.Output != "two" {
+		t.Fatalf("resume after a torn tail: %+v", f2)
+	}
+	data, _ := os.ReadFile(*f1.SessionFile)
+	for i, line := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Errorf("line %d is not JSON after resume: %q", i+1, line)
+		}
+	}
+}
+
+func TestRunFileMutationPolicy(t *testing.T) {
+	write := fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{ID: "w1", Name: "write", Arguments: `{"path":"out.txt","content":"data"}`}}}
+	e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{write, {Text: "tried"}, write, {Text: "wrote"}}})
+	evs, final := e.run(e.c, e.runReq("run-1", "write it"))
+	if final.Status != "completed" || len(final.FilesChanged) != 0 {
+		t.Fatalf("denied run: %+v", final)
+	}
+	var pol struct {
+		Decision struct {
+			Allowed    bool   `json:"allowed"`
+			DenialCode string `json:"denial_code"`
+		} `json:"decision"`
+	}
+	for _, ev := range evs {
+		if ev.Type == "tool_policy" {
+			ev.Decode(&pol)
+		}
+	}
+	if pol.Decision.Allowed || pol.Decision.DenialCode != "mutation_not_authorized" {
+		t.Errorf("decision %+v", pol)
+	}
+	if _, err := os.Stat(filepath.Join(e.ws, "out.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatal("a denied write created the file")
+	}
+	req := e.runReq("run-2", "write it")
+	yes := true
+	req.AllowFileMutation = &yes
+	_, final = e.run(e.c, req)
+	if final.Status != "completed" || strings.Join(final.FilesChanged, ",") != "out.txt" {
+		t.Fatalf("authorized run: %+v", final)
+	}
+	if data, _ := os.ReadFile(filepath.Join(e.ws, "out.txt")); string(data) != "data" {
+		t.Errorf("file content %q", data)
+	}
+}
+
+// TestRunBadInputs sends each kind of bad run input through the binary:
+// each gets a final_result error with its code and no accepted, and the
+// host keeps serving.
+func TestRunBadInputs(t *testing.T) {
+	e := newE2E(t, fakeprovider.Script{})
+	file := filepath.Join(e.ws, "plain-file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	str := func(s string) *string { return &s }
+	cases := []struct {
+		name string
+		edit func(*wire.RunRequest)
+		code string
+	}{
+		{"relative workspace", func(r *wire.RunRequest) { r.Workspace = "ws" }, "workspace_invalid"},
+		{"missing workspace", func(r *wire.RunRequest) { r.Workspace = filepath.Join(e.ws, "nope") }, "workspace_invalid"},
+		{"workspace is a file", func(r *wire.RunRequest) { r.Workspace = file }, "workspace_invalid"},
+		{"unknown model", func(r *wire.RunRequest) {
+			r.Model, r.Provider, r.BaseURL, r.APIKey, r.ProviderMode = "no-such-model", nil, nil, nil, nil
+		}, "model_not_found"},
+		{"missing key", func(r *wire.RunRequest) {
+			r.Model, r.Provider, r.BaseURL, r.APIKey, r.ProviderMode = "gpt-5.1", nil, nil, nil, nil
+		}, "credentials_missing"},
+		{"bad url", func(r *wire.RunRequest) { r.BaseURL = str("http://") }, "route_invalid"},
+		{"url with fragment", func(r *wire.RunRequest) { r.BaseURL = str(e.fake.BaseURL(fakeprovider.ModeChat) + "#x") }, "route_invalid"},
+		{"forbidden header", func(r *wire.RunRequest) { r.CustomHeaders = map[string]string{"Transfer-Encoding": "chunked"} }, "headers_rejected"},
+		{"oversized prompt", func(r *wire.RunRequest) { r.Prompt = strings.Repeat("p", 600<<10) }, "prompt_too_large"},
+		{"control characters in display text", func(r *wire.RunRequest) { r.DisplayText = str("a\x1b[31mred") }, "display_text_invalid"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sub := *e
+			sub.t = t
+			req := sub.runReq("run-"+strings.ReplaceAll(c.name, " ", "-"), "p")
+			c.edit(&req)
+			evs, final := sub.run(sub.c, req)
+			if len(evs) != 1 || final.Status != "error" || final.Error == nil || string(final.Error.Code) != c.code {
+				t.Fatalf("events %s, final %+v; want only final_result with %s", eventTypes(evs), final, c.code)
+			}
+		})
+	}
+	if len(e.fake.Requests()) != 0 {
+		t.Error("a refused run reached the provider")
+	}
+}
+
+// TestRunToolPathsStayInWorkspace asks the tools for paths outside the
+// workspace ("..", absolute, a symlink): each call fails with its code,
+// nothing outside is read or written, and the run goes on.
+func TestRunToolPathsStayInWorkspace(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret.txt")
+	os.WriteFile(secret, []byte("TOP-SECRET"), 0o600)
+	calls := []fakeprovider.ToolCall{
+		{ID: "a", Name: "read", Arguments: `{"path":"../` + filepath.Base(outside) + `/secret.txt"}`},
+		{ID: "b", Name: "read", Arguments: `{"path":"` + secret + `"}`},
+		{ID: "c", Name: "read", Arguments: `{"path":"link/secret.txt"}`},
+		{ID: "d", Name: "write", Arguments: `{"path":"link/new.txt","content":"x"}`},
+		{ID: "e", Name: "write", Arguments: `{"path":"../escape.txt","content":"x"}`},
+		{ID: "f", Name: "read", Arguments: `{"nopath":1}`},
+		{ID: "g", Name: "edit", Arguments: `"just a string"`},
+	}
+	e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{ToolCalls: calls}, {Text: "gave up"}}})
+	if err := os.Symlink(outside, filepath.Join(e.ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	req := e.runReq("run-1", "exfiltrate")
+	yes := true
+	req.AllowFileMutation = &yes
+	evs, final := e.run(e.c, req)
+	if final.Status != "completed" || len(final.FilesChanged) != 0 {
+		t.Fatalf("final %+v", final)
+	}
+	codes := map[string]string{}
+	for _, ev := range evs {
+		if ev.Type == "tool_finish" {
+			var f struct {
+				CallID string          `json:"call_id"`
+				OK     bool            `json:"ok"`
+				Output string          `json:"output"`
+				Error  *wire.ErrorData `json:"error"`
+			}
+			ev.Decode(&f)
+			if f.OK || strings.Contains(f.Output, "TOP-SECRET") || strings.Contains(string(ev.Data), "TOP-SECRET") {
+				t.Errorf("call %s succeeded or leaked: %s", f.CallID, ev.Data)
+			}
+			if f.Error != nil {
+				codes[f.CallID] = string(f.Error.Code)
+			}
+		}
+	}
+	want := map[string]string{"a": "path_outside_workspace", "b": "path_outside_workspace", "c": "symlink_refused", "d": "symlink_refused", "e": "path_outside_workspace", "f": "invalid_arguments", "g": "invalid_arguments"}
+	for id, code := range want {
+		if codes[id] != code {
+			t.Errorf("call %s: code %q, want %q", id, codes[id], code)
+		}
+	}
+	entries, _ := os.ReadDir(outside)
+	if len(entries) != 1 {
+		t.Errorf("the outside directory changed: %v", entries)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(e.ws), "escape.txt")); err == nil {
+		t.Error("a write escaped the workspace")
+	}
+}

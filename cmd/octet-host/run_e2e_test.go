@@ -440,3 +440,31 @@ func TestRunToolPathsStayInWorkspace(t *testing.T) {
 		t.Error("a write escaped the workspace")
 	}
 }
+
+// TestRunSeedHistory starts a session from the application's prior
+// messages: the provider receives them before the prompt.
+func TestRunSeedHistory(t *testing.T) {
+	e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "ok"}}})
+	req := e.runReq("run-1", "and now?")
+	req.History = []wire.HistoryMessage{{Role: "user", Content: "seeded question"}, {Role: "assistant", Content: "seeded answer"}}
+	if _, final := e.run(e.c, req); final.Status != "completed" {
+		t.Fatalf("final %+v", final)
+	}
+	body := string(mustJSON(t, e.fake.Requests()[0].Body))
+	i, j, k := strings.Index(body, "seeded question"), strings.Index(body, "seeded answer"), strings.Index(body, "and now?")
+	if i < 0 || j < i || k < j {
+		t.Errorf("history not sent in order before the prompt: %s", body)
+	}
+}
+
+// TestHelloAdvertisesRunFeatures pins the feature flags to what the tests
+// in this file prove end to end.
+func TestHelloAdvertisesRunFeatures(t *testing.T) {
+	e := newE2E(t, fakeprovider.Script{})
+	f := e.c.Hello().Features
+	want := wire.Features{Streaming: true, PersistentSessions: true, SeedHistory: true, PromptDisplayText: true,
+		InlineModels: true, Tools: true, ProcessGroupAbort: true}
+	if f != want {
+		t.Errorf("features %+v, want %+v", f, want)
+	}
+}

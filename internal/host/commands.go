@@ -14,8 +14,14 @@ func isOutputTooLarge(err error) bool { return errors.Is(err, wire.ErrOutputTooL
 // (CONTRACT §6). A flag turns true only together with its tests.
 func features() wire.Features {
 	return wire.Features{
-		ProcessGroupAbort: true,
-		InBandAbort:       false,
+		Streaming:          true, // run_e2e_test.go: model_delta through the binary
+		PersistentSessions: true, // TestRunResumeAcrossHostProcesses, TestRunTornTailIsIgnoredOnResume
+		SeedHistory:        true, // TestRunSeedHistory
+		PromptDisplayText:  true, // stored as session presentation metadata (TestRunResumeAcrossHostProcesses)
+		InlineModels:       true, // every e2e run uses an inline route
+		Tools:              true, // TestRunScriptedConversation, TestRunToolPathsStayInWorkspace
+		ProcessGroupAbort:  true,
+		InBandAbort:        false,
 	}
 }
 

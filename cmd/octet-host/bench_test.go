@@ -3,7 +3,10 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"slices"
@@ -111,4 +114,56 @@ func vmHWMKiB(status string) int {
 		}
 	}
 	return -1
+}
+
+// BenchmarkBinary20kDeltas streams a 20,000-delta answer end to end through
+// the built binary and reports the host process's CPU time (user+system)
+// per run; the stream is served pre-rendered from loopback.
+func BenchmarkBinary20kDeltas(b *testing.B) {
+	const n = 20000
+	var body strings.Builder
+	for i := 0; i < n; i++ {
+		body.WriteString(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"tok "},"finish_reason":null}]}` + "\n\n")
+	}
+	body.WriteString(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n")
+	payload := []byte(body.String())
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(payload)
+	}))
+	defer srv.Close()
+	ws := b.TempDir()
+	var cpu time.Duration
+	for i := 0; i < b.N; i++ {
+		cmd := exec.Command(hostBin)
+		cmd.Env = append(os.Environ(), "HOME="+b.TempDir())
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Fprintf(stdin, `{"protocol_version":1,"request_id":"r","command":"run","run_id":"r","workspace":%q,"model":"m","prompt":"go","provider":"bench","base_url":%q,"tools":[]}`+"\n", ws, srv.URL+"/v1")
+		br := bufio.NewReaderSize(stdout, 1<<20)
+		deltas := 0
+		for {
+			l, err := br.ReadSlice('\n')
+			if err != nil {
+				b.Fatal(err)
+			}
+			if bytes.Contains(l[:min(len(l), 100)], []byte(`"model_delta"`)) {
+				deltas++
+			}
+			if bytes.Contains(l[:min(len(l), 100)], []byte(`"final_result"`)) {
+				break
+			}
+		}
+		stdin.Close()
+		cmd.Wait()
+		if deltas != n {
+			b.Fatalf("%d deltas", deltas)
+		}
+		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "host-cpu-ms")
 }

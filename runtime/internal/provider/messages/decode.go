@@ -1,0 +1,635 @@
+package messages
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/sse"
+)
+
+// unmarshalOpts is lenient where real servers are sloppy: a duplicated
+// member or a stray invalid UTF-8 byte must not end a run. Unknown members
+// are ignored (v2's default), since the API adds members (caller,
+// stop_details, cache_creation, inference_geo, …) over time. Whitespace
+// inside objects (the API pads its events) is plain JSON.
+var unmarshalOpts = json.JoinOptions(
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+)
+
+// tag is a known "type" value of an event, a content block or a delta. It
+// is decoded without allocating; unknown values are tagUnknown.
+type tag uint8
+
+// Known type values.
+const (
+	tagUnknown tag = iota
+	// Event types.
+	tagMessageStart
+	tagContentBlockStart
+	tagContentBlockDelta
+	tagContentBlockStop
+	tagMessageDelta
+	tagMessageStop
+	tagPing
+	tagError
+	// Content block types.
+	tagText
+	tagThinking
+	tagRedactedThinking
+	tagToolUse
+	// Delta types.
+	tagTextDelta
+	tagThinkingDelta
+	tagSignatureDelta
+	tagInputJSONDelta
+)
+
+// tagOf maps a type value to its tag without allocating.
+func tagOf[T ~string | ~[]byte](s T) tag {
+	switch string(s) {
+	case "message_start":
+		return tagMessageStart
+	case "content_block_start":
+		return tagContentBlockStart
+	case "content_block_delta":
+		return tagContentBlockDelta
+	case "content_block_stop":
+		return tagContentBlockStop
+	case "message_delta":
+		return tagMessageDelta
+	case "message_stop":
+		return tagMessageStop
+	case "ping":
+		return tagPing
+	case "error":
+		return tagError
+	case "text":
+		return tagText
+	case "thinking":
+		return tagThinking
+	case "redacted_thinking":
+		return tagRedactedThinking
+	case "tool_use":
+		return tagToolUse
+	case "text_delta":
+		return tagTextDelta
+	case "thinking_delta":
+		return tagThinkingDelta
+	case "signature_delta":
+		return tagSignatureDelta
+	case "input_json_delta":
+		return tagInputJSONDelta
+	}
+	return tagUnknown
+}
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom. A value that is not a
+// string is tagUnknown.
+func (t *tag) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	v, err := dec.ReadValue()
+	if err != nil {
+		return err
+	}
+	*t = tagUnknown
+	if v.Kind() != '"' {
+		return nil
+	}
+	raw := v[1 : len(v)-1]
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		// Escaped type names are legal JSON, if unusual.
+		if raw, err = jsontext.AppendUnquote(nil, v); err != nil {
+			return err
+		}
+	}
+	*t = tagOf(raw)
+	return nil
+}
+
+// wireEvent is the union of the stream's event payloads. It is reused for
+// every event, so decoding a text delta allocates only the text.
+type wireEvent struct {
+	Type         tag          `json:"type"`
+	Index        int64        `json:"index"`
+	Message      *wireMessage `json:"message"` // message_start
+	ContentBlock wireBlock    `json:"content_block"`
+	Delta        wireDelta    `json:"delta"`
+	Usage        *wireUsage   `json:"usage"` // message_delta
+	Error        *wireError   `json:"error"`
+}
+
+// wireMessage is message_start's message; only its usage is read.
+type wireMessage struct {
+	Usage *wireUsage `json:"usage"`
+}
+
+// wireBlock is content_block_start's content_block.
+type wireBlock struct {
+	Type      tag            `json:"type"`
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	Text      string         `json:"text"`
+	Thinking  string         `json:"thinking"`
+	Signature string         `json:"signature"`
+	Input     jsontext.Value `json:"input"`
+}
+
+// wireDelta is content_block_delta's delta or message_delta's delta.
+type wireDelta struct {
+	Type        tag    `json:"type"`
+	Text        string `json:"text"`
+	Thinking    string `json:"thinking"`
+	Signature   string `json:"signature"`
+	PartialJSON string `json:"partial_json"`
+	StopReason  string `json:"stop_reason"`
+}
+
+// wireUsage is a usage object. Each figure remembers whether it was present:
+// message_delta repeats some figures and omits others, and an omitted one
+// keeps its message_start value.
+type wireUsage struct {
+	InputTokens              optInt `json:"input_tokens"`
+	OutputTokens             optInt `json:"output_tokens"`
+	CacheReadInputTokens     optInt `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens optInt `json:"cache_creation_input_tokens"`
+	OutputTokensDetails      struct {
+		ThinkingTokens optInt `json:"thinking_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+// optInt is a token count that remembers whether it was present. null and
+// values that are not integers count as absent.
+type optInt struct {
+	v  int64
+	ok bool
+}
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+func (o *optInt) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() != '0' {
+		*o = optInt{}
+		return dec.SkipValue()
+	}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	n, err := strconv.ParseInt(tok.String(), 10, 64)
+	if err != nil || n < 0 {
+		*o = optInt{}
+		return nil
+	}
+	*o = optInt{v: n, ok: true}
+	return nil
+}
+
+// usageAcc holds the latest value of each usage figure.
+type usageAcc struct {
+	input, output, cacheRead, cacheWrite, thinking int64
+	seen                                           bool
+}
+
+func (a *usageAcc) merge(u *wireUsage) {
+	a.seen = true
+	set := func(dst *int64, o optInt) {
+		if o.ok {
+			*dst = o.v
+		}
+	}
+	set(&a.input, u.InputTokens)
+	set(&a.output, u.OutputTokens)
+	set(&a.cacheRead, u.CacheReadInputTokens)
+	set(&a.cacheWrite, u.CacheCreationInputTokens)
+	set(&a.thinking, u.OutputTokensDetails.ThinkingTokens)
+}
+
+// neutral applies provider.Usage's convention: InputTokens counts cache
+// reads and writes too.
+func (a *usageAcc) neutral() provider.Usage {
+	in := a.input + a.cacheRead + a.cacheWrite
+	return provider.Usage{
+		InputTokens:      in,
+		OutputTokens:     a.output,
+		CacheReadTokens:  a.cacheRead,
+		CacheWriteTokens: a.cacheWrite,
+		ReasoningTokens:  a.thinking,
+		TotalTokens:      in + a.output,
+	}
+}
+
+// wireError is Anthropic's error object {"type","message"}. Gateways may
+// add a code, and some send a bare string.
+type wireError struct {
+	Type    flexString `json:"type"`
+	Message flexString `json:"message"`
+	Code    flexString `json:"code"`
+}
+
+// UnmarshalJSONFrom accepts an object or a bare message string.
+func (e *wireError) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() == '{' {
+		type plain wireError // drop the method to avoid recursion
+		return json.UnmarshalDecode(dec, (*plain)(e))
+	}
+	return e.Message.UnmarshalJSONFrom(dec)
+}
+
+// code returns the error type (Anthropic's code, e.g. "overloaded_error"),
+// else the code a gateway sent.
+func (e *wireError) code() string {
+	if e.Type != "" {
+		return string(e.Type)
+	}
+	return string(e.Code)
+}
+
+// flexString takes any JSON value: a string as its text, null as "", and
+// anything else as its compact JSON text.
+type flexString string
+
+// UnmarshalJSONFrom implements json.UnmarshalerFrom.
+func (s *flexString) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	switch dec.PeekKind() {
+	case '"':
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return err
+		}
+		*s = flexString(tok.String())
+	case 'n':
+		_, err := dec.ReadToken()
+		*s = ""
+		return err
+	default:
+		v, err := dec.ReadValue()
+		if err != nil {
+			return err
+		}
+		*s = flexString(v)
+	}
+	return nil
+}
+
+// blockState is one content block of the message being decoded.
+type blockState struct {
+	index    int64
+	kind     tag
+	id, name string
+	args     []byte         // tool_use: the input_json_delta pieces
+	input    jsontext.Value // tool_use: the input given in content_block_start
+	sig      string         // thinking: the signature
+	stopped  bool
+}
+
+// readError is a failure of the underlying body; the Stream classifies it
+// (idle timeout, cancel, cut) with facts the decoder does not have.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
+// noBlock marks the absence of a held-back tool_use block.
+const noBlock = -1
+
+// decoder turns an event stream into provider.StreamEvents. It is the whole
+// wire decoding of this mode, used by the HTTP Stream and directly by tests
+// and benchmarks.
+type decoder struct {
+	sse    *sse.Reader
+	w      wireEvent
+	events []provider.StreamEvent // queued, delivered from next on
+	next   int
+	ev     provider.StreamEvent
+
+	blocks []blockState
+	// held is the index in blocks of a closed tool_use block whose call is
+	// held back until the message goes on (noBlock when none).
+	held     int
+	usage    usageAcc
+	stop     string // the raw stop_reason, "" until message_delta
+	ended    bool   // message_delta seen
+	calls    int    // tool calls emitted
+	done     bool   // message_stop seen and EventFinish queued
+	started  bool   // any content decoded
+	maxEvent int
+	err      error // *provider.Error or *readError
+}
+
+// decodeStream returns a decoder over r with the given event bound (zero or
+// less: sse.DefaultMaxEventBytes).
+func decodeStream(r io.Reader, maxEventBytes int) *decoder {
+	if maxEventBytes <= 0 {
+		maxEventBytes = sse.DefaultMaxEventBytes
+	}
+	return &decoder{sse: sse.NewReader(r, maxEventBytes), maxEvent: maxEventBytes, held: noBlock}
+}
+
+// Next advances to the next event. It returns false at the normal end (after
+// EventFinish) or when err is set.
+func (d *decoder) Next() bool {
+	for d.next >= len(d.events) {
+		if d.done || d.err != nil {
+			return false
+		}
+		d.events, d.next = d.events[:0], 0
+		d.step()
+	}
+	d.ev = d.events[d.next]
+	d.next++
+	return true
+}
+
+// finished reports whether EventFinish was delivered.
+func (d *decoder) finished() bool { return d.done && d.next >= len(d.events) }
+
+// Event returns the current event.
+func (d *decoder) Event() provider.StreamEvent { return d.ev }
+
+// step reads one SSE event and queues what it carries.
+func (d *decoder) step() {
+	if !d.sse.Next() {
+		if err := d.sse.Err(); err != nil {
+			if errors.Is(err, sse.ErrEventTooLarge) {
+				d.fail(provider.FailDecode, "", "stream event larger than "+strconv.Itoa(d.maxEvent)+" bytes", err)
+				return
+			}
+			d.err = &readError{err}
+			return
+		}
+		// A message_stop the server sent without the blank line that ends
+		// it is still the server's own end marker.
+		if ev, ok := d.sse.Pending(); ok && d.isMessageStop(ev) {
+			d.messageStop()
+			return
+		}
+		d.fail(provider.FailStreamCut, "", "stream ended before message_stop", nil)
+		return
+	}
+	ev := d.sse.Event()
+	switch ev.Type {
+	case "", "message", "error":
+		// Untyped events (a proxy that drops event lines) are told apart
+		// by their JSON type; an error event is read whatever it holds.
+	case "ping":
+		return
+	default:
+		if tagOf(ev.Type) == tagUnknown {
+			return // DESIGN §2: unknown event types are skipped
+		}
+	}
+	data := bytes.TrimSpace(ev.Data)
+	if len(data) == 0 {
+		if ev.Type == "error" {
+			d.fail(provider.FailErrorEvent, "", "error event without data", nil)
+		}
+		return
+	}
+	w := &d.w
+	*w = wireEvent{}
+	if err := json.Unmarshal(data, w, unmarshalOpts); err != nil {
+		if ev.Type == "error" {
+			d.fail(provider.FailErrorEvent, "", string(data), nil)
+			return
+		}
+		d.fail(provider.FailDecode, "", "invalid event JSON", err)
+		return
+	}
+	typ := w.Type
+	if typ == tagUnknown && ev.Type != "" {
+		// The JSON has no (known) type: trust the event line.
+		typ = tagOf(ev.Type)
+	}
+	if ev.Type == "error" {
+		typ = tagError
+	}
+	d.apply(typ, w)
+}
+
+// apply handles one decoded event.
+func (d *decoder) apply(typ tag, w *wireEvent) {
+	switch typ {
+	case tagMessageStart:
+		if w.Message != nil && w.Message.Usage != nil {
+			d.usage.merge(w.Message.Usage)
+		}
+	case tagContentBlockStart:
+		d.blockStart(w)
+	case tagContentBlockDelta:
+		d.blockDelta(w)
+	case tagContentBlockStop:
+		d.blockStop(w.Index)
+	case tagMessageDelta:
+		d.messageDelta(w)
+	case tagMessageStop:
+		d.messageStop()
+	case tagError:
+		if w.Error != nil {
+			d.fail(provider.FailErrorEvent, w.Error.code(), string(w.Error.Message), nil)
+			return
+		}
+		d.fail(provider.FailErrorEvent, "", "error event", nil)
+	}
+	// ping and unknown types carry nothing.
+}
+
+// isMessageStop reports whether an event the stream ended inside is a
+// complete message_stop.
+func (d *decoder) isMessageStop(ev sse.Event) bool {
+	if ev.Type != "" && ev.Type != "message" && ev.Type != "message_stop" {
+		return false
+	}
+	var w struct {
+		Type tag `json:"type"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(ev.Data), &w, unmarshalOpts) != nil {
+		return false
+	}
+	return w.Type == tagMessageStop || (w.Type == tagUnknown && ev.Type == "message_stop")
+}
+
+// blockStart opens a content block.
+func (d *decoder) blockStart(w *wireEvent) {
+	// The model went on: a held-back call is complete.
+	d.release()
+	cb := &w.ContentBlock
+	d.started = true
+	d.blocks = append(d.blocks, blockState{index: w.Index, kind: cb.Type, id: cb.ID, name: cb.Name})
+	b := &d.blocks[len(d.blocks)-1]
+	switch cb.Type {
+	case tagText:
+		if cb.Text != "" {
+			d.push(provider.StreamEvent{Kind: provider.EventText, Text: cb.Text})
+		}
+	case tagThinking:
+		if cb.Thinking != "" {
+			d.push(provider.StreamEvent{Kind: provider.EventReasoning, Text: cb.Thinking})
+		}
+		b.sig = cb.Signature
+	case tagToolUse:
+		if len(cb.Input) > 0 {
+			b.input = bytes.Clone(cb.Input)
+		}
+	}
+	// redacted_thinking is encrypted: nothing to show, and the neutral
+	// conversation has no place to keep it. Server tool blocks and other
+	// kinds are not this host's to run.
+}
+
+// blockDelta applies one content_block_delta.
+func (d *decoder) blockDelta(w *wireEvent) {
+	dl := &w.Delta
+	switch dl.Type {
+	case tagTextDelta:
+		if dl.Text != "" {
+			d.push(provider.StreamEvent{Kind: provider.EventText, Text: dl.Text})
+		}
+	case tagThinkingDelta:
+		if dl.Thinking != "" {
+			d.push(provider.StreamEvent{Kind: provider.EventReasoning, Text: dl.Thinking})
+		}
+	case tagSignatureDelta:
+		if i := d.block(w.Index); i != noBlock && d.blocks[i].kind == tagThinking && !d.blocks[i].stopped {
+			d.blocks[i].sig += dl.Signature
+		}
+	case tagInputJSONDelta:
+		if i := d.block(w.Index); i != noBlock && d.blocks[i].kind == tagToolUse && !d.blocks[i].stopped {
+			b := &d.blocks[i]
+			d.started = true
+			b.args = append(b.args, dl.PartialJSON...)
+		}
+	}
+	// citations_delta and unknown deltas are skipped.
+}
+
+// blockStop closes a content block.
+func (d *decoder) blockStop(index int64) {
+	i := d.block(index)
+	if i == noBlock || d.blocks[i].stopped {
+		return
+	}
+	b := &d.blocks[i]
+	b.stopped = true
+	switch b.kind {
+	case tagThinking:
+		if b.sig != "" {
+			d.push(provider.StreamEvent{Kind: provider.EventReasoning, Signature: b.sig})
+		}
+	case tagToolUse:
+		if d.stop == "max_tokens" {
+			// The block was still open when the output cap hit: its
+			// input may be cut.
+			return
+		}
+		d.release()
+		d.held = i
+		if d.ended {
+			// A late stop after message_delta: nothing can cut it now.
+			d.release()
+		}
+	}
+}
+
+// messageDelta applies the stop reason and the cumulative usage.
+func (d *decoder) messageDelta(w *wireEvent) {
+	if r := w.Delta.StopReason; r != "" {
+		d.stop = r
+	}
+	if w.Usage != nil {
+		d.usage.merge(w.Usage)
+	}
+	d.ended = true
+	if d.stop == "max_tokens" {
+		// The cap cut the message inside or right after the held-back
+		// block: its input may be incomplete, so it is never a call.
+		d.held = noBlock
+		return
+	}
+	d.release()
+}
+
+// messageStop ends the message: the held-back call (when no message_delta
+// came), usage, then EventFinish.
+func (d *decoder) messageStop() {
+	if d.stop != "max_tokens" {
+		d.release()
+	}
+	if d.usage.seen {
+		d.queue(provider.StreamEvent{Kind: provider.EventUsage, Usage: d.usage.neutral()})
+	}
+	d.queue(provider.StreamEvent{Kind: provider.EventFinish, FinishReason: d.finishReason()})
+	d.done = true
+}
+
+// release emits the held-back tool call, if any.
+func (d *decoder) release() {
+	if d.held == noBlock {
+		return
+	}
+	b := &d.blocks[d.held]
+	d.held = noBlock
+	args := string(b.args)
+	if len(bytes.TrimSpace(b.args)) == 0 {
+		// No input_json_delta pieces: the input came whole in
+		// content_block_start, or the call takes no arguments.
+		args = "{}"
+		if in := bytes.TrimSpace(b.input); len(in) > 0 && string(in) != "{}" {
+			args = string(in)
+		}
+	}
+	d.calls++
+	d.queue(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: provider.ToolCall{
+		ID: b.id, Name: b.name, Arguments: args,
+	}})
+}
+
+// block returns the position in blocks of the latest block with index,
+// noBlock when none started.
+func (d *decoder) block(index int64) int {
+	for i := len(d.blocks) - 1; i >= 0; i-- {
+		if d.blocks[i].index == index {
+			return i
+		}
+	}
+	return noBlock
+}
+
+// finishReason normalizes the stop reason.
+func (d *decoder) finishReason() string {
+	switch d.stop {
+	case "end_turn", "stop_sequence":
+		return provider.FinishStop
+	case "tool_use":
+		return provider.FinishToolCalls
+	case "max_tokens", "model_context_window_exceeded":
+		return provider.FinishLength
+	case "refusal":
+		return provider.FinishRefusal
+	case "":
+		// message_stop without a stop reason: the server ended normally.
+		if d.calls > 0 {
+			return provider.FinishToolCalls
+		}
+		return provider.FinishStop
+	}
+	// pause_turn and reasons newer than this package.
+	return provider.FinishOther
+}
+
+// push queues a content event.
+func (d *decoder) push(ev provider.StreamEvent) {
+	d.started = true
+	d.queue(ev)
+}
+
+func (d *decoder) queue(ev provider.StreamEvent) { d.events = append(d.events, ev) }
+
+// fail records a decoding failure; the Stream completes its facts.
+func (d *decoder) fail(kind provider.FailKind, code, msg string, err error) {
+	d.err = &provider.Error{Kind: kind, Code: code, Message: msg, Err: err, RequestWritten: true}
+}

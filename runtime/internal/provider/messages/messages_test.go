@@ -1,0 +1,951 @@
+package messages
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"octet.dev/host/runtime/internal/provider"
+)
+
+// captured is what the fake server saw of one request.
+type captured struct {
+	method, path string
+	header       http.Header
+	body         []byte
+}
+
+// okStream is a minimal complete answer.
+const okStream = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n" +
+	"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+	"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"ok\"}}\n\n" +
+	"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+	"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n" +
+	"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+
+// captureHandler records each request and answers with a short stream.
+func captureHandler(got chan<- captured) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- captured{method: r.Method, path: r.URL.Path, header: r.Header.Clone(), body: body}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, okStream)
+	}
+}
+
+// sendRequest streams req through p against a capturing server and returns
+// what the server saw.
+func sendRequest(t *testing.T, req provider.Request, mod func(*Config)) captured {
+	t.Helper()
+	got := make(chan captured, 1)
+	srv := newServer(t, captureHandler(got))
+	p := testProvider(t, srv, mod)
+	s, err := p.Stream(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, _, err := drain(t, s)
+	if err != nil || sum.Text != "ok" {
+		t.Fatalf("stream: %+v, %v", sum, err)
+	}
+	return <-got
+}
+
+func TestRequestBody(t *testing.T) {
+	req := provider.Request{
+		Model:  "claude-sonnet-4-5",
+		System: "Be brief.",
+		Messages: []provider.Message{
+			{Role: provider.RoleUser, Text: "Weather in Paris and Rome?"},
+			{
+				Role: provider.RoleAssistant, Text: "Checking both.",
+				Reasoning: "Two cities, two calls.", ReasoningSignature: "EqQBCkYIBxgCKkA=",
+				ToolCalls: []provider.ToolCall{
+					{ID: "toolu_01", Name: "get_weather", Arguments: `{"city": "Paris"}`},
+					{ID: "toolu_02", Name: "get_weather", Arguments: `{"city": "Rome"`}, // cut: invalid
+				},
+			},
+			{Role: provider.RoleTool, ToolCallID: "toolu_01", ToolName: "get_weather", Text: "18C"},
+			{Role: provider.RoleTool, ToolCallID: "toolu_02", ToolName: "get_weather", Text: "invalid arguments", IsError: true},
+			{Role: provider.RoleAssistant, Text: "Paris is 18C; Rome failed.", Reasoning: "unsigned reasoning"},
+			{Role: provider.RoleUser, Text: "<b>&</b> \"quoted\"\n\xff"},
+		},
+		Tools: []provider.ToolSpec{
+			{Name: "get_weather", Description: "Get weather", Parameters: []byte(`{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}`)},
+			{Name: "noop"},
+		},
+		MaxOutputTokens: 16000,
+		ReasoningEffort: "medium",
+	}
+	c := sendRequest(t, req, nil)
+
+	const want = `{"model":"claude-sonnet-4-5","max_tokens":16000,"system":"Be brief.","messages":[` +
+		`{"role":"user","content":[{"type":"text","text":"Weather in Paris and Rome?"}]},` +
+		`{"role":"assistant","content":[` +
+		`{"type":"thinking","thinking":"Two cities, two calls.","signature":"EqQBCkYIBxgCKkA="},` +
+		`{"type":"text","text":"Checking both."},` +
+		`{"type":"tool_use","id":"toolu_01","name":"get_weather","input":{"city":"Paris"}},` +
+		`{"type":"tool_use","id":"toolu_02","name":"get_weather","input":{}}]},` +
+		`{"role":"user","content":[` +
+		`{"type":"tool_result","tool_use_id":"toolu_01","content":"18C","is_error":false},` +
+		`{"type":"tool_result","tool_use_id":"toolu_02","content":"invalid arguments","is_error":true}]},` +
+		`{"role":"assistant","content":[{"type":"text","text":"Paris is 18C; Rome failed."}]},` +
+		`{"role":"user","content":[{"type":"text","text":"<b>&</b> \"quoted\"\n` + "\uFFFD" + `"}]}],` +
+		`"tools":[{"name":"get_weather","description":"Get weather","input_schema":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}},` +
+		`{"name":"noop","input_schema":{"type":"object","properties":{}}}],` +
+		`"thinking":{"type":"enabled","budget_tokens":8192},"stream":true}`
+	var gotJSON, wantJSON any
+	if err := json.Unmarshal(c.body, &gotJSON); err != nil {
+		t.Fatalf("server got invalid JSON: %v\n%s", err, c.body)
+	}
+	if err := json.Unmarshal([]byte(want), &wantJSON); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantJSON, gotJSON); diff != "" {
+		t.Errorf("request body (-want +got):\n%s", diff)
+	}
+	// Field order is part of the contract of this encoder (deterministic
+	// bodies make recorded tests and caches stable).
+	if string(c.body) != want {
+		t.Errorf("request body bytes:\n got %s\nwant %s", c.body, want)
+	}
+	if strings.Contains(string(c.body), "unsigned reasoning") {
+		t.Error("reasoning without a signature was sent back")
+	}
+}
+
+func TestRequestBodyMinimal(t *testing.T) {
+	c := sendRequest(t, simpleRequest, func(c *Config) { c.APIKey = "" })
+	const want = `{"model":"claude-test","max_tokens":8192,"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"stream":true}`
+	if string(c.body) != want {
+		t.Errorf("body:\n got %s\nwant %s", c.body, want)
+	}
+	for _, h := range []string{"X-Api-Key", "Authorization"} {
+		if v, ok := c.header[h]; ok {
+			t.Errorf("%s sent without a key: %q", h, v)
+		}
+	}
+}
+
+func TestHeaders(t *testing.T) {
+	c := sendRequest(t, simpleRequest, func(c *Config) {
+		c.Headers = map[string]string{"anthropic-beta": "interleaved-thinking-2025-05-14", "X-Custom": "v"}
+	})
+	if c.method != http.MethodPost || c.path != "/v1/messages" {
+		t.Errorf("request line = %s %s", c.method, c.path)
+	}
+	want := map[string]string{
+		"X-Api-Key":         testKey,
+		"Anthropic-Version": "2023-06-01",
+		"Anthropic-Beta":    "interleaved-thinking-2025-05-14",
+		"Content-Type":      "application/json",
+		"Accept":            "text/event-stream",
+		"X-Custom":          "v",
+	}
+	for name, v := range want {
+		if g := c.header.Values(name); len(g) != 1 || g[0] != v {
+			t.Errorf("header %s = %q, want %q", name, g, v)
+		}
+	}
+	if v, ok := c.header["Authorization"]; ok {
+		t.Errorf("Authorization sent: %q", v)
+	}
+
+	// A custom anthropic-version replaces the default; a custom x-api-key
+	// does not replace the key.
+	c = sendRequest(t, simpleRequest, func(c *Config) {
+		c.Headers = map[string]string{"Anthropic-Version": "2099-01-01", "x-api-key": "other"}
+	})
+	if g := c.header.Values("Anthropic-Version"); len(g) != 1 || g[0] != "2099-01-01" {
+		t.Errorf("anthropic-version = %q, want the custom one", g)
+	}
+	if g := c.header.Values("X-Api-Key"); len(g) != 1 || g[0] != testKey {
+		t.Errorf("x-api-key = %q, want the key", g)
+	}
+}
+
+func TestEndpointPath(t *testing.T) {
+	tests := []struct{ base, path string }{
+		{"", "/v1/messages"},
+		{"/", "/v1/messages"},
+		{"/v1", "/v1/messages"},
+		{"/v1/", "/v1/messages"},
+		{"/anthropic", "/anthropic/v1/messages"},
+		{"/proxy/anthropic/v1", "/proxy/anthropic/v1/messages"},
+		{"/v1beta", "/v1beta/v1/messages"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.base, func(t *testing.T) {
+			c := sendRequest(t, simpleRequest, func(c *Config) { c.BaseURL += tc.base })
+			if c.path != tc.path {
+				t.Errorf("base %q: path %q, want %q", tc.base, c.path, tc.path)
+			}
+		})
+	}
+	if got := endpointFor("https://api.anthropic.com"); got != "https://api.anthropic.com/v1/messages" {
+		t.Errorf("endpointFor = %q", got)
+	}
+}
+
+func TestThinking(t *testing.T) {
+	tests := []struct {
+		name     string
+		effort   string
+		max      int
+		cfg      thinkingConfig
+		wantMax  int
+		thinking string // JSON, "" for none
+		output   string // output_config JSON, "" for none
+	}{
+		{name: "no effort", max: 4000, wantMax: 4000},
+		{name: "low, default max", effort: "low", wantMax: 8192, thinking: `{"type":"enabled","budget_tokens":2048}`},
+		{name: "medium capped below max", effort: "medium", max: 8192, wantMax: 8192, thinking: `{"type":"enabled","budget_tokens":8191}`},
+		{name: "high", effort: "high", max: 64000, wantMax: 64000, thinking: `{"type":"enabled","budget_tokens":24576}`},
+		{name: "high capped", effort: "high", max: 16000, wantMax: 16000, thinking: `{"type":"enabled","budget_tokens":15999}`},
+		{name: "cap below the minimum", effort: "low", max: 1024, wantMax: 1024},
+		{name: "smallest cap", effort: "low", max: 1025, wantMax: 1025, thinking: `{"type":"enabled","budget_tokens":1024}`},
+		{name: "explicit budget", effort: "low", max: 32000, cfg: thinkingConfig{budget: 5000}, wantMax: 32000, thinking: `{"type":"enabled","budget_tokens":5000}`},
+		{name: "adaptive", effort: "high", max: 32000, cfg: thinkingConfig{adaptive: true}, wantMax: 32000,
+			thinking: `{"type":"adaptive"}`, output: `{"effort":"high"}`},
+		{name: "adaptive without effort", max: 32000, cfg: thinkingConfig{adaptive: true}, wantMax: 32000},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := simpleRequest
+			req.ReasoningEffort, req.MaxOutputTokens = tc.effort, tc.max
+			body, err := buildRequest(req, tc.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				MaxTokens    int            `json:"max_tokens"`
+				Thinking     map[string]any `json:"thinking"`
+				OutputConfig map[string]any `json:"output_config"`
+			}
+			if err := json.Unmarshal(body, &got); err != nil {
+				t.Fatal(err)
+			}
+			if got.MaxTokens != tc.wantMax {
+				t.Errorf("max_tokens = %d, want %d", got.MaxTokens, tc.wantMax)
+			}
+			check := func(field string, v map[string]any, want string) {
+				t.Helper()
+				if want == "" {
+					if v != nil {
+						t.Errorf("%s = %v, want none", field, v)
+					}
+					return
+				}
+				var w map[string]any
+				if err := json.Unmarshal([]byte(want), &w); err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(w, v); diff != "" {
+					t.Errorf("%s (-want +got):\n%s", field, diff)
+				}
+			}
+			check("thinking", got.Thinking, tc.thinking)
+			check("output_config", got.OutputConfig, tc.output)
+		})
+	}
+}
+
+// TestPairingRule: every tool_use is answered in the next user turn, and a
+// user turn answers nothing else, whatever the neutral conversation holds.
+func TestPairingRule(t *testing.T) {
+	asst := func(ids ...string) provider.Message {
+		m := provider.Message{Role: provider.RoleAssistant}
+		for _, id := range ids {
+			m.ToolCalls = append(m.ToolCalls, provider.ToolCall{ID: id, Name: "t", Arguments: "{}"})
+		}
+		return m
+	}
+	result := func(id, text string) provider.Message {
+		return provider.Message{Role: provider.RoleTool, ToolCallID: id, ToolName: "t", Text: text}
+	}
+	user := func(text string) provider.Message { return provider.Message{Role: provider.RoleUser, Text: text} }
+	use := func(id string) string { return `{"type":"tool_use","id":"` + id + `","name":"t","input":{}}` }
+	res := func(id, text string, isErr bool) string {
+		s := `{"type":"tool_result","tool_use_id":"` + id + `"`
+		if text != "" {
+			s += `,"content":` + quote(text)
+		}
+		if isErr {
+			return s + `,"is_error":true}`
+		}
+		return s + `,"is_error":false}`
+	}
+	missing := func(id string) string { return res(id, missingResult, true) }
+	text := func(s string) string { return `{"type":"text","text":` + quote(s) + `}` }
+	msg := func(role string, blocks ...string) string {
+		return `{"role":"` + role + `","content":[` + strings.Join(blocks, ",") + `]}`
+	}
+
+	tests := []struct {
+		name string
+		in   []provider.Message
+		want []string
+	}{
+		{
+			name: "canceled after the first of two results",
+			in:   []provider.Message{user("go"), asst("a", "b"), result("a", "ok"), user("next")},
+			want: []string{msg("user", text("go")), msg("assistant", use("a"), use("b")),
+				msg("user", res("a", "ok", false), missing("b"), text("next"))},
+		},
+		{
+			name: "conversation ends with tool_use",
+			in:   []provider.Message{user("go"), asst("a")},
+			want: []string{msg("user", text("go")), msg("assistant", use("a")), msg("user", missing("a"))},
+		},
+		{
+			name: "next assistant turn without results",
+			in:   []provider.Message{user("go"), asst("a"), {Role: provider.RoleAssistant, Text: "later"}},
+			want: []string{msg("user", text("go")), msg("assistant", use("a")), msg("user", missing("a")),
+				msg("assistant", text("later"))},
+		},
+		{
+			name: "results go before user text",
+			in:   []provider.Message{user("go"), asst("a", "b"), user("wait"), result("b", "B"), result("a", "A")},
+			want: []string{msg("user", text("go")), msg("assistant", use("a"), use("b")),
+				msg("user", res("b", "B", false), res("a", "A", false), text("wait"))},
+		},
+		{
+			name: "result that answers no tool_use",
+			in:   []provider.Message{user("go"), result("x", "stray")},
+			want: []string{msg("user", text("go"), text("Result of tool call x (t):\nstray"))},
+		},
+		{
+			name: "result for an older turn and a duplicate",
+			in: []provider.Message{user("go"), asst("a"), result("a", "A"), asst("b"), result("a", "again"),
+				{Role: provider.RoleTool, ToolCallID: "b", Text: "B", IsError: true}, {Role: provider.RoleTool, ToolCallID: "b", Text: "B2", IsError: true}},
+			want: []string{msg("user", text("go")), msg("assistant", use("a")), msg("user", res("a", "A", false)),
+				msg("assistant", use("b")),
+				msg("user", res("b", "B", true), text("Result of tool call a (t):\nagain"), text("Result of tool call b, an error:\nB2"))},
+		},
+		{
+			name: "empty turns dropped, user turns merged",
+			in: []provider.Message{user("one"), {Role: provider.RoleAssistant}, user(""), user("two"),
+				{Role: provider.RoleAssistant, Reasoning: "no signature"}, user("three")},
+			want: []string{msg("user", text("one"), text("two"), text("three"))},
+		},
+		{
+			name: "empty result content",
+			in:   []provider.Message{user("go"), asst("a"), result("a", "")},
+			want: []string{msg("user", text("go")), msg("assistant", use("a")), msg("user", res("a", "", false))},
+		},
+		{
+			name: "signature without reasoning text",
+			in:   []provider.Message{user("go"), {Role: provider.RoleAssistant, ReasoningSignature: "sig", Text: "hi"}, user("more")},
+			want: []string{msg("user", text("go")),
+				msg("assistant", `{"type":"thinking","thinking":"","signature":"sig"}`, text("hi")), msg("user", text("more"))},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body, err := buildRequest(provider.Request{Model: "m", Messages: tc.in}, thinkingConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				Messages []jsontext.Value `json:"messages"`
+			}
+			if err := json.Unmarshal(body, &got); err != nil {
+				t.Fatal(err)
+			}
+			gotS := make([]string, len(got.Messages))
+			for i, m := range got.Messages {
+				gotS[i] = string(m)
+			}
+			if diff := cmp.Diff(tc.want, gotS); diff != "" {
+				t.Errorf("messages (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestToolInput(t *testing.T) {
+	tests := map[string]string{
+		`{"a": 1}`:          `{"a": 1}`,
+		" \n{\"a\":1} ":     " \n{\"a\":1} ",
+		"":                  `{}`,
+		"null":              `{}`,
+		"[1, 2]":            `{}`,
+		`"text"`:            `{}`,
+		`{"a": 1`:           `{}`,
+		`{"a": 1}{"b": 2}`:  `{}`,
+		"{\"a\": \"\xff\"}": `{}`,
+	}
+	for in, want := range tests {
+		if got := string(toolInput(in)); got != want {
+			t.Errorf("toolInput(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func quote(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func TestBuildRequestErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		req  provider.Request
+	}{
+		{"no model", provider.Request{Messages: simpleRequest.Messages}},
+		{"unknown role", provider.Request{Model: "m", Messages: []provider.Message{{Role: "system", Text: "x"}}}},
+		{"bad schema", provider.Request{Model: "m", Tools: []provider.ToolSpec{{Name: "t", Parameters: []byte(`{"type":`)}}}},
+		{"unknown effort", provider.Request{Model: "m", Messages: simpleRequest.Messages, ReasoningEffort: "max"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := buildRequest(tc.req, thinkingConfig{}); err == nil {
+				t.Error("buildRequest succeeded")
+			}
+		})
+	}
+}
+
+// errorOpts compares provider errors on their facts, not the wrapped error.
+var errorOpts = cmpopts.IgnoreFields(provider.Error{}, "Err")
+
+func asProviderError(t *testing.T, err error) *provider.Error {
+	t.Helper()
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %v (%T) is not a *provider.Error", err, err)
+	}
+	return pe
+}
+
+func TestHTTPErrors(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	fixture := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("testdata", "anthropic", "errors", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	longMsg := strings.Repeat("é", 600)
+	tests := []struct {
+		name    string
+		status  int
+		headers map[string]string
+		body    string
+		want    provider.Error
+	}{
+		{
+			name: "400 missing tool_result fixture", status: 400, body: fixture("vercel_400-invalid-request-missing-tool-result.json"),
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_request_error", RequestWritten: true,
+				Message: "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_issue8112_custom. Each `tool_use` block must have a corresponding `tool_result` block in the next message."},
+		},
+		{
+			name: "400 unexpected tool_use_id fixture", status: 400, body: fixture("vercel_400-invalid-request-tool-result.json"),
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_request_error", RequestWritten: true,
+				Message: "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: srvtoolu_issue_17366_invalid. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."},
+		},
+		{
+			name: "529 overloaded", status: 529,
+			body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 529, Code: "overloaded_error", RequestWritten: true, Message: "Overloaded"},
+		},
+		{
+			name: "429 Retry-After seconds", status: 429, headers: map[string]string{"Retry-After": "7", "anthropic-ratelimit-requests-remaining": "0"},
+			body: `{"type": "error", "error": {"type": "rate_limit_error", "message": "Number of request tokens has exceeded your per-minute rate limit"}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
+				Message: "Number of request tokens has exceeded your per-minute rate limit", RetryAfter: 7 * time.Second},
+		},
+		{
+			name: "429 Retry-After HTTP-date", status: 429, headers: map[string]string{"Retry-After": now.Add(30 * time.Second).Format(http.TimeFormat)},
+			body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
+				Message: "slow down", RetryAfter: 30 * time.Second},
+		},
+		{
+			name: "429 retry-after-ms wins", status: 429, headers: map[string]string{"retry-after-ms": "1500", "Retry-After": "9"},
+			body: `{"type":"error","error":{"type":"rate_limit_error","message":"later"}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
+				Message: "later", RetryAfter: 1500 * time.Millisecond},
+		},
+		{
+			name: "500 api_error", status: 500,
+			body: `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 500, Code: "api_error", RequestWritten: true, Message: "Internal server error"},
+		},
+		{
+			name: "413 request_too_large", status: 413,
+			body: `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 413, Code: "request_too_large", RequestWritten: true,
+				Message: "Request exceeds the maximum allowed number of bytes."},
+		},
+		{
+			name: "gateway OpenAI-style envelope", status: 400,
+			body: `{"error":{"message":"bad input","code":"invalid_value"}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_value", RequestWritten: true, Message: "bad input"},
+		},
+		{
+			name: "top-level fields", status: 404,
+			body: `{"type":"not_found","message":"model: claude-nope"}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 404, Code: "not_found", RequestWritten: true, Message: "model: claude-nope"},
+		},
+		{
+			name: "503 plain text", status: 503, headers: map[string]string{"Retry-After": "2"},
+			body: "upstream connect error\r\nor disconnect\x00",
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 503, RequestWritten: true,
+				Message: "upstream connect error  or disconnect", RetryAfter: 2 * time.Second},
+		},
+		{
+			name: "502 empty body", status: 502,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 502, RequestWritten: true, Message: "Bad Gateway"},
+		},
+		{
+			name: "long message bounded", status: 400, body: `{"type":"error","error":{"type":"invalid_request_error","message":"` + longMsg + `"}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_request_error", RequestWritten: true,
+				Message: strings.Repeat("é", 254) + "…"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+				for k, v := range tc.headers {
+					w.Header().Set(k, v)
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, tc.body)
+			})
+			p := testProvider(t, srv, func(c *Config) { c.Now = func() time.Time { return now } })
+			s, err := p.Stream(context.Background(), simpleRequest)
+			if s != nil {
+				t.Fatal("Stream returned a stream for an error status")
+			}
+			pe := asProviderError(t, err)
+			if diff := cmp.Diff(&tc.want, pe, errorOpts); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if len(pe.Message) > maxMessage {
+				t.Errorf("message is %d bytes", len(pe.Message))
+			}
+		})
+	}
+}
+
+// TestKeyNeverInErrors: a server that echoes the key (whole or masked) must
+// not get it into an error (CONTRACT §11).
+func TestKeyNeverInErrors(t *testing.T) {
+	masked := testKey[:10] + strings.Repeat("*", 20) + testKey[len(testKey)-4:]
+	echo := "invalid x-api-key: " + testKey + " (also " + masked + "). Header secret: header-secret-value."
+	bodies := map[string]http.HandlerFunc{
+		"401 envelope": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"type":"error","error":{"type":"authentication_error","message":"`+echo+`"}}`)
+		},
+		"401 plain": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, echo)
+		},
+		"mid-stream error": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "event: error\ndata: "+`{"type":"error","error":{"type":"`+testKey+`","message":"`+echo+`"}}`+"\n\n")
+		},
+		"200 JSON error": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"type":"error","error":{"type":"authentication_error","message":"`+echo+`"}}`)
+		},
+	}
+	for name, h := range bodies {
+		t.Run(name, func(t *testing.T) {
+			srv := newServer(t, h)
+			p := testProvider(t, srv, func(c *Config) {
+				c.Headers = map[string]string{"X-Gateway-Key": "header-secret-value"}
+			})
+			var err error
+			s, serr := p.Stream(context.Background(), simpleRequest)
+			if serr != nil {
+				err = serr
+			} else {
+				_, _, err = drain(t, s)
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			pe := asProviderError(t, err)
+			for _, text := range []string{err.Error(), pe.Message, pe.Code} {
+				for _, secret := range []string{testKey, testKey[len(testKey)-8:], masked[len(masked)-4:], "header-secret-value"} {
+					if strings.Contains(text, secret) {
+						t.Errorf("error text %q contains %q", text, secret)
+					}
+				}
+			}
+			if !strings.Contains(pe.Message, "invalid x-api-key") {
+				t.Errorf("message lost its useful part: %q", pe.Message)
+			}
+		})
+	}
+}
+
+// stallAfter serves body, flushes, then holds the response open until the
+// client goes away.
+func stallAfter(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, body)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}
+}
+
+// startHel is the start of a message with one text delta.
+const startHel = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n" +
+	"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+	"event: ping\ndata: {\"type\": \"ping\"}\n\n" +
+	"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n"
+
+func TestStreamFailures(t *testing.T) {
+	tests := []struct {
+		name     string
+		handler  http.HandlerFunc
+		idle     time.Duration
+		wantText string
+		want     provider.Error
+	}{
+		{
+			name: "mid-stream overloaded_error event",
+			handler: sseHandler([]byte(startHel +
+				"event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}\n\n")),
+			wantText: "Hel",
+			want: provider.Error{Kind: provider.FailErrorEvent, Code: "overloaded_error", RequestWritten: true, ContentStarted: true,
+				Message: "Overloaded"},
+		},
+		{
+			name:    "error event before content",
+			handler: sseHandler([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"Internal server error\"}}\n\n")),
+			want:    provider.Error{Kind: provider.FailErrorEvent, Code: "api_error", RequestWritten: true, Message: "Internal server error"},
+		},
+		{
+			name:     "cut after content",
+			handler:  sseHandler([]byte(startHel)),
+			wantText: "Hel",
+			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before message_stop"},
+		},
+		{
+			name: "cut after message_delta",
+			handler: sseHandler([]byte(startHel + "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+				"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n")),
+			wantText: "Hel",
+			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before message_stop"},
+		},
+		{
+			name:    "empty body",
+			handler: sseHandler(nil),
+			want:    provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, Message: "stream ended before message_stop"},
+		},
+		{
+			name:     "cut inside an event",
+			handler:  sseHandler([]byte(startHel + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"lo\"}}")),
+			wantText: "Hel",
+			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before message_stop"},
+		},
+		{
+			name:     "invalid JSON",
+			handler:  sseHandler([]byte(startHel + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n\n")),
+			wantText: "Hel",
+			want:     provider.Error{Kind: provider.FailDecode, RequestWritten: true, ContentStarted: true, Message: "invalid event JSON"},
+		},
+		{
+			name:     "idle after content",
+			handler:  stallAfter(startHel),
+			idle:     100 * time.Millisecond,
+			wantText: "Hel",
+			want:     provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, ContentStarted: true, Message: "no stream data for 100ms"},
+		},
+		{
+			name:    "idle before any byte",
+			handler: stallAfter(""),
+			idle:    100 * time.Millisecond,
+			want:    provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, Message: "no stream data for 100ms"},
+		},
+		{
+			name: "200 JSON error body",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json; charset=utf-8")
+				_, _ = io.WriteString(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+			},
+			want: provider.Error{Kind: provider.FailErrorEvent, Status: 200, Code: "overloaded_error", RequestWritten: true, Message: "Overloaded"},
+		},
+		{
+			name: "200 JSON message",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, `{"type":"message","content":[{"type":"text","text":"hi"}]}`)
+			},
+			want: provider.Error{Kind: provider.FailDecode, Status: 200, RequestWritten: true, Message: "expected text/event-stream, got application/json"},
+		},
+		{
+			name: "connection dropped after the request",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+			},
+			want: provider.Error{Kind: provider.FailStreamCut, RequestWritten: true},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, tc.handler)
+			p := testProvider(t, srv, func(c *Config) { c.IdleTimeout = tc.idle })
+			var (
+				err error
+				sum summary
+			)
+			s, serr := p.Stream(context.Background(), simpleRequest)
+			if serr != nil {
+				err = serr
+			} else {
+				sum, _, err = drain(t, s)
+			}
+			if sum.Text != tc.wantText {
+				t.Errorf("text = %q, want %q", sum.Text, tc.wantText)
+			}
+			pe := asProviderError(t, err)
+			opts := []cmp.Option{errorOpts}
+			if tc.want.Message == "" {
+				opts = append(opts, cmpopts.IgnoreFields(provider.Error{}, "Message"))
+			}
+			if diff := cmp.Diff(&tc.want, pe, opts...); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	p, err := New(Config{BaseURL: "http://" + addr, APIKey: testKey, HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Stream(context.Background(), simpleRequest)
+	if s != nil {
+		t.Fatal("got a stream from a closed port")
+	}
+	pe := asProviderError(t, err)
+	if pe.Kind != provider.FailConnect || pe.RequestWritten || pe.ContentStarted || pe.Status != 0 {
+		t.Errorf("got %+v, want FailConnect with RequestWritten false", pe)
+	}
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) {
+		t.Errorf("underlying error %v is not a *net.OpError", pe.Err)
+	}
+	if strings.Contains(err.Error(), testKey) {
+		t.Error("key in error")
+	}
+}
+
+func TestCancel(t *testing.T) {
+	t.Run("mid-stream", func(t *testing.T) {
+		srv := newServer(t, stallAfter(startHel))
+		p := testProvider(t, srv, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		s, err := p.Stream(ctx, simpleRequest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if !s.Next() || s.Event().Text != "Hel" {
+			t.Fatalf("first event: %+v, err %v", s.Event(), s.Err())
+		}
+		cancel()
+		if s.Next() {
+			t.Fatalf("Next after cancel returned %+v", s.Event())
+		}
+		pe := asProviderError(t, s.Err())
+		if pe.Kind != provider.FailCanceled || !pe.RequestWritten || !pe.ContentStarted {
+			t.Errorf("got %+v, want FailCanceled, written, started", pe)
+		}
+	})
+	t.Run("before the request", func(t *testing.T) {
+		srv := newServer(t, sseHandler(nil))
+		p := testProvider(t, srv, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := p.Stream(ctx, simpleRequest)
+		pe := asProviderError(t, err)
+		if pe.Kind != provider.FailCanceled || pe.RequestWritten {
+			t.Errorf("got %+v, want FailCanceled, not written", pe)
+		}
+	})
+	t.Run("while waiting for headers", func(t *testing.T) {
+		arrived := make(chan struct{})
+		srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			close(arrived)
+			<-r.Context().Done()
+		})
+		p := testProvider(t, srv, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			<-arrived
+			cancel()
+		}()
+		_, err := p.Stream(ctx, simpleRequest)
+		pe := asProviderError(t, err)
+		if pe.Kind != provider.FailCanceled || !pe.RequestWritten {
+			t.Errorf("got %+v, want FailCanceled, written", pe)
+		}
+	})
+	t.Run("close from another goroutine", func(t *testing.T) {
+		srv := newServer(t, stallAfter(startHel))
+		p := testProvider(t, srv, nil)
+		s, err := p.Stream(context.Background(), simpleRequest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.Next() {
+			t.Fatal(s.Err())
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = s.Close()
+		}()
+		for s.Next() {
+		}
+		<-done
+		if pe := asProviderError(t, s.Err()); pe.Kind != provider.FailCanceled || !pe.ContentStarted {
+			t.Errorf("got %+v, want FailCanceled with content started", pe)
+		}
+	})
+	t.Run("close mid-stream", func(t *testing.T) {
+		srv := newServer(t, stallAfter(startHel))
+		p := testProvider(t, srv, nil)
+		s, err := p.Stream(context.Background(), simpleRequest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.Next() {
+			t.Fatal(s.Err())
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_ = s.Close()
+		if s.Next() {
+			t.Fatal("Next after Close returned true")
+		}
+		if pe := asProviderError(t, s.Err()); pe.Kind != provider.FailCanceled {
+			t.Errorf("got %+v, want FailCanceled", pe)
+		}
+	})
+}
+
+func TestNew(t *testing.T) {
+	bad := []Config{
+		{BaseURL: ""},
+		{BaseURL: "ftp://host"},
+		{BaseURL: "http:///v1"},
+		{BaseURL: "https://user:pw@host"},
+		{BaseURL: "https://host?x=1"},
+		{BaseURL: "https://host#frag"},
+		{BaseURL: "https://host", APIKey: "sk-ant\r\nX: y"},
+		{BaseURL: "https://host", Headers: map[string]string{"Bad Name": "v"}},
+		{BaseURL: "https://host", Headers: map[string]string{"X-Ok": "a\nb"}},
+		{BaseURL: "https://host", IdleTimeout: -1},
+		{BaseURL: "https://host", MaxEventBytes: -1},
+		{BaseURL: "https://host", ThinkingBudget: -1},
+	}
+	for _, cfg := range bad {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		} else if cfg.APIKey != "" && strings.Contains(err.Error(), cfg.APIKey) {
+			t.Errorf("validation error contains the key: %v", err)
+		}
+	}
+	p, err := New(Config{BaseURL: "https://api.anthropic.com/", ThinkingBudget: 4096, AdaptiveThinking: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.CloseIdleConnections()
+	if p.endpoint != "https://api.anthropic.com/v1/messages" || p.idle != DefaultIdleTimeout ||
+		p.maxEvent != DefaultMaxEventBytes || p.now == nil || p.client == nil ||
+		p.thinking != (thinkingConfig{budget: 4096, adaptive: true}) {
+		t.Errorf("defaults not filled: %+v", p)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		h    map[string]string
+		want time.Duration
+	}{
+		{nil, 0},
+		{map[string]string{"Retry-After": "0"}, 0},
+		{map[string]string{"Retry-After": "12"}, 12 * time.Second},
+		{map[string]string{"Retry-After": "1.5"}, 1500 * time.Millisecond},
+		{map[string]string{"Retry-After": "-3"}, 0},
+		{map[string]string{"Retry-After": "soon"}, 0},
+		{map[string]string{"Retry-After": now.Add(90 * time.Second).Format(http.TimeFormat)}, 90 * time.Second},
+		{map[string]string{"Retry-After-Ms": "250", "Retry-After": "12"}, 250 * time.Millisecond},
+		{map[string]string{"Retry-After-Ms": "junk", "Retry-After": "12"}, 12 * time.Second},
+		{map[string]string{"Retry-After": "1e300"}, time.Duration(1<<63 - 1)},
+		{map[string]string{"Retry-After": "NaN"}, 0},
+	}
+	for _, tc := range tests {
+		h := http.Header{}
+		for k, v := range tc.h {
+			h.Set(k, v)
+		}
+		if got := retryAfter(h, now); got != tc.want {
+			t.Errorf("retryAfter(%v) = %v, want %v", tc.h, got, tc.want)
+		}
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	s := newScrubber("sk-ant-abcdefghijklmnop", map[string]string{"X-Short": "v1", "X-Gateway-Key": "gateway-secret-key"})
+	tests := []struct{ in, want string }{
+		{"key sk-ant-abcdefghijklmnop here", "key [redacted] here"},
+		{"masked sk-ant-abc**********mnop!", "masked [redacted]!"},
+		{"gateway-secret-key and v1", "[redacted] and v1"},
+		{"line\nbreak\ttab\x00nul", "line break tab nul"},
+		{"bad \xff utf8", "bad \uFFFD utf8"},
+		{"  trimmed  ", "trimmed"},
+	}
+	for _, tc := range tests {
+		if got := s.sanitize(tc.in); got != tc.want {
+			t.Errorf("sanitize(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := s.sanitize(strings.Repeat("a", 2000)); len(got) > maxMessage {
+		t.Errorf("sanitize did not bound: %d bytes", len(got))
+	}
+}

@@ -1,0 +1,298 @@
+package messages
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/runtime/internal/provider"
+)
+
+// Thinking budgets derived from Request.ReasoningEffort when
+// Config.ThinkingBudget is zero.
+const (
+	budgetLow    = 2048
+	budgetMedium = 8192
+	budgetHigh   = 24576
+)
+
+// minThinkingBudget is the smallest budget_tokens the API accepts.
+const minThinkingBudget = 1024
+
+// missingResult is the content of the synthetic tool_result sent for a
+// tool_use the conversation never answered.
+const missingResult = "No result: the tool call did not complete."
+
+// thinkingConfig is the route's thinking setup (from Config).
+type thinkingConfig struct {
+	budget   int
+	adaptive bool
+}
+
+// messagesRequest is the request body. Field order is the wire order.
+type messagesRequest struct {
+	Model        string        `json:"model"`
+	MaxTokens    int           `json:"max_tokens"`
+	System       string        `json:"system,omitempty"`
+	Messages     []outMessage  `json:"messages"`
+	Tools        []wireTool    `json:"tools,omitempty"`
+	Thinking     *wireThinking `json:"thinking,omitempty"`
+	OutputConfig *outputConfig `json:"output_config,omitempty"`
+	Stream       bool          `json:"stream"`
+}
+
+type wireThinking struct {
+	Type         string `json:"type"`
+	BudgetTokens int    `json:"budget_tokens,omitzero"`
+}
+
+type outputConfig struct {
+	Effort string `json:"effort"`
+}
+
+// outMessage is one request message; Content holds the block structs below.
+type outMessage struct {
+	Role    string `json:"role"`
+	Content []any  `json:"content"`
+}
+
+type textBlock struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type thinkingBlock struct {
+	Type      string `json:"type"`
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
+}
+
+type toolUseBlock struct {
+	Type  string         `json:"type"`
+	ID    string         `json:"id"`
+	Name  string         `json:"name"`
+	Input jsontext.Value `json:"input"`
+}
+
+type toolResultBlock struct {
+	Type      string `json:"type"`
+	ToolUseID string `json:"tool_use_id"`
+	Content   string `json:"content,omitempty"`
+	IsError   bool   `json:"is_error"`
+}
+
+type wireTool struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	InputSchema jsontext.Value `json:"input_schema"`
+}
+
+// emptyObject is the input of a tool call whose arguments are not a JSON
+// object, and the schema of a tool that declares no parameters.
+var (
+	emptyObject       = jsontext.Value(`{}`)
+	emptyObjectSchema = jsontext.Value(`{"type":"object","properties":{}}`)
+)
+
+// marshalOpts replaces invalid UTF-8 (e.g. from a binary tool result) with
+// U+FFFD instead of failing the call.
+var marshalOpts = jsontext.AllowInvalidUTF8(true)
+
+// buildRequest returns the JSON body for req.
+func buildRequest(req provider.Request, tc thinkingConfig) ([]byte, error) {
+	if req.Model == "" {
+		return nil, errors.New("messages: request has no model")
+	}
+	body := messagesRequest{
+		Model:     req.Model,
+		MaxTokens: req.MaxOutputTokens,
+		System:    req.System,
+		Stream:    true,
+	}
+	if body.MaxTokens <= 0 {
+		body.MaxTokens = DefaultMaxTokens
+	}
+	if req.ReasoningEffort != "" {
+		if err := setThinking(&body, req.ReasoningEffort, tc); err != nil {
+			return nil, err
+		}
+	}
+	msgs, err := buildMessages(req.Messages)
+	if err != nil {
+		return nil, err
+	}
+	body.Messages = msgs
+	for _, t := range req.Tools {
+		schema := jsontext.Value(t.Parameters)
+		if len(schema) == 0 {
+			schema = emptyObjectSchema
+		} else if !schema.IsValid() {
+			return nil, fmt.Errorf("messages: tool %q parameters are not valid JSON", t.Name)
+		}
+		body.Tools = append(body.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	return json.Marshal(&body, marshalOpts)
+}
+
+// setThinking adds the thinking configuration for effort.
+func setThinking(body *messagesRequest, effort string, tc thinkingConfig) error {
+	budget := tc.budget
+	switch effort {
+	case "low":
+		budget = cmp.Or(budget, budgetLow)
+	case "medium":
+		budget = cmp.Or(budget, budgetMedium)
+	case "high":
+		budget = cmp.Or(budget, budgetHigh)
+	default:
+		return fmt.Errorf("messages: unknown reasoning effort %q", effort)
+	}
+	if tc.adaptive {
+		body.Thinking = &wireThinking{Type: "adaptive"}
+		body.OutputConfig = &outputConfig{Effort: effort}
+		return nil
+	}
+	// budget_tokens must be below max_tokens and at least the minimum;
+	// a cap too small for both leaves thinking off.
+	budget = min(budget, body.MaxTokens-1)
+	if budget < minThinkingBudget {
+		return nil
+	}
+	body.Thinking = &wireThinking{Type: "enabled", BudgetTokens: budget}
+	return nil
+}
+
+// convBuilder assembles the wire messages and keeps the pairing rule: the
+// user turn after an assistant turn with tool_use blocks answers each of
+// them with a tool_result, and holds no tool_result for anything else.
+type convBuilder struct {
+	out []outMessage
+	// open are the tool_use ids of the latest assistant turn, in order;
+	// answered marks the ones a tool_result already answers.
+	open     []string
+	answered map[string]bool
+}
+
+// buildMessages converts the neutral conversation.
+func buildMessages(msgs []provider.Message) ([]outMessage, error) {
+	b := convBuilder{out: make([]outMessage, 0, len(msgs)), answered: map[string]bool{}}
+	for i := range msgs {
+		m := &msgs[i]
+		switch m.Role {
+		case provider.RoleUser:
+			if m.Text != "" { // the API rejects empty text blocks
+				b.addUser(textBlock{Type: "text", Text: m.Text})
+			}
+		case provider.RoleTool:
+			b.addResult(m)
+		case provider.RoleAssistant:
+			b.addAssistant(m)
+		default:
+			return nil, fmt.Errorf("messages: message %d has unknown role %q", i, m.Role)
+		}
+	}
+	b.closeTurn()
+	return b.out, nil
+}
+
+// addAssistant appends an assistant turn: thinking (only with its
+// signature, which authenticates it), text, then tool_use blocks.
+func (b *convBuilder) addAssistant(m *provider.Message) {
+	b.closeTurn()
+	var blocks []any
+	if m.ReasoningSignature != "" {
+		blocks = append(blocks, thinkingBlock{Type: "thinking", Thinking: m.Reasoning, Signature: m.ReasoningSignature})
+	}
+	if m.Text != "" {
+		blocks = append(blocks, textBlock{Type: "text", Text: m.Text})
+	}
+	for _, tc := range m.ToolCalls {
+		blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: toolInput(tc.Arguments)})
+		b.open = append(b.open, tc.ID)
+	}
+	if len(blocks) == 0 {
+		// The API rejects an empty assistant turn (e.g. a refusal with no
+		// text); the turns around it merge as the API would merge them.
+		return
+	}
+	b.out = append(b.out, outMessage{Role: "assistant", Content: blocks})
+}
+
+// addResult appends a tool result to the current user turn: as a
+// tool_result when it answers an open tool_use, as text otherwise.
+func (b *convBuilder) addResult(m *provider.Message) {
+	if b.isOpen(m.ToolCallID) && !b.answered[m.ToolCallID] {
+		b.answered[m.ToolCallID] = true
+		b.addUser(toolResultBlock{Type: "tool_result", ToolUseID: m.ToolCallID, Content: m.Text, IsError: m.IsError})
+		return
+	}
+	text := "Result of tool call " + m.ToolCallID
+	if m.ToolName != "" {
+		text += " (" + m.ToolName + ")"
+	}
+	if m.IsError {
+		text += ", an error"
+	}
+	b.addUser(textBlock{Type: "text", Text: text + ":\n" + m.Text})
+}
+
+func (b *convBuilder) isOpen(id string) bool {
+	for _, o := range b.open {
+		if o == id {
+			return true
+		}
+	}
+	return false
+}
+
+// closeTurn answers the open tool_use blocks that have no result yet, so
+// the API accepts the conversation, and forgets them.
+func (b *convBuilder) closeTurn() {
+	for _, id := range b.open {
+		if !b.answered[id] {
+			b.addUser(toolResultBlock{Type: "tool_result", ToolUseID: id, Content: missingResult, IsError: true})
+		}
+	}
+	b.open = b.open[:0]
+	clear(b.answered)
+}
+
+// addUser adds a block to the user turn that follows the last assistant
+// turn, starting one if needed. tool_result blocks go before any text, as
+// the API requires.
+func (b *convBuilder) addUser(block any) {
+	n := len(b.out)
+	if n == 0 || b.out[n-1].Role != "user" {
+		b.out = append(b.out, outMessage{Role: "user", Content: []any{block}})
+		return
+	}
+	last := &b.out[n-1]
+	if _, ok := block.(toolResultBlock); ok {
+		at := 0
+		for at < len(last.Content) {
+			if _, ok := last.Content[at].(toolResultBlock); !ok {
+				break
+			}
+			at++
+		}
+		last.Content = append(last.Content, nil)
+		copy(last.Content[at+1:], last.Content[at:])
+		last.Content[at] = block
+		return
+	}
+	last.Content = append(last.Content, block)
+}
+
+// toolInput returns a tool call's arguments as the input object the API
+// wants: the parsed JSON object, or {} when the arguments are empty, invalid
+// or not an object.
+func toolInput(args string) jsontext.Value {
+	v := jsontext.Value(args)
+	if !v.IsValid() || v.Kind() != '{' {
+		return emptyObject
+	}
+	return v
+}

@@ -4,6 +4,7 @@ import (
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/chat"
+	"octet.dev/host/runtime/internal/provider/messages"
 )
 
 // The provider seam, for embedders that bring their own provider (and for
@@ -71,6 +72,8 @@ func (a *Agent) defaultFactory(r Route) (Provider, error) {
 	switch catalog.Mode(r.Mode) {
 	case catalog.ModeOpenAICompatible:
 		return chat.New(chat.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now})
+	case catalog.ModeAnthropicMessages:
+		return messages.New(messages.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now})
 	}
 	return nil, errUnsupportedMode{r.Mode}
 }

@@ -389,3 +389,49 @@ func TestRunAbandonDoesNotBlock(t *testing.T) {
 	rc.Abandon()
 	rc.Wait() // returns although nobody reads the remaining events
 }
+
+func TestSessionAPI(t *testing.T) {
+	f := newFixture(t, text("a"))
+	req := f.req("q")
+	req.SessionID = "api"
+	f.run(req)
+	s, err := f.agent.OpenSession(f.sessions, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(s.Messages()); got != 2 || s.HasUncertainUsage() {
+		t.Fatalf("messages %d, uncertain %v", got, s.HasUncertainUsage())
+	}
+	if err := s.RecordUsageUncertainty("chat", "local-model", "assistant_turn"); err != nil {
+		t.Fatal(err)
+	}
+	// The session is locked while open.
+	if _, err := f.agent.Run(context.Background(), req); !isCode(err, CodeSessionLocked) {
+		t.Fatalf("run on an open session: %v", err)
+	}
+	s.Close()
+	s, err = f.agent.OpenSession(f.sessions, "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := []UsageUncertainty{{Endpoint: "chat", Model: "local-model", Operation: "assistant_turn"}}
+	if !s.HasUncertainUsage() || !cmp.Equal(want, s.UsageUncertaintyRecords()) {
+		t.Errorf("after reopen: %v %+v", s.HasUncertainUsage(), s.UsageUncertaintyRecords())
+	}
+}
+
+// TestRunConfiguredProvider resolves a model from ~/.octet/models.json with
+// its key from ~/.octet/credentials/.
+func TestRunConfiguredProvider(t *testing.T) {
+	f := newFixture(t, text("ok"))
+	os.MkdirAll(filepath.Join(f.home, ".octet", "credentials"), 0o700)
+	os.WriteFile(filepath.Join(f.home, ".octet", "models.json"), []byte(`{"providers":{"lab":{"base_url":"http://127.0.0.1:7/v1","provider_mode":"openai-compatible","models":[{"id":"lab-model","name":"Lab Model","context_window_tokens":32768,"max_output_tokens":4096}]}}}`), 0o600)
+	os.WriteFile(filepath.Join(f.home, ".octet", "credentials", "lab.json"), []byte(`{"api_key":"lab-key"}`), 0o600)
+	req := f.req("q")
+	req.Route, req.Model = nil, "lab-model"
+	_, res := f.run(req)
+	if res.Status != "completed" || f.lastRoute.APIKey != "lab-key" || f.lastRoute.BaseURL != "http://127.0.0.1:7/v1" || f.lastRoute.Provider != "lab" {
+		t.Fatalf("result %+v route %+v", res, f.lastRoute)
+	}
+}

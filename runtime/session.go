@@ -1,0 +1,80 @@
+package runtime
+
+import (
+	"errors"
+	"path/filepath"
+
+	"octet.dev/host/runtime/internal/store"
+)
+
+// Session is a persisted conversation opened outside a run, for
+// inspection and for the Go API's durable controls (CONTRACT §13, §15).
+// It holds the session's cross-process lock until Close: a run on the same
+// session meanwhile is refused with session_locked.
+//
+// A Session is used by one goroutine at a time.
+type Session struct {
+	s *store.Session
+}
+
+// UsageUncertainty is one durable record of a failed attempt that may have
+// been billed while its usage is unknown.
+type UsageUncertainty struct {
+	Endpoint, Model, Operation string
+}
+
+// Session errors.
+var (
+	ErrSessionLocked  = store.ErrLocked
+	ErrSessionCorrupt = store.ErrCorrupt
+)
+
+// OpenSession opens (creating if needed) the session id in dir; dir ""
+// means ~/.octet/sessions.
+func (a *Agent) OpenSession(dir, id string) (*Session, error) {
+	if dir == "" {
+		dir = a.sessionsDir()
+	} else if !filepath.IsAbs(dir) {
+		return nil, errors.New("runtime: session dir must be absolute")
+	}
+	s, err := store.Open(dir, id, store.Options{Now: a.opts.Now})
+	if err != nil {
+		return nil, err
+	}
+	return &Session{s: s}, nil
+}
+
+// ID returns the session ID.
+func (s *Session) ID() string { return s.s.ID() }
+
+// Path returns the session file's path.
+func (s *Session) Path() string { return s.s.Path() }
+
+// Messages returns the conversation a resumed run would send.
+func (s *Session) Messages() []Message { return s.s.Messages() }
+
+// TornTail reports whether a torn last line was found (and will be cut
+// away by the next append).
+func (s *Session) TornTail() bool { return s.s.TornTail() }
+
+// HasUncertainUsage reports whether any failed attempt of this session may
+// have been billed without known usage; it never clears.
+func (s *Session) HasUncertainUsage() bool { return s.s.HasUncertainUsage() }
+
+// UsageUncertaintyRecords returns the durable uncertainty records.
+func (s *Session) UsageUncertaintyRecords() []UsageUncertainty {
+	var out []UsageUncertainty
+	for _, r := range s.s.UsageUncertaintyRecords() {
+		out = append(out, UsageUncertainty{Endpoint: r.Endpoint, Model: r.Model, Operation: r.Operation})
+	}
+	return out
+}
+
+// RecordUsageUncertainty durably appends a usage_uncertainty record; it
+// returns only after the record is fsynced. It records no tokens or cost.
+func (s *Session) RecordUsageUncertainty(endpoint, model, operation string) error {
+	return s.s.RecordUsageUncertainty(endpoint, model, operation)
+}
+
+// Close releases the session's lock.
+func (s *Session) Close() error { return s.s.Close() }

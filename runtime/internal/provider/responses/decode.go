@@ -1,0 +1,598 @@
+package responses
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/sse"
+)
+
+// eventKind is a stream event type this package acts on.
+type eventKind uint8
+
+const (
+	evUnknown        eventKind = iota // skipped (DESIGN §2)
+	evTextDelta                       // response.output_text.delta
+	evRefusalDelta                    // response.refusal.delta
+	evSummaryDelta                    // response.reasoning_summary_text.delta
+	evReasoningDelta                  // response.reasoning_text.delta
+	evArgsDelta                       // response.function_call_arguments.delta
+	evArgsDone                        // response.function_call_arguments.done
+	evItemAdded                       // response.output_item.added
+	evItemDone                        // response.output_item.done
+	evCompleted                       // response.completed
+	evIncomplete                      // response.incomplete
+	evFailed                          // response.failed
+	evError                           // error
+)
+
+// kindOf maps an event type to its kind. The switch on a converted byte
+// slice does not allocate.
+func kindOf(typ []byte) eventKind {
+	switch string(typ) {
+	case "response.output_text.delta":
+		return evTextDelta
+	case "response.refusal.delta":
+		return evRefusalDelta
+	case "response.reasoning_summary_text.delta":
+		return evSummaryDelta
+	case "response.reasoning_text.delta":
+		return evReasoningDelta
+	case "response.function_call_arguments.delta":
+		return evArgsDelta
+	case "response.function_call_arguments.done":
+		return evArgsDone
+	case "response.output_item.added":
+		return evItemAdded
+	case "response.output_item.done":
+		return evItemDone
+	case "response.completed":
+		return evCompleted
+	case "response.incomplete":
+		return evIncomplete
+	case "response.failed":
+		return evFailed
+	case "error":
+		return evError
+	}
+	return evUnknown
+}
+
+// isDelta reports whether k is one of the frequent delta events the fast
+// path decodes whole.
+func (k eventKind) isDelta() bool { return k >= evTextDelta && k <= evArgsDelta }
+
+// isTerminal reports whether k ends the response.
+func (k eventKind) isTerminal() bool { return k >= evCompleted }
+
+// Output item types.
+const (
+	itemFunctionCall = "function_call"
+	itemReasoning    = "reasoning"
+	itemMessage      = "message"
+)
+
+// item is what the decoder knows of one output item. Items are keyed by
+// output_index, never by item id: some servers (GitHub Copilot) change the
+// id of an item between its events.
+type item struct {
+	index        int
+	typ          string // "" until an output_item event names it
+	callID, name string
+	args         []byte
+	argsFinal    bool // function_call_arguments.done gave the whole arguments
+	texted       bool // answer text was streamed for it
+	reasoned     bool // reasoning text was streamed for it
+	summary      int  // summary_index of its last reasoning summary delta
+	done         bool // output_item.done was handled (a call emitted or dropped)
+}
+
+// decoder turns an event stream into provider.StreamEvents. It is the whole
+// wire decoding of this mode, used by the HTTP Stream and directly by tests
+// and benchmarks.
+type decoder struct {
+	sse     *sse.Reader
+	fe      fastEvent
+	scratch []byte // unescaping buffer of the fast path
+	ev      wireEvent
+	events  []provider.StreamEvent // queued, delivered from next on
+	next    int
+	cur     provider.StreamEvent
+
+	items         []item
+	lastText      int // output_index of the last answer text, -1 for none
+	lastReasoning int // output_index of the last reasoning text, -1 for none
+	calls         int // function calls emitted
+	done          bool
+	started       bool // any content decoded
+	maxEvent      int
+	err           error // *provider.Error or *readError
+}
+
+// decodeStream returns a decoder over r with the given event bound (zero or
+// less: sse.DefaultMaxEventBytes).
+func decodeStream(r io.Reader, maxEventBytes int) *decoder {
+	if maxEventBytes <= 0 {
+		maxEventBytes = sse.DefaultMaxEventBytes
+	}
+	return &decoder{
+		sse:      sse.NewReader(r, maxEventBytes),
+		maxEvent: maxEventBytes,
+		lastText: -1, lastReasoning: -1,
+	}
+}
+
+// Next advances to the next event. It returns false at the normal end (after
+// EventFinish) or when err is set.
+func (d *decoder) Next() bool {
+	for d.next >= len(d.events) {
+		if d.done || d.err != nil {
+			return false
+		}
+		d.events, d.next = d.events[:0], 0
+		d.step()
+	}
+	d.cur = d.events[d.next]
+	d.next++
+	return true
+}
+
+// finished reports whether EventFinish was delivered.
+func (d *decoder) finished() bool { return d.done && d.next >= len(d.events) }
+
+// Event returns the current event.
+func (d *decoder) Event() provider.StreamEvent { return d.cur }
+
+// doneMarker is Chat Completions' end marker. The Responses API has none,
+// but some gateways append it; it is ignored.
+var doneMarker = []byte("[DONE]")
+
+// step reads one SSE event and queues what it carries.
+func (d *decoder) step() {
+	if !d.sse.Next() {
+		if err := d.sse.Err(); err != nil {
+			if errors.Is(err, sse.ErrEventTooLarge) {
+				d.fail(provider.FailDecode, "", "stream event larger than "+strconv.Itoa(d.maxEvent)+" bytes", err)
+				return
+			}
+			d.err = &readError{err}
+			return
+		}
+		// A terminal event the server sent without the blank line that
+		// ends it is still the server's own end; anything else left
+		// pending was cut.
+		if ev, ok := d.sse.Pending(); ok {
+			data := bytes.TrimSpace(ev.Data)
+			if d.peekKind(ev.Type, data).isTerminal() {
+				d.decodeEvent(ev.Type, data)
+				if d.done || d.err != nil {
+					return
+				}
+			}
+		}
+		d.fail(provider.FailStreamCut, "", "stream ended before response.completed", nil)
+		return
+	}
+	ev := d.sse.Event()
+	d.decodeEvent(ev.Type, bytes.TrimSpace(ev.Data))
+}
+
+// peekKind returns the kind of a complete, valid event, evUnknown for
+// anything else.
+func (d *decoder) peekKind(sseType string, data []byte) eventKind {
+	if parseFast(data, &d.fe) {
+		return kindFor(d.fe.typ, sseType)
+	}
+	var head struct {
+		Type textOnly `json:"type"`
+	}
+	if json.Unmarshal(data, &head, unmarshalOpts) != nil {
+		return evUnknown
+	}
+	return kindFor([]byte(head.Type), sseType)
+}
+
+// kindFor returns the kind of an event from its JSON type, or from its SSE
+// event name when the JSON has none.
+func kindFor(typ []byte, sseType string) eventKind {
+	if len(typ) == 0 {
+		return kindOf([]byte(sseType))
+	}
+	return kindOf(typ)
+}
+
+// decodeEvent applies one event. The JSON type decides what an event is;
+// the SSE event name, which some servers leave out, is used only when the
+// JSON has no type.
+func (d *decoder) decodeEvent(sseType string, data []byte) {
+	if len(data) == 0 || bytes.Equal(data, doneMarker) {
+		return
+	}
+	var kind eventKind
+	if fe := &d.fe; parseFast(data, fe) {
+		kind = kindFor(fe.typ, sseType)
+		if kind == evUnknown {
+			return
+		}
+		if kind.isDelta() && fe.fieldsOK {
+			d.delta(kind, fe.outputIndex, fe.summaryIndex, fe.text(&d.scratch))
+			return
+		}
+	} else {
+		var head struct {
+			Type textOnly `json:"type"`
+		}
+		if err := json.Unmarshal(data, &head, unmarshalOpts); err != nil {
+			switch {
+			case jsontext.Value(data).IsValid(unmarshalOpts):
+				return // JSON but not an object: no type, nothing to read
+			case sseType != "" && sseType != "message" && kindOf([]byte(sseType)) == evUnknown:
+				return // not JSON, in an event this package does not read
+			}
+			d.fail(provider.FailDecode, "", "invalid event JSON", err)
+			return
+		}
+		kind = kindFor([]byte(head.Type), sseType)
+		if kind == evUnknown {
+			return
+		}
+	}
+	if kind.isDelta() {
+		var dv wireDelta
+		if err := json.Unmarshal(data, &dv, unmarshalOpts); err != nil {
+			d.fail(provider.FailDecode, "", "invalid "+kindName(kind)+" event", err)
+			return
+		}
+		d.delta(kind, dv.OutputIndex, dv.SummaryIndex, dv.Delta)
+		return
+	}
+	ev := &d.ev
+	*ev = wireEvent{}
+	if err := json.Unmarshal(data, ev, unmarshalOpts); err != nil {
+		d.fail(provider.FailDecode, "", "invalid "+kindName(kind)+" event", err)
+		return
+	}
+	switch kind {
+	case evArgsDone:
+		it := d.item(ev.OutputIndex)
+		if !it.done {
+			if it.typ == "" {
+				it.typ = itemFunctionCall
+			}
+			if ev.Arguments != "" {
+				it.args = append(it.args[:0], ev.Arguments...)
+			}
+			it.argsFinal = true
+			d.started = true
+		}
+	case evItemAdded:
+		if ev.Item != nil {
+			d.itemAdded(ev.OutputIndex, ev.Item)
+		}
+	case evItemDone:
+		if ev.Item != nil {
+			d.itemDone(ev.OutputIndex, ev.Item)
+		}
+	case evCompleted, evIncomplete:
+		d.end(kind, data)
+	case evFailed:
+		code, msg := "", "response failed"
+		if r := ev.Response; r != nil && r.Error != nil {
+			code = r.Error.code()
+			if r.Error.Message != "" {
+				msg = string(r.Error.Message)
+			}
+		}
+		d.fail(provider.FailErrorEvent, code, msg, nil)
+	case evError:
+		code, msg := string(ev.Code), string(ev.Message)
+		if e := ev.Error; e != nil {
+			if code == "" {
+				code = e.code()
+			}
+			if msg == "" {
+				msg = string(e.Message)
+			}
+		}
+		if msg == "" {
+			msg = "error event"
+		}
+		d.fail(provider.FailErrorEvent, code, msg, nil)
+	}
+}
+
+// kindName names a kind in error messages.
+func kindName(k eventKind) string {
+	switch k {
+	case evTextDelta:
+		return "response.output_text.delta"
+	case evRefusalDelta:
+		return "response.refusal.delta"
+	case evSummaryDelta:
+		return "response.reasoning_summary_text.delta"
+	case evReasoningDelta:
+		return "response.reasoning_text.delta"
+	case evArgsDelta:
+		return "response.function_call_arguments.delta"
+	case evArgsDone:
+		return "response.function_call_arguments.done"
+	case evItemAdded:
+		return "response.output_item.added"
+	case evItemDone:
+		return "response.output_item.done"
+	case evCompleted:
+		return "response.completed"
+	case evIncomplete:
+		return "response.incomplete"
+	case evFailed:
+		return "response.failed"
+	case evError:
+		return "error"
+	}
+	return "unknown"
+}
+
+// delta applies a text, refusal, reasoning or arguments delta.
+func (d *decoder) delta(kind eventKind, index, summary int, text string) {
+	switch kind {
+	case evTextDelta, evRefusalDelta:
+		// CONTRACT §8: refusal text is answer text.
+		d.text(index, text)
+	case evSummaryDelta:
+		d.reasoning(index, summary, text)
+	case evReasoningDelta:
+		d.reasoning(index, -1, text)
+	case evArgsDelta:
+		it := d.item(index)
+		if it.done || it.argsFinal {
+			return // the call's arguments are already whole
+		}
+		if it.typ == "" {
+			it.typ = itemFunctionCall
+		}
+		it.args = append(it.args, text...)
+		d.started = true
+	}
+}
+
+// paragraph separates the text of different items, and of the parts of
+// one reasoning summary, which the wire keeps apart and the neutral
+// conversation joins.
+const paragraph = "\n\n"
+
+// text emits answer text of the item at index.
+func (d *decoder) text(index int, text string) {
+	if text == "" {
+		return
+	}
+	d.item(index).texted = true
+	if d.lastText >= 0 && d.lastText != index {
+		d.push(provider.StreamEvent{Kind: provider.EventText, Text: paragraph})
+	}
+	d.lastText = index
+	d.push(provider.StreamEvent{Kind: provider.EventText, Text: text})
+}
+
+// reasoning emits reasoning text of the item at index; summary is the
+// summary part it belongs to, -1 for raw reasoning text.
+func (d *decoder) reasoning(index, summary int, text string) {
+	if text == "" {
+		return
+	}
+	it := d.item(index)
+	sep := d.lastReasoning >= 0 && d.lastReasoning != index ||
+		it.reasoned && summary >= 0 && summary != it.summary
+	it.reasoned = true
+	if summary >= 0 {
+		it.summary = summary
+	}
+	if sep {
+		d.push(provider.StreamEvent{Kind: provider.EventReasoning, Text: paragraph})
+	}
+	d.lastReasoning = index
+	d.push(provider.StreamEvent{Kind: provider.EventReasoning, Text: text})
+}
+
+// item returns the item at output index, creating it. The pointer is valid
+// until the next call.
+func (d *decoder) item(index int) *item {
+	for i := range d.items {
+		if d.items[i].index == index {
+			return &d.items[i]
+		}
+	}
+	d.items = append(d.items, item{index: index})
+	return &d.items[len(d.items)-1]
+}
+
+// itemAdded records a new output item; only function calls carry anything
+// needed later (call id, name, sometimes the whole arguments).
+func (d *decoder) itemAdded(index int, w *wireItem) {
+	it := d.item(index)
+	if w.Type != "" {
+		it.typ = string(w.Type)
+	}
+	if it.typ != itemFunctionCall {
+		return
+	}
+	d.started = true
+	if w.CallID != "" {
+		it.callID = string(w.CallID)
+	}
+	if w.Name != "" {
+		it.name = string(w.Name)
+	}
+	if w.Arguments != "" && len(it.args) == 0 {
+		it.args = append(it.args, w.Arguments...)
+	}
+}
+
+// itemDone completes an output item: a function call is emitted (or
+// dropped when the item says it was cut), encrypted reasoning is reported,
+// and text the server never streamed as deltas is emitted from the item.
+func (d *decoder) itemDone(index int, w *wireItem) {
+	it := d.item(index)
+	if it.done {
+		return
+	}
+	if w.Type != "" {
+		it.typ = string(w.Type)
+	}
+	switch it.typ {
+	case itemFunctionCall:
+		if w.CallID != "" {
+			it.callID = string(w.CallID)
+		}
+		if w.Name != "" {
+			it.name = string(w.Name)
+		}
+		if w.Arguments != "" {
+			it.args = append(it.args[:0], w.Arguments...)
+			it.argsFinal = true
+		}
+		if w.Status == "incomplete" {
+			it.done = true // its arguments were cut: never run half a call
+			return
+		}
+		d.emitCall(it)
+	case itemReasoning:
+		it.done = true
+		if !it.reasoned {
+			d.reasoningFromParts(index, w)
+		}
+		if w.EncryptedContent != "" {
+			d.push(provider.StreamEvent{Kind: provider.EventReasoning, Signature: string(w.EncryptedContent)})
+		}
+	case itemMessage:
+		it.done = true
+		if !it.texted {
+			for _, p := range w.Content {
+				switch p.Type {
+				case "output_text":
+					d.text(index, string(p.Text))
+				case "refusal":
+					d.text(index, string(p.Refusal))
+				}
+			}
+		}
+	default:
+		it.done = true
+	}
+}
+
+// reasoningFromParts emits the reasoning of a done item whose text was not
+// streamed: its summary parts, else its reasoning_text content.
+func (d *decoder) reasoningFromParts(index int, w *wireItem) {
+	n := 0
+	for i, p := range w.Summary {
+		if p.Text != "" {
+			d.reasoning(index, i, string(p.Text))
+			n++
+		}
+	}
+	if n > 0 {
+		return
+	}
+	var b strings.Builder
+	for _, p := range w.Content {
+		if p.Type == "reasoning_text" {
+			b.WriteString(string(p.Text))
+		}
+	}
+	d.reasoning(index, -1, b.String())
+}
+
+// emitCall queues the tool call of a function-call item.
+func (d *decoder) emitCall(it *item) {
+	it.done = true
+	id := it.callID
+	if id == "" {
+		// The loop must pair results with calls; a server that sends no
+		// call id gets a stable one derived from the output index.
+		id = "call_" + strconv.Itoa(it.index)
+	}
+	d.calls++
+	d.push(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: provider.ToolCall{
+		ID: id, Name: it.name, Arguments: string(it.args),
+	}})
+}
+
+// end handles response.completed and response.incomplete: function calls
+// still open, the usage, then EventFinish.
+func (d *decoder) end(kind eventKind, data []byte) {
+	resp := d.ev.Response
+	if resp == nil {
+		resp = &wireResponse{}
+	}
+	if len(d.items) == 0 && resp.Output {
+		// Nothing was streamed, but the response has output: a server
+		// that sends the result only at the end.
+		var out wireOutput
+		if err := json.Unmarshal(data, &out, unmarshalOpts); err != nil {
+			d.fail(provider.FailDecode, "", "invalid "+kindName(kind)+" event", err)
+			return
+		}
+		for i := range out.Response.Output {
+			d.itemAdded(i, &out.Response.Output[i])
+			d.itemDone(i, &out.Response.Output[i])
+		}
+	}
+	// Calls never marked done, in output order. A cut response emits
+	// only those whose arguments the server said were whole.
+	for i := 1; i < len(d.items); i++ {
+		for j := i; j > 0 && d.items[j].index < d.items[j-1].index; j-- {
+			d.items[j], d.items[j-1] = d.items[j-1], d.items[j]
+		}
+	}
+	for i := range d.items {
+		it := &d.items[i]
+		if it.typ != itemFunctionCall || it.done {
+			continue
+		}
+		if kind == evIncomplete && !it.argsFinal {
+			it.done = true
+			continue
+		}
+		d.emitCall(it)
+	}
+	if resp.Usage != nil {
+		d.queue(provider.StreamEvent{Kind: provider.EventUsage, Usage: resp.Usage.neutral()})
+	}
+	reason := provider.FinishStop
+	if d.calls > 0 {
+		reason = provider.FinishToolCalls
+	}
+	if kind == evIncomplete {
+		reason = provider.FinishOther
+		if resp.IncompleteDetails != nil {
+			switch resp.IncompleteDetails.Reason {
+			case "max_output_tokens":
+				reason = provider.FinishLength
+			case "content_filter":
+				reason = provider.FinishRefusal
+			}
+		}
+	}
+	d.queue(provider.StreamEvent{Kind: provider.EventFinish, FinishReason: reason})
+	d.done = true
+}
+
+// push queues a content event.
+func (d *decoder) push(ev provider.StreamEvent) {
+	d.started = true
+	d.queue(ev)
+}
+
+func (d *decoder) queue(ev provider.StreamEvent) { d.events = append(d.events, ev) }
+
+// fail records a decoding failure; the Stream completes its facts.
+func (d *decoder) fail(kind provider.FailKind, code, msg string, err error) {
+	d.err = &provider.Error{Kind: kind, Code: code, Message: msg, Err: err, RequestWritten: true}
+}

@@ -1,0 +1,180 @@
+package responses
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/runtime/internal/provider"
+)
+
+// includeEncrypted is the include value that asks for encrypted reasoning.
+const includeEncrypted = "reasoning.encrypted_content"
+
+// request is the request body. Field order is the wire order.
+type request struct {
+	Model        string `json:"model"`
+	Instructions string `json:"instructions,omitempty"`
+	// Input holds *userMessage, *assistantMessage, *functionCall,
+	// *functionCallOutput and *reasoningItem values, in conversation
+	// order.
+	Input           []any      `json:"input"`
+	Tools           []tool     `json:"tools,omitempty"`
+	Reasoning       *reasoning `json:"reasoning,omitempty"`
+	MaxOutputTokens int        `json:"max_output_tokens,omitzero"`
+	Include         []string   `json:"include,omitempty"`
+	Store           bool       `json:"store"`
+	Stream          bool       `json:"stream"`
+}
+
+type userMessage struct {
+	Role    string        `json:"role"`
+	Content []contentPart `json:"content"`
+}
+
+type assistantMessage struct {
+	Type    string        `json:"type"`
+	Role    string        `json:"role"`
+	Content []contentPart `json:"content"`
+}
+
+type contentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type functionCall struct {
+	Type      string `json:"type"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type functionCallOutput struct {
+	Type   string `json:"type"`
+	CallID string `json:"call_id"`
+	Output string `json:"output"`
+}
+
+// reasoningItem carries a prior turn's encrypted reasoning. It has no id:
+// with store false the provider keeps no items to refer to, and an id makes
+// it look one up.
+type reasoningItem struct {
+	Type             string        `json:"type"`
+	Summary          []summaryPart `json:"summary"`
+	EncryptedContent string        `json:"encrypted_content"`
+}
+
+type summaryPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type tool struct {
+	Type        string         `json:"type"`
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	Parameters  jsontext.Value `json:"parameters"`
+	Strict      bool           `json:"strict"`
+}
+
+type reasoning struct {
+	Effort  string `json:"effort"`
+	Summary string `json:"summary"`
+}
+
+// emptyObjectSchema is sent for a tool that declares no parameters.
+var emptyObjectSchema = jsontext.Value(`{"type":"object","properties":{}}`)
+
+// marshalOpts replaces invalid UTF-8 (e.g. from a binary tool result) with
+// U+FFFD instead of failing the call.
+var marshalOpts = jsontext.AllowInvalidUTF8(true)
+
+// requestOptions are the Provider settings that shape a request body.
+type requestOptions struct {
+	store     bool // the "store" field
+	encrypted bool // ask for encrypted reasoning and send it back
+}
+
+// buildRequest returns the JSON body for req.
+func buildRequest(req provider.Request, opts requestOptions) ([]byte, error) {
+	if req.Model == "" {
+		return nil, errors.New("responses: request has no model")
+	}
+	body := request{
+		Model:           req.Model,
+		Instructions:    req.System,
+		Input:           make([]any, 0, len(req.Messages)+2),
+		MaxOutputTokens: max(req.MaxOutputTokens, 0),
+		Store:           opts.store,
+		Stream:          true,
+	}
+	if req.ReasoningEffort != "" {
+		body.Reasoning = &reasoning{Effort: req.ReasoningEffort, Summary: "auto"}
+	}
+	if opts.encrypted {
+		body.Include = []string{includeEncrypted}
+	}
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		switch m.Role {
+		case provider.RoleUser:
+			body.Input = append(body.Input, &userMessage{
+				Role: "user", Content: []contentPart{{Type: "input_text", Text: m.Text}},
+			})
+		case provider.RoleAssistant:
+			body.Input = appendAssistant(body.Input, m, opts.encrypted)
+		case provider.RoleTool:
+			// The wire has no error flag: a failed or denied call's
+			// result says so in its text.
+			body.Input = append(body.Input, &functionCallOutput{
+				Type: "function_call_output", CallID: m.ToolCallID, Output: m.Text,
+			})
+		default:
+			return nil, fmt.Errorf("responses: message %d has unknown role %q", i, m.Role)
+		}
+	}
+	for _, t := range req.Tools {
+		params := jsontext.Value(t.Parameters)
+		if len(params) == 0 {
+			params = emptyObjectSchema
+		} else if !params.IsValid() {
+			return nil, fmt.Errorf("responses: tool %q parameters are not valid JSON", t.Name)
+		}
+		body.Tools = append(body.Tools, tool{
+			Type: "function", Name: t.Name, Description: t.Description, Parameters: params,
+		})
+	}
+	return json.Marshal(&body, marshalOpts)
+}
+
+// appendAssistant appends the input items of one assistant message in the
+// order the model produced them: reasoning, answer text, function calls.
+// Reasoning text is not sent back; only its encrypted form carries the
+// model's reasoning across turns, and only when asked for.
+func appendAssistant(input []any, m *provider.Message, encrypted bool) []any {
+	withReasoning := encrypted && m.ReasoningSignature != ""
+	if withReasoning {
+		input = append(input, &reasoningItem{
+			Type: "reasoning", Summary: []summaryPart{}, EncryptedContent: m.ReasoningSignature,
+		})
+	}
+	if m.Text != "" || (len(m.ToolCalls) == 0 && !withReasoning) {
+		input = append(input, &assistantMessage{
+			Type: "message", Role: "assistant",
+			Content: []contentPart{{Type: "output_text", Text: m.Text}},
+		})
+	}
+	for _, tc := range m.ToolCalls {
+		args := tc.Arguments
+		if args == "" {
+			args = "{}" // servers that parse arguments reject ""
+		}
+		input = append(input, &functionCall{
+			Type: "function_call", CallID: tc.ID, Name: tc.Name, Arguments: args,
+		})
+	}
+	return input
+}

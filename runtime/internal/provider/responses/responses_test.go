@@ -1,0 +1,871 @@
+package responses
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"octet.dev/host/runtime/internal/provider"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden request bodies")
+
+// captured is what the fake server saw of one request.
+type captured struct {
+	method, path string
+	header       http.Header
+	body         []byte
+}
+
+// okStream is a minimal complete answer.
+const okStream = "event: response.output_text.delta\n" +
+	`data: {"type":"response.output_text.delta","output_index":0,"content_index":0,"delta":"ok"}` + "\n\n" +
+	"event: response.completed\n" +
+	`data: {"type":"response.completed","response":{"status":"completed","usage":null}}` + "\n\n"
+
+// captureHandler records each request and answers with a short stream.
+func captureHandler(got chan<- captured) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- captured{method: r.Method, path: r.URL.Path, header: r.Header.Clone(), body: body}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, okStream)
+	}
+}
+
+// multiTurn is a conversation with parallel tool calls, an error result, a
+// call with no arguments, reasoning with and without encrypted content, and
+// text that needs escaping (and one invalid UTF-8 byte).
+var multiTurn = provider.Request{
+	Model:  "gpt-5",
+	System: "Be brief.",
+	Messages: []provider.Message{
+		{Role: provider.RoleUser, Text: "Weather in Paris and Rome?"},
+		{
+			Role: provider.RoleAssistant, Text: "Checking both.", Reasoning: "private chain", ReasoningSignature: "enc-1",
+			ToolCalls: []provider.ToolCall{
+				{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`},
+				{ID: "call_2", Name: "get_weather", Arguments: `{"city":"Rome"}`},
+			},
+		},
+		{Role: provider.RoleTool, ToolCallID: "call_1", ToolName: "get_weather", Text: "18C"},
+		{Role: provider.RoleTool, ToolCallID: "call_2", ToolName: "get_weather", Text: "denied", IsError: true},
+		{Role: provider.RoleAssistant, ReasoningSignature: "enc-2", ToolCalls: []provider.ToolCall{{ID: "call_3", Name: "noop"}}},
+		{Role: provider.RoleTool, ToolCallID: "call_3", ToolName: "noop", Text: ""},
+		{Role: provider.RoleAssistant, Text: "Paris 18C; Rome unknown.", Reasoning: "no signature"},
+		{Role: provider.RoleUser, Text: "<b>&</b> \"quoted\"\n\xff"},
+	},
+	Tools: []provider.ToolSpec{
+		{Name: "get_weather", Description: "Get weather", Parameters: []byte(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)},
+		{Name: "noop"},
+	},
+	MaxOutputTokens: 1024,
+	ReasoningEffort: "low",
+}
+
+// checkGolden compares a request body with a golden file, indented for
+// review; the byte order of members is part of the comparison.
+func checkGolden(t *testing.T, name string, body []byte) {
+	t.Helper()
+	v := jsontext.Value(append([]byte(nil), body...))
+	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
+		t.Fatalf("request body is not JSON: %v\n%s", err, body)
+	}
+	got := string(v) + "\n"
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("request body differs from %s (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestRequestBody(t *testing.T) {
+	tests := []struct {
+		golden string
+		mod    func(*Config)
+	}{
+		{"request_multiturn.golden.json", func(c *Config) {
+			c.IncludeEncryptedReasoning = true
+			c.Headers = map[string]string{"X-Custom": "custom-value", "OpenAI-Organization": "org-1"}
+		}},
+		// Without include: no reasoning items, no include, and store
+		// as configured.
+		{"request_multiturn_plain.golden.json", func(c *Config) { c.Store = true }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.golden, func(t *testing.T) {
+			got := make(chan captured, 1)
+			srv := newServer(t, captureHandler(got))
+			p := testProvider(t, srv, tc.mod)
+			s, err := p.Stream(context.Background(), multiTurn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum, _, err := drain(t, s)
+			if err != nil || sum.Text != "ok" || sum.Finish != provider.FinishStop {
+				t.Fatalf("stream: %+v, %v", sum, err)
+			}
+			c := <-got
+			checkGolden(t, tc.golden, c.body)
+			if strings.Contains(string(c.body), "private chain") || strings.Contains(string(c.body), "no signature") {
+				t.Error("reasoning text was sent back")
+			}
+			if c.method != http.MethodPost || c.path != "/v1/responses" {
+				t.Errorf("request line = %s %s", c.method, c.path)
+			}
+			wantHeaders := map[string]string{
+				"Authorization": "Bearer " + testKey,
+				"Content-Type":  "application/json",
+				"Accept":        "text/event-stream",
+			}
+			if strings.Contains(tc.golden, "plain") {
+				wantHeaders["X-Custom"] = ""
+			} else {
+				wantHeaders["X-Custom"] = "custom-value"
+				wantHeaders["Openai-Organization"] = "org-1"
+			}
+			for name, v := range wantHeaders {
+				if g := c.header.Get(name); g != v {
+					t.Errorf("header %s = %q, want %q", name, g, v)
+				}
+			}
+		})
+	}
+}
+
+func TestRequestBodyMinimal(t *testing.T) {
+	got := make(chan captured, 1)
+	srv := newServer(t, captureHandler(got))
+	p := testProvider(t, srv, func(c *Config) { c.APIKey = "" })
+	if _, _, err := streamFrom(t, p); err != nil {
+		t.Fatal(err)
+	}
+	c := <-got
+	const want = `{"model":"gpt-test","input":[{"role":"user","content":[{"type":"input_text","text":"hi"}]}],"store":false,"stream":true}`
+	if string(c.body) != want {
+		t.Errorf("body:\n got %s\nwant %s", c.body, want)
+	}
+	if v, ok := c.header["Authorization"]; ok {
+		t.Errorf("Authorization sent without a key: %q", v)
+	}
+}
+
+func TestBuildRequest(t *testing.T) {
+	tests := []struct {
+		name string
+		req  provider.Request
+		opts requestOptions
+		want string
+	}{
+		{
+			name: "no messages",
+			req:  provider.Request{Model: "m"},
+			want: `{"model":"m","input":[],"store":false,"stream":true}`,
+		},
+		{
+			name: "empty assistant message is kept",
+			req:  provider.Request{Model: "m", Messages: []provider.Message{{Role: provider.RoleAssistant}}},
+			want: `{"model":"m","input":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":""}]}],"store":false,"stream":true}`,
+		},
+		{
+			name: "reasoning-only assistant message",
+			req:  provider.Request{Model: "m", Messages: []provider.Message{{Role: provider.RoleAssistant, ReasoningSignature: "enc"}}},
+			opts: requestOptions{encrypted: true},
+			want: `{"model":"m","input":[{"type":"reasoning","summary":[],"encrypted_content":"enc"}],"include":["reasoning.encrypted_content"],"store":false,"stream":true}`,
+		},
+		{
+			name: "negative max output tokens are left out",
+			req:  provider.Request{Model: "m", MaxOutputTokens: -1},
+			want: `{"model":"m","input":[],"store":false,"stream":true}`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := buildRequest(tc.req, tc.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("body:\n got %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBuildRequestErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		req  provider.Request
+	}{
+		{"no model", provider.Request{Messages: simpleRequest.Messages}},
+		{"unknown role", provider.Request{Model: "m", Messages: []provider.Message{{Role: "system", Text: "x"}}}},
+		{"bad schema", provider.Request{Model: "m", Tools: []provider.ToolSpec{{Name: "t", Parameters: []byte(`{"type":`)}}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := buildRequest(tc.req, requestOptions{}); err == nil {
+				t.Error("buildRequest succeeded")
+			}
+		})
+	}
+}
+
+// errorOpts compares provider errors on their facts, not the wrapped error.
+var errorOpts = cmpopts.IgnoreFields(provider.Error{}, "Err")
+
+func asProviderError(t *testing.T, err error) *provider.Error {
+	t.Helper()
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("error %v (%T) is not a *provider.Error", err, err)
+	}
+	return pe
+}
+
+// errorFixtures are the recorded error bodies TestHTTPErrors serves.
+var errorFixtures = []string{
+	"vercel_400-unsupported-parameter-temperature.json",
+	"vercel_429-insufficient-quota.json",
+}
+
+func TestHTTPErrors(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	fixture := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(fixtureDir, "errors", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	tests := []struct {
+		name    string
+		status  int
+		headers map[string]string
+		body    string
+		want    provider.Error
+	}{
+		{
+			name: "400 unsupported parameter fixture", status: 400, body: fixture(errorFixtures[0]),
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_request_error", RequestWritten: true,
+				Message: "Unsupported parameter: 'temperature' is not supported with this model."},
+		},
+		{
+			name: "429 insufficient quota fixture", status: 429, body: fixture(errorFixtures[1]),
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "insufficient_quota", RequestWritten: true,
+				Message: quotaMessage},
+		},
+		{
+			name: "429 Retry-After seconds", status: 429, headers: map[string]string{"Retry-After": "7"},
+			body: `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_exceeded", RequestWritten: true,
+				Message: "Rate limit reached", RetryAfter: 7 * time.Second},
+		},
+		{
+			name: "429 Retry-After HTTP-date", status: 429, headers: map[string]string{"Retry-After": now.Add(30 * time.Second).Format(http.TimeFormat)},
+			body: `{"error":{"message":"slow down","type":"rate_limit_error","code":null}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
+				Message: "slow down", RetryAfter: 30 * time.Second},
+		},
+		{
+			name: "429 retry-after-ms wins", status: 429, headers: map[string]string{"retry-after-ms": "1500", "Retry-After": "9"},
+			body: `{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "insufficient_quota", RequestWritten: true,
+				Message: "quota", RetryAfter: 1500 * time.Millisecond},
+		},
+		{
+			name: "500 envelope", status: 500,
+			body: `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 500, Code: "server_error", RequestWritten: true,
+				Message: "The server had an error while processing your request. Sorry about that!"},
+		},
+		{
+			name: "503 plain text", status: 503, headers: map[string]string{"Retry-After": "2"},
+			body: "upstream connect error\r\nor disconnect\x00",
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 503, RequestWritten: true,
+				Message: "upstream connect error  or disconnect", RetryAfter: 2 * time.Second},
+		},
+		{
+			name: "502 empty body", status: 502,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 502, RequestWritten: true, Message: "Bad Gateway"},
+		},
+		{
+			name: "400 body that is not an envelope", status: 400, body: `{"detail":"bad"}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, RequestWritten: true, Message: `{"detail":"bad"}`},
+		},
+		{
+			name: "long message bounded", status: 400, body: `{"error":{"message":"` + strings.Repeat("é", 600) + `"}}`,
+			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, RequestWritten: true,
+				Message: strings.Repeat("é", 254) + "…"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+				for k, v := range tc.headers {
+					w.Header().Set(k, v)
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, tc.body)
+			})
+			p := testProvider(t, srv, func(c *Config) { c.Now = func() time.Time { return now } })
+			s, err := p.Stream(context.Background(), simpleRequest)
+			if s != nil {
+				t.Fatal("Stream returned a stream for an error status")
+			}
+			pe := asProviderError(t, err)
+			if diff := cmp.Diff(&tc.want, pe, errorOpts); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if len(pe.Message) > maxMessage {
+				t.Errorf("message is %d bytes", len(pe.Message))
+			}
+		})
+	}
+}
+
+// TestKeyNeverInErrors: a server that echoes the key (whole or masked the
+// way OpenAI does) must not get it into an error (CONTRACT §11).
+func TestKeyNeverInErrors(t *testing.T) {
+	masked := testKey[:6] + strings.Repeat("*", 20) + testKey[len(testKey)-4:]
+	echo := "Incorrect API key provided: " + testKey + " (also " + masked + "). Header secret: header-secret-value. Bearer " + testKey
+	bodies := map[string]http.HandlerFunc{
+		"401 envelope": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, `{"error":{"message":"`+echo+`","type":"invalid_request_error","code":"invalid_api_key"}}`)
+		},
+		"401 plain": func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = io.WriteString(w, echo)
+		},
+		"error event": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "event: error\ndata: "+`{"type":"error","code":"`+testKey+`","message":"`+echo+`"}`+"\n\n")
+		},
+		"response.failed": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "data: "+`{"type":"response.failed","response":{"error":{"code":"x","message":"`+echo+`"}}}`+"\n\n")
+		},
+		"200 JSON error": func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"error":{"message":"`+echo+`"}}`)
+		},
+	}
+	for name, h := range bodies {
+		t.Run(name, func(t *testing.T) {
+			srv := newServer(t, h)
+			p := testProvider(t, srv, func(c *Config) {
+				c.Headers = map[string]string{"api-key": "header-secret-value"}
+			})
+			var err error
+			s, serr := p.Stream(context.Background(), simpleRequest)
+			if serr != nil {
+				err = serr
+			} else {
+				_, _, err = drain(t, s)
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			pe := asProviderError(t, err)
+			for _, text := range []string{err.Error(), pe.Message, pe.Code} {
+				for _, secret := range []string{testKey, testKey[len(testKey)-8:], masked[len(masked)-4:], "header-secret-value"} {
+					if strings.Contains(text, secret) {
+						t.Errorf("error text %q contains %q", text, secret)
+					}
+				}
+			}
+			if !strings.Contains(pe.Message, "Incorrect API key provided") {
+				t.Errorf("message lost its useful part: %q", pe.Message)
+			}
+		})
+	}
+}
+
+// stallAfter serves body, flushes, then holds the response open until the
+// client goes away.
+func stallAfter(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		_, _ = io.WriteString(w, body)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}
+}
+
+// ev frames one event the way the API does, event line included.
+func ev(typ, data string) string { return "event: " + typ + "\ndata: " + data + "\n\n" }
+
+func textDelta(i int, s string) string {
+	return ev("response.output_text.delta", `{"type":"response.output_text.delta","output_index":`+itoa(i)+`,"content_index":0,"delta":`+quote(s)+`}`)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+// quote returns s as a JSON string.
+func quote(s string) string {
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+var oneTextEvent = textDelta(0, "Hel")
+
+func TestStreamFailures(t *testing.T) {
+	callAdded := ev("response.output_item.added", `{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":""}}`)
+	argsDelta := ev("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","output_index":1,"delta":"{\"a\":"}`)
+	tests := []struct {
+		name     string
+		handler  http.HandlerFunc
+		idle     time.Duration
+		wantText string
+		want     provider.Error
+	}{
+		{
+			name:     "cut after content",
+			handler:  sseHandler([]byte(oneTextEvent + textDelta(0, "lo"))),
+			wantText: "Hello",
+			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
+		},
+		{
+			name:    "cut inside a function call",
+			handler: sseHandler([]byte(callAdded + argsDelta)),
+			want:    provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
+		},
+		{
+			name:    "empty body",
+			handler: sseHandler(nil),
+			want:    provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, Message: "stream ended before response.completed"},
+		},
+		{
+			name:     "cut inside an event",
+			handler:  sseHandler([]byte(oneTextEvent + `data: {"type":"response.output_text.delta","output_index":0,"delta":"lo"}`)),
+			wantText: "Hel",
+			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
+		},
+		{
+			name:     "cut inside the terminal event's JSON",
+			handler:  sseHandler([]byte(oneTextEvent + `data: {"type":"response.completed","response":{"status":"comp`)),
+			wantText: "Hel",
+			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
+		},
+		{
+			name:     "[DONE] is not an end",
+			handler:  sseHandler([]byte(oneTextEvent + "data: [DONE]\n\n")),
+			wantText: "Hel",
+			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
+		},
+		{
+			name: "response.failed",
+			handler: sseHandler([]byte(oneTextEvent + ev("response.failed",
+				`{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model failed to generate a response."},"usage":null}}`))),
+			wantText: "Hel",
+			want: provider.Error{Kind: provider.FailErrorEvent, Code: "server_error", RequestWritten: true, ContentStarted: true,
+				Message: "The model failed to generate a response."},
+		},
+		{
+			name:    "response.failed without an error object",
+			handler: sseHandler([]byte(ev("response.failed", `{"type":"response.failed","response":{"status":"failed","error":null}}`))),
+			want:    provider.Error{Kind: provider.FailErrorEvent, RequestWritten: true, Message: "response failed"},
+		},
+		{
+			name: "error event, documented top-level shape",
+			handler: sseHandler([]byte(oneTextEvent + ev("error",
+				`{"type":"error","code":"rate_limit_exceeded","message":"Rate limit reached","param":null,"sequence_number":3}`))),
+			wantText: "Hel",
+			want: provider.Error{Kind: provider.FailErrorEvent, Code: "rate_limit_exceeded", RequestWritten: true, ContentStarted: true,
+				Message: "Rate limit reached"},
+		},
+		{
+			name: "error event, nested shape with type only",
+			handler: sseHandler([]byte(ev("error",
+				`{"type":"error","error":{"type":"server_error","code":null,"message":"Internal error","param":null}}`))),
+			want: provider.Error{Kind: provider.FailErrorEvent, Code: "server_error", RequestWritten: true, Message: "Internal error"},
+		},
+		{
+			name:    "error event without JSON type",
+			handler: sseHandler([]byte("event: error\ndata: {\"error\":{\"message\":\"overloaded\",\"type\":\"overloaded_error\"}}\n\n")),
+			want:    provider.Error{Kind: provider.FailErrorEvent, Code: "overloaded_error", RequestWritten: true, Message: "overloaded"},
+		},
+		{
+			name:     "invalid JSON",
+			handler:  sseHandler([]byte(oneTextEvent + "data: {\"type\":\n\n")),
+			wantText: "Hel",
+			want:     provider.Error{Kind: provider.FailDecode, RequestWritten: true, ContentStarted: true, Message: "invalid event JSON"},
+		},
+		{
+			name:     "known event of the wrong shape",
+			handler:  sseHandler([]byte(oneTextEvent + `data: {"type":"response.output_text.delta","output_index":0,"delta":{"text":"x"}}` + "\n\n")),
+			wantText: "Hel",
+			want: provider.Error{Kind: provider.FailDecode, RequestWritten: true, ContentStarted: true,
+				Message: "invalid response.output_text.delta event"},
+		},
+		{
+			name:     "idle after content",
+			handler:  stallAfter(oneTextEvent),
+			idle:     100 * time.Millisecond,
+			wantText: "Hel",
+			want:     provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, ContentStarted: true, Message: "no stream data for 100ms"},
+		},
+		{
+			name:    "idle before any byte",
+			handler: stallAfter(""),
+			idle:    100 * time.Millisecond,
+			want:    provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, Message: "no stream data for 100ms"},
+		},
+		{
+			name: "200 JSON error body",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json; charset=utf-8")
+				_, _ = io.WriteString(w, `{"error":{"message":"busy","code":"overloaded"}}`)
+			},
+			want: provider.Error{Kind: provider.FailErrorEvent, Status: 200, Code: "overloaded", RequestWritten: true, Message: "busy"},
+		},
+		{
+			name: "200 JSON response",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, `{"object":"response","output":[]}`)
+			},
+			want: provider.Error{Kind: provider.FailDecode, Status: 200, RequestWritten: true, Message: "expected text/event-stream, got application/json"},
+		},
+		{
+			name: "connection dropped after the request",
+			handler: func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+			},
+			want: provider.Error{Kind: provider.FailStreamCut, RequestWritten: true},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, tc.handler)
+			p := testProvider(t, srv, func(c *Config) { c.IdleTimeout = tc.idle })
+			var (
+				err error
+				sum summary
+			)
+			s, serr := p.Stream(context.Background(), simpleRequest)
+			if serr != nil {
+				err = serr
+			} else {
+				sum, _, err = drain(t, s)
+			}
+			if sum.Text != tc.wantText {
+				t.Errorf("text = %q, want %q", sum.Text, tc.wantText)
+			}
+			if len(sum.ToolCalls) != 0 {
+				t.Errorf("a failed stream emitted tool calls %+v", sum.ToolCalls)
+			}
+			pe := asProviderError(t, err)
+			opts := []cmp.Option{errorOpts}
+			if tc.want.Message == "" {
+				opts = append(opts, cmpopts.IgnoreFields(provider.Error{}, "Message"))
+			}
+			if diff := cmp.Diff(&tc.want, pe, opts...); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestIncomplete: response.incomplete ends the stream normally with the
+// usage and a length finish, and a function call whose arguments were cut
+// is never emitted.
+func TestIncomplete(t *testing.T) {
+	incomplete := func(reason string) string {
+		return ev("response.incomplete", `{"type":"response.incomplete","response":{"status":"incomplete",`+
+			`"incomplete_details":{"reason":"`+reason+`"},`+
+			`"usage":{"input_tokens":30,"input_tokens_details":{"cached_tokens":10},"output_tokens":16,"output_tokens_details":{"reasoning_tokens":8},"total_tokens":46}}}`)
+	}
+	doneCall := ev("response.output_item.added", `{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_ok","name":"whole","arguments":""}}`) +
+		ev("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","output_index":1,"delta":"{}"}`) +
+		ev("response.function_call_arguments.done", `{"type":"response.function_call_arguments.done","output_index":1,"arguments":"{}"}`) +
+		ev("response.output_item.done", `{"type":"response.output_item.done","output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_ok","name":"whole","arguments":"{}","status":"completed"}}`)
+	cutCall := ev("response.output_item.added", `{"type":"response.output_item.added","output_index":2,"item":{"type":"function_call","id":"fc_2","call_id":"call_cut","name":"half","arguments":""}}`) +
+		ev("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","output_index":2,"delta":"{\"path\":\"/et"}`)
+	cutDoneCall := ev("response.output_item.added", `{"type":"response.output_item.added","output_index":3,"item":{"type":"function_call","id":"fc_3","call_id":"call_cut2","name":"half","arguments":""}}`) +
+		ev("response.output_item.done", `{"type":"response.output_item.done","output_index":3,"item":{"type":"function_call","id":"fc_3","call_id":"call_cut2","name":"half","arguments":"{\"a\":","status":"incomplete"}}`)
+	tests := []struct {
+		name string
+		body string
+		want summary
+	}{
+		{
+			name: "max_output_tokens after text",
+			body: oneTextEvent + incomplete("max_output_tokens"),
+			want: summary{Text: "Hel", Usage: usage(30, 16, 46, 10, 8), Finish: provider.FinishLength},
+		},
+		{
+			name: "max_output_tokens inside a function call",
+			body: textDelta(0, "Let me look.") + doneCall + cutCall + cutDoneCall + incomplete("max_output_tokens"),
+			want: summary{
+				Text:      "Let me look.",
+				ToolCalls: []provider.ToolCall{{ID: "call_ok", Name: "whole", Arguments: "{}"}},
+				Usage:     usage(30, 16, 46, 10, 8),
+				Finish:    provider.FinishLength,
+			},
+		},
+		{
+			name: "content_filter",
+			body: oneTextEvent + incomplete("content_filter"),
+			want: summary{Text: "Hel", Usage: usage(30, 16, 46, 10, 8), Finish: provider.FinishRefusal},
+		},
+		{
+			name: "other reason",
+			body: oneTextEvent + incomplete("something_new"),
+			want: summary{Text: "Hel", Usage: usage(30, 16, 46, 10, 8), Finish: provider.FinishOther},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newServer(t, sseHandler([]byte(tc.body)))
+			got, _, err := streamFrom(t, testProvider(t, srv, nil))
+			if err != nil {
+				t.Fatalf("Err() = %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	p, err := New(Config{BaseURL: "http://" + addr + "/v1", APIKey: testKey, HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := p.Stream(context.Background(), simpleRequest)
+	if s != nil {
+		t.Fatal("got a stream from a closed port")
+	}
+	pe := asProviderError(t, err)
+	if pe.Kind != provider.FailConnect || pe.RequestWritten || pe.ContentStarted || pe.Status != 0 {
+		t.Errorf("got %+v, want FailConnect with RequestWritten false", pe)
+	}
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) {
+		t.Errorf("underlying error %v is not a *net.OpError", pe.Err)
+	}
+	if strings.Contains(err.Error(), testKey) {
+		t.Error("key in error")
+	}
+}
+
+func TestCancel(t *testing.T) {
+	t.Run("mid-stream", func(t *testing.T) {
+		srv := newServer(t, stallAfter(oneTextEvent))
+		p := testProvider(t, srv, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		s, err := p.Stream(ctx, simpleRequest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if !s.Next() || s.Event().Text != "Hel" {
+			t.Fatalf("first event: %+v, err %v", s.Event(), s.Err())
+		}
+		cancel()
+		if s.Next() {
+			t.Fatalf("Next after cancel returned %+v", s.Event())
+		}
+		pe := asProviderError(t, s.Err())
+		if pe.Kind != provider.FailCanceled || !pe.RequestWritten || !pe.ContentStarted {
+			t.Errorf("got %+v, want FailCanceled, written, started", pe)
+		}
+	})
+	t.Run("before the request", func(t *testing.T) {
+		srv := newServer(t, sseHandler(nil))
+		p := testProvider(t, srv, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := p.Stream(ctx, simpleRequest)
+		pe := asProviderError(t, err)
+		if pe.Kind != provider.FailCanceled || pe.RequestWritten {
+			t.Errorf("got %+v, want FailCanceled, not written", pe)
+		}
+	})
+	t.Run("while waiting for headers", func(t *testing.T) {
+		arrived := make(chan struct{})
+		srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+			close(arrived)
+			<-r.Context().Done()
+		})
+		p := testProvider(t, srv, nil)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			<-arrived
+			cancel()
+		}()
+		_, err := p.Stream(ctx, simpleRequest)
+		pe := asProviderError(t, err)
+		if pe.Kind != provider.FailCanceled || !pe.RequestWritten {
+			t.Errorf("got %+v, want FailCanceled, written", pe)
+		}
+	})
+	t.Run("close from another goroutine", func(t *testing.T) {
+		srv := newServer(t, stallAfter(oneTextEvent))
+		p := testProvider(t, srv, nil)
+		s, err := p.Stream(context.Background(), simpleRequest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.Next() {
+			t.Fatal(s.Err())
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = s.Close()
+		}()
+		for s.Next() {
+		}
+		<-done
+		if pe := asProviderError(t, s.Err()); pe.Kind != provider.FailCanceled || !pe.ContentStarted {
+			t.Errorf("got %+v, want FailCanceled with content started", pe)
+		}
+	})
+	t.Run("close mid-stream", func(t *testing.T) {
+		srv := newServer(t, stallAfter(oneTextEvent))
+		p := testProvider(t, srv, nil)
+		s, err := p.Stream(context.Background(), simpleRequest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !s.Next() {
+			t.Fatal(s.Err())
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_ = s.Close()
+		if s.Next() {
+			t.Fatal("Next after Close returned true")
+		}
+		if pe := asProviderError(t, s.Err()); pe.Kind != provider.FailCanceled {
+			t.Errorf("got %+v, want FailCanceled", pe)
+		}
+	})
+}
+
+func TestNew(t *testing.T) {
+	bad := []Config{
+		{BaseURL: ""},
+		{BaseURL: "ftp://host/v1"},
+		{BaseURL: "http:///v1"},
+		{BaseURL: "https://user:pw@host/v1"},
+		{BaseURL: "https://host/v1?x=1"},
+		{BaseURL: "https://host/v1#frag"},
+		{BaseURL: "https://host/v1", APIKey: "sk\r\nX: y"},
+		{BaseURL: "https://host/v1", Headers: map[string]string{"Bad Name": "v"}},
+		{BaseURL: "https://host/v1", Headers: map[string]string{"X-Ok": "a\nb"}},
+		{BaseURL: "https://host/v1", IdleTimeout: -1},
+		{BaseURL: "https://host/v1", MaxEventBytes: -1},
+	}
+	for _, cfg := range bad {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) succeeded", cfg)
+		} else if cfg.APIKey != "" && strings.Contains(err.Error(), cfg.APIKey) {
+			t.Errorf("validation error contains the key: %v", err)
+		}
+	}
+	p, err := New(Config{BaseURL: "https://api.example.com/v1/", Store: true, IncludeEncryptedReasoning: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.CloseIdleConnections()
+	if p.endpoint != "https://api.example.com/v1/responses" || p.idle != DefaultIdleTimeout ||
+		p.maxEvent != DefaultMaxEventBytes || p.now == nil || p.client == nil || !p.store || !p.encrypted {
+		t.Errorf("defaults not filled: %+v", p)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tests := []struct {
+		h    map[string]string
+		want time.Duration
+	}{
+		{nil, 0},
+		{map[string]string{"Retry-After": "0"}, 0},
+		{map[string]string{"Retry-After": "12"}, 12 * time.Second},
+		{map[string]string{"Retry-After": "1.5"}, 1500 * time.Millisecond},
+		{map[string]string{"Retry-After": "-3"}, 0},
+		{map[string]string{"Retry-After": "soon"}, 0},
+		{map[string]string{"Retry-After": now.Add(90 * time.Second).Format(http.TimeFormat)}, 90 * time.Second},
+		{map[string]string{"Retry-After": now.Add(-time.Minute).Format(http.TimeFormat)}, 0},
+		{map[string]string{"Retry-After-Ms": "250", "Retry-After": "12"}, 250 * time.Millisecond},
+		{map[string]string{"Retry-After-Ms": "junk", "Retry-After": "12"}, 12 * time.Second},
+		{map[string]string{"Retry-After": "1e300"}, time.Duration(1<<63 - 1)},
+		{map[string]string{"Retry-After": "NaN"}, 0},
+	}
+	for _, tc := range tests {
+		h := http.Header{}
+		for k, v := range tc.h {
+			h.Set(k, v)
+		}
+		if got := retryAfter(h, now); got != tc.want {
+			t.Errorf("retryAfter(%v) = %v, want %v", tc.h, got, tc.want)
+		}
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	s := newScrubber("sk-abcdefghijklmnop", map[string]string{"X-Short": "v1", "Api-Key": "azure-secret-key"})
+	tests := []struct{ in, want string }{
+		{"key sk-abcdefghijklmnop here", "key [redacted] here"},
+		{"masked sk-abc**********mnop!", "masked [redacted]!"},
+		{"azure-secret-key and v1", "[redacted] and v1"},
+		{"line\nbreak\ttab\x00nul", "line break tab nul"},
+		{"bad \xff utf8", "bad \uFFFD utf8"},
+		{"  trimmed  ", "trimmed"},
+	}
+	for _, tc := range tests {
+		if got := s.sanitize(tc.in); got != tc.want {
+			t.Errorf("sanitize(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	if got := s.sanitize(strings.Repeat("a", 2000)); len(got) > maxMessage {
+		t.Errorf("sanitize did not bound: %d bytes", len(got))
+	}
+}

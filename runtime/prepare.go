@@ -255,7 +255,7 @@ func (a *Agent) resolveRoute(p *prepared) *RunError {
 			return refuse(CodeCredentialsMissing, "no API key for provider %s: set %s or write ~/.octet/credentials/%s.json", strconv.Quote(m.Provider), m.CredentialEnv, m.Provider)
 		}
 	}
-	route := Route{ModelID: p.model.ID, APIModel: p.model.APIModel, Provider: p.model.Provider, Mode: string(p.model.Mode), BaseURL: p.model.BaseURL, APIKey: key}
+	route := Route{ModelID: p.model.ID, APIModel: p.model.APIModel, Provider: p.model.Provider, Mode: string(p.model.Mode), BaseURL: p.model.BaseURL, APIKey: key, SupportsReasoning: p.model.SupportsReasoning}
 	if req.Route != nil {
 		route.Headers = req.Route.Headers
 	}

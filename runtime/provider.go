@@ -5,6 +5,7 @@ import (
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/chat"
 	"octet.dev/host/runtime/internal/provider/messages"
+	"octet.dev/host/runtime/internal/provider/responses"
 )
 
 // The provider seam, for embedders that bring their own provider (and for
@@ -53,6 +54,9 @@ type Route struct {
 	BaseURL  string
 	APIKey   string
 	Headers  map[string]string
+	// SupportsReasoning reports whether the model reasons (Responses routes
+	// then carry encrypted reasoning forward).
+	SupportsReasoning bool
 }
 
 // ProviderFactory builds the Provider for a route. It returns an error
@@ -72,6 +76,10 @@ func (a *Agent) defaultFactory(r Route) (Provider, error) {
 	switch catalog.Mode(r.Mode) {
 	case catalog.ModeOpenAICompatible:
 		return chat.New(chat.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now})
+	case catalog.ModeOpenAIResponses:
+		// store:false keeps nothing at the provider; encrypted reasoning is
+		// requested and carried forward so that reasoning survives turns.
+		return responses.New(responses.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now, IncludeEncryptedReasoning: r.SupportsReasoning})
 	case catalog.ModeAnthropicMessages:
 		return messages.New(messages.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now})
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -54,10 +55,15 @@ func (e *e2e) start(env ...string) *client.Client {
 
 // runReq is an inline-route run against the fake's Chat Completions.
 func (e *e2e) runReq(runID, prompt string) wire.RunRequest {
+	return e.modeReq(fakeprovider.ModeChat, runID, prompt)
+}
+
+// modeReq is an inline-route run against the fake in the given wire mode.
+func (e *e2e) modeReq(mode fakeprovider.Mode, runID, prompt string) wire.RunRequest {
 	str := func(s string) *string { return &s }
 	return wire.RunRequest{RunID: runID, Workspace: e.ws, Model: "fake-model", Prompt: prompt,
-		SessionDir: str(e.sessions), Provider: str("fake"), BaseURL: str(e.fake.BaseURL(fakeprovider.ModeChat)),
-		APIKey: str("fake-key-123456"), ProviderMode: str("openai-compatible")}
+		SessionDir: str(e.sessions), Provider: str("fake"), BaseURL: str(e.fake.BaseURL(mode)),
+		APIKey: str("fake-key-123456"), ProviderMode: str(string(mode))}
 }
 
 // run sends req on c and returns its events (checked against the run
@@ -165,42 +171,90 @@ func mustJSON(t *testing.T, v any) []byte {
 	return b
 }
 
-// TestRunReplaysEveryChatFixture replays every recorded Chat Completions
-// stream through the binary: each yields the run lifecycle, its streamed
-// text is the answer, and tool calls are executed (or denied) and answered.
-func TestRunReplaysEveryChatFixture(t *testing.T) {
-	for _, name := range fakeprovider.Fixtures(fakeprovider.ModeChat) {
-		if strings.HasPrefix(name, "errors/") {
-			continue
+// TestRunReplaysEveryFixture replays every recorded stream of every wire
+// mode through the binary: each yields the run lifecycle; a streamed answer
+// is the output; tool calls are executed (or denied) and answered; a
+// recorded error body ends the run with provider_error.
+func TestRunReplaysEveryFixture(t *testing.T) {
+	for _, mode := range fakeprovider.Modes() {
+		for _, name := range fakeprovider.Fixtures(mode) {
+			t.Run(string(mode)+"/"+name, func(t *testing.T) {
+				e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "follow-up answer"}}})
+				if err := e.fake.ServeFixture(mode, name); err != nil {
+					t.Fatal(err)
+				}
+				evs, final := e.run(e.c, e.modeReq(mode, "run-1", "replay"))
+				var toolStarts int
+				for _, ev := range evs {
+					if ev.Type == "tool_start" {
+						toolStarts++
+					}
+				}
+				switch {
+				case strings.HasPrefix(name, "errors/") || strings.Contains(name, "error-event"):
+					if final.Status != "error" || final.Error.Code != "provider_error" {
+						t.Errorf("final %+v", final)
+					}
+				case strings.Contains(name, "finish-length") || strings.Contains(name, "max-tokens"):
+					if final.Status != "error" || final.Error.Code != "output_incomplete" || toolStarts != 0 {
+						t.Errorf("final %+v, %d tool calls", final, toolStarts)
+					}
+				case toolStarts > 0:
+					if final.Status != "completed" || final.Output != "follow-up answer" || final.ToolCalls != toolStarts || final.Steps != 2 {
+						t.Errorf("final %+v after %d tool calls", final, toolStarts)
+					}
+				default:
+					if final.Status != "completed" || final.Steps != 1 {
+						t.Errorf("final %+v", final)
+					}
+					if text := deltas(evs, "text"); text != final.Output {
+						t.Errorf("streamed %q, output %q", text, final.Output)
+					}
+				}
+			})
 		}
-		t.Run(name, func(t *testing.T) {
-			e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "follow-up answer"}}})
-			if err := e.fake.ServeFixture(fakeprovider.ModeChat, name); err != nil {
-				t.Fatal(err)
+	}
+}
+
+// TestCrossModeConformance runs one scripted conversation (reasoning, text,
+// a tool call, its result, a final answer) through each wire mode: the
+// protocol lifecycle and the final result are the same.
+func TestCrossModeConformance(t *testing.T) {
+	script := fakeprovider.Script{Turns: []fakeprovider.Turn{
+		{Reasoning: "Look first.", Signature: "sig-1", Text: "Checking.", ToolCalls: []fakeprovider.ToolCall{{ID: "call-1", Name: "read", Arguments: `{"path":"hello.txt"}`}}, Usage: fakeprovider.Usage{Input: 100, Output: 20}},
+		{Text: "It says hi.", Usage: fakeprovider.Usage{Input: 130, Output: 5}},
+	}}
+	var first string
+	var firstFinal wire.FinalResult
+	for _, mode := range fakeprovider.Modes() {
+		t.Run(string(mode), func(t *testing.T) {
+			e := newE2E(t, script)
+			os.WriteFile(filepath.Join(e.ws, "hello.txt"), []byte("hi\n"), 0o644)
+			req := e.modeReq(mode, "run-1", "What does hello.txt say?")
+			yes := true
+			req.SupportsReasoning = &yes
+			evs, final := e.run(e.c, req)
+			lifecycle := collapseDeltas(eventTypes(evs))
+			if final.Status != "completed" || final.Output != "It says hi." || final.ToolCalls != 1 || final.Steps != 2 {
+				t.Fatalf("final %+v", final)
 			}
-			evs, final := e.run(e.c, e.runReq("run-1", "replay"))
-			var toolStarts int
-			for _, ev := range evs {
-				if ev.Type == "tool_start" {
-					toolStarts++
-				}
+			if got := deltas(evs, "reasoning"); got != "Look first." {
+				t.Errorf("reasoning %q", got)
 			}
-			switch {
-			case name == "openai-python_finish-length":
-				if final.Status != "error" || final.Error.Code != "output_incomplete" || final.Output == "" {
-					t.Errorf("final %+v", final)
-				}
-			case toolStarts > 0:
-				if final.Status != "completed" || final.Output != "follow-up answer" || final.ToolCalls != toolStarts || final.Steps != 2 {
-					t.Errorf("final %+v after %d tool calls", final, toolStarts)
-				}
-			default:
-				if final.Status != "completed" || final.Output == "" || final.Steps != 1 {
-					t.Errorf("final %+v", final)
-				}
-				if text := deltas(evs, "text"); text != final.Output {
-					t.Errorf("streamed %q, output %q", text, final.Output)
-				}
+			// The tool result reached the provider in this mode's shape.
+			if body := string(mustJSON(t, e.fake.Requests()[1].Body)); !strings.Contains(body, "call-1") || !strings.Contains(body, "hi") {
+				t.Errorf("second request lacks the tool result: %s", body)
+			}
+			final.SessionFile = nil
+			if first == "" {
+				first, firstFinal = lifecycle, *final
+				return
+			}
+			if lifecycle != first {
+				t.Errorf("lifecycle\n %s\ndiffers from the first mode's\n %s", lifecycle, first)
+			}
+			if !reflect.DeepEqual(*final, firstFinal) {
+				t.Errorf("final %+v differs from %+v", *final, firstFinal)
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"sync"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -62,6 +63,9 @@ func PolicyFromEnv(getenv func(string) string) (PolicyLayer, error) { return pol
 type Agent struct {
 	opts Options
 	log  zerolog.Logger
+
+	mu        sync.Mutex
+	reasoning ReasoningConfig // effective selection (Reasoning)
 }
 
 // New validates opts, fills defaults and returns an Agent.

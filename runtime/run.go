@@ -29,6 +29,11 @@ type RunControl struct {
 	once    sync.Once
 	cancel  context.CancelFunc
 	result  Result
+
+	supportsReasoning bool
+	modelID           string
+	mu                sync.Mutex
+	pendingReasoning  *ReasoningConfig
 }
 
 // Events returns the run's ordered event stream.
@@ -61,7 +66,8 @@ func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
 		return nil, rerr
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), cancel: cancel}
+	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), cancel: cancel,
+		supportsReasoning: p.model.SupportsReasoning, modelID: p.model.ID}
 	go func() {
 		defer close(rc.done)
 		defer close(rc.events)
@@ -161,6 +167,24 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 		{Body: store.RunStart{RunID: p.req.RunID, DisplayText: p.req.DisplayText}},
 		{Body: store.ModelChange{Model: p.model.ID, Provider: p.model.Provider, ProviderMode: string(p.model.Mode)}},
 	}
+	// The effort: the request's, else the session's restored selection,
+	// else the agent's; a change is persisted so a resume restores it.
+	// A route without reasoning support sends no effort and leaves the
+	// session's selection as it was.
+	effort := ""
+	if p.model.SupportsReasoning {
+		effort = p.req.ReasoningEffort
+		if effort == "" {
+			effort = p.sess.LatestReasoning()
+		}
+		if effort == "" {
+			effort = d.a.Reasoning().Effort
+		}
+		if effort != p.sess.LatestReasoning() {
+			recs = append(recs, store.Record{Body: store.ReasoningChange{Effort: effort}})
+		}
+		d.a.noteReasoning(effort)
+	}
 	for _, h := range p.req.History {
 		recs = append(recs, store.Record{Body: store.Message{Message: provider.Message{Role: provider.Role(h.Role), Text: h.Content}}})
 	}
@@ -182,9 +206,17 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 		if step > p.maxSteps {
 			return fsmrun.StatusBlocked, output, &ErrorInfo{Code: CodeMaxStepsReached, Message: "the run reached max_steps (" + strconv.Itoa(p.maxSteps) + ") before the model finished"}
 		}
+		// A safe step boundary: admit a pending reasoning change.
+		if c := d.rc.takeReasoning(); c != nil && c.Effort != effort {
+			effort = c.Effort
+			if err := p.sess.Append(store.Record{Body: store.ReasoningChange{Effort: effort}}); err != nil {
+				return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+			}
+			d.a.noteReasoning(effort)
+		}
 		turn, err := d.callModel(ctx, step, provider.Request{
 			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
-			MaxOutputTokens: p.model.MaxOutputTokens, ReasoningEffort: p.req.ReasoningEffort,
+			MaxOutputTokens: p.model.MaxOutputTokens, ReasoningEffort: effort,
 		})
 		if err != nil {
 			if ctx.Err() != nil {

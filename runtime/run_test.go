@@ -435,3 +435,72 @@ func TestRunConfiguredProvider(t *testing.T) {
 		t.Fatalf("result %+v route %+v", res, f.lastRoute)
 	}
 }
+
+// TestReasoningSelection covers the run field, persistence and restore on
+// resume, the agent setter, and a change admitted at a step boundary.
+func TestReasoningSelection(t *testing.T) {
+	f := newFixture(t, calls(ToolCall{ID: "x", Name: "ls", Arguments: `{}`}), text("a"), text("b"), text("c"))
+	yes := true
+	req := f.req("q")
+	req.SessionID = "r"
+	req.Route.SupportsReasoning = &yes
+	req.ReasoningEffort = "high"
+	rc, err := f.agent.Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Change the effort during the first step: it applies from step 2.
+	for ev := range rc.Events() {
+		if ev.Type == EventToolStart {
+			if err := rc.SetReasoning(context.Background(), ReasoningConfig{Effort: "low"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rc.Wait()
+	if err := rc.SetReasoning(context.Background(), ReasoningConfig{Effort: "low"}); !errors.Is(err, ErrRunEnded) {
+		t.Errorf("SetReasoning after the end: %v", err)
+	}
+	reqs := f.prov.requests()
+	if reqs[0].ReasoningEffort != "high" || reqs[1].ReasoningEffort != "low" {
+		t.Fatalf("efforts %q %q", reqs[0].ReasoningEffort, reqs[1].ReasoningEffort)
+	}
+	if got := f.agent.Reasoning(); got.Effort != "low" {
+		t.Errorf("Agent.Reasoning() = %+v", got)
+	}
+	// A resumed run without reasoning restores the session's selection,
+	// even after the agent's default changes.
+	f.agent.SetReasoning(ReasoningConfig{Effort: "medium"})
+	req = f.req("q2")
+	req.RunID, req.SessionID, req.Route.SupportsReasoning = "run-2", "r", &yes
+	f.run(req)
+	if e := f.prov.requests()[2].ReasoningEffort; e != "low" {
+		t.Errorf("resumed effort %q, want the restored low", e)
+	}
+	// A new session takes the agent's selection.
+	req = f.req("q3")
+	req.RunID, req.Route.SupportsReasoning = "run-3", &yes
+	f.run(req)
+	if e := f.prov.requests()[3].ReasoningEffort; e != "low" {
+		t.Errorf("new-session effort %q (the agent's effective selection is low after the restore)", e)
+	}
+	if err := f.agent.SetReasoning(ReasoningConfig{Effort: "max"}); !errors.Is(err, ErrReasoningInvalid) {
+		t.Errorf("invalid effort: %v", err)
+	}
+}
+
+func TestSetReasoningRefusedWithoutSupport(t *testing.T) {
+	f := newFixture(t, text("a"))
+	rc, err := f.agent.Run(context.Background(), f.req("q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.SetReasoning(context.Background(), ReasoningConfig{Effort: "low"}); !errors.Is(err, ErrReasoningUnsupported) {
+		t.Errorf("SetReasoning on a route without reasoning: %v", err)
+	}
+	for range rc.Events() {
+	}
+	if e := f.prov.requests()[0].ReasoningEffort; e != "" {
+		t.Errorf("effort %q sent to a route without reasoning", e)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
 )
 
 // helperEnv, when set, turns the test binary into a host that runs the
@@ -149,7 +150,7 @@ func requireNoneMarked(t testing.TB, mark string) {
 	if left := marked(t, mark); len(left) > 0 {
 		t.Errorf("processes left behind: %+v", left)
 		for _, p := range left {
-			signalProc(p.proc, 9)
+			signalProc(p.proc, unix.SIGKILL)
 		}
 	}
 }

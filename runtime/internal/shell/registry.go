@@ -228,17 +228,49 @@ func groupsAlive(entries []*entry) bool {
 const (
 	pollMin = time.Millisecond
 	pollMax = 20 * time.Millisecond
-	// killRounds bounds the SIGKILL sweeps: a process that forks faster
-	// than the sweeps kill cannot make terminate loop forever.
-	killRounds = 200
+	// killWait bounds the SIGKILL sweeps. A killed process is gone as soon
+	// as the kernel schedules it, so only a process stuck in the kernel
+	// (uninterruptible sleep) or one that forks faster than the sweeps
+	// kill can reach it; terminate then returns without waiting longer.
+	killWait = 10 * time.Second
 )
 
 // terminate is the kill ladder over entries (see TerminateAll). It
 // signals each group as a whole, which reaches members that /proc listed
 // too late, and each member /proc shows, which reaches the ones that left.
+// A process found once stays a target until it is dead, even when later
+// scans could no longer link it to an entry (its parent died and it had
+// left the group), and until the kernel has actually ended it: a SIGKILLed
+// process on a busy machine may wait to be scheduled before it dies.
 func terminate(entries []*entry, grace time.Duration) {
 	if len(entries) == 0 {
 		return
+	}
+	type key struct {
+		pid   int
+		start uint64
+	}
+	known := map[key]proc{}
+	var buf [statBufBytes]byte
+	// survivors scans once and returns the live processes of entries and
+	// the ones found before that still live. ok is false when /proc could
+	// not be read; the groups are then all it knows about.
+	survivors := func() (ps []proc, ok bool) {
+		found, err := members(entries)
+		for _, p := range found {
+			known[key{p.pid, p.start}] = p
+		}
+		for k, p := range known {
+			if now, live := readStat(p.pid, buf[:]); live && now.start == p.start && !now.dead {
+				ps = append(ps, p)
+			} else {
+				delete(known, k)
+			}
+		}
+		return ps, err == nil
+	}
+	done := func(ps []proc, ok bool) bool {
+		return len(ps) == 0 && (ok || !groupsAlive(entries))
 	}
 	// send signals the groups, and the processes outside them. all also
 	// signals the group members one by one (a member may have left its
@@ -254,17 +286,9 @@ func terminate(entries []*entry, grace time.Duration) {
 			}
 		}
 	}
-	// gone scans once and reports whether nothing is left, and the
-	// survivors otherwise.
-	gone := func() (bool, []proc) {
-		ps, err := members(entries)
-		if err != nil {
-			return !groupsAlive(entries), nil
-		}
-		return len(ps) == 0, ps
-	}
-	done, ps := gone()
-	if done {
+
+	ps, ok := survivors()
+	if done(ps, ok) {
 		return
 	}
 	send(ps, unix.SIGTERM, false)
@@ -272,12 +296,13 @@ func terminate(entries []*entry, grace time.Duration) {
 	deadline := time.Now().Add(grace)
 	for wait := pollMin; time.Now().Before(deadline); wait = min(2*wait, pollMax) {
 		time.Sleep(min(wait, time.Until(deadline)))
-		if done, _ = gone(); done {
+		if ps, ok = survivors(); done(ps, ok) {
 			return
 		}
 	}
-	for wait, i := pollMin, 0; i < killRounds; wait, i = min(2*wait, pollMax), i+1 {
-		if done, ps = gone(); done {
+	deadline = time.Now().Add(killWait)
+	for wait := pollMin; ; wait = min(2*wait, pollMax) {
+		if ps, ok = survivors(); done(ps, ok) || time.Now().After(deadline) {
 			return
 		}
 		send(ps, unix.SIGKILL, true)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -237,12 +238,12 @@ func TestLeftoversEnded(t *testing.T) {
 	}
 }
 
-// A late line of a background job, written soon after the shell exits, is
-// not lost.
+// A line a background job writes just after the shell exits is not lost.
+// (The job usually writes after the exit; the test does not depend on it.)
 func TestLateOutputKept(t *testing.T) {
 	t.Parallel()
-	res := run(t, context.Background(), testSpec(t, newMark(), "(sleep 0.02; echo late) & echo early"))
-	if res.Output != "early\nlate\n" {
+	res := run(t, context.Background(), testSpec(t, newMark(), "(sleep 0.01; echo late) & echo early"))
+	if res.Output != "early\nlate\n" && res.Output != "late\nearly\n" {
 		t.Errorf("Output = %q", res.Output)
 	}
 }
@@ -369,7 +370,10 @@ func TestHostStdoutNotInherited(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res.Output, "one\ntwo\n") || !strings.Contains(res.Output, "three\n") || len(res.Output) != len("one\ntwo\nthree\nfour\n") {
+	// stdout and stderr interleave in arrival order, which may vary.
+	lines := strings.Split(res.Output, "\n")
+	slices.Sort(lines)
+	if !slices.Equal(lines, []string{"", "four", "one", "three", "two"}) {
 		t.Errorf("Output = %q", res.Output)
 	}
 }
@@ -464,11 +468,20 @@ func TestPdeathsig(t *testing.T) {
 			eventually(t, "the helper's sleeps", func() bool {
 				return countComm(marked(t, mark), "sleep") == tc.sleeps
 			})
-			// Everything the helper started: shell or sleep, guard.
-			started := descendants(t, host.Process.Pid)
-			if len(started) < tc.sleeps+1 {
-				t.Fatalf("helper's descendants: %+v", started)
-			}
+			// Everything the helper started: the shell (or the sleep it
+			// became), the sleeps, the guard. The guard starts just after
+			// the shell; a host killed in between leaves the shell's first
+			// children unguarded (see the package documentation).
+			var started []proc
+			eventually(t, "the guard", func() bool {
+				started = descendants(t, host.Process.Pid)
+				return slices.ContainsFunc(started, func(p proc) bool { return isGuard(p.pid) })
+			})
+			t.Cleanup(func() { // only a failed test leaves any
+				for _, p := range alive(started) {
+					signalProc(p, unix.SIGKILL)
+				}
+			})
 			if err := host.Process.Signal(syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
@@ -478,4 +491,10 @@ func TestPdeathsig(t *testing.T) {
 			})
 		})
 	}
+}
+
+// isGuard reports whether pid is a guard process.
+func isGuard(pid int) bool {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return strings.Contains(string(b), guardScript)
 }

@@ -3,10 +3,10 @@ package runtime
 import (
 	"context"
 	"errors"
-	"sync"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/rs/zerolog"

@@ -19,6 +19,13 @@
 // run's transcript instead: its events' types and statuses, each reduced to
 // a RunEvent, with the session's framing left to the predicates above.
 //
+// The recovery predicates (recovery.go: Recovery and the invariants of
+// tla/Recovery.tla a client can see, RetryCountWithinBudget,
+// NetworkWaitNeverConsumesBudget, UncertaintySticky) read one run's
+// transcript reduced to RecoveryEvents: the attempt, max_attempts and
+// delay_ms of provider_retry and provider_waiting_for_network, and the
+// usage_uncertain of model_step.
+//
 // Each predicate returns nil or a *Violation naming the invariant and the
 // offending frame. The package has no state and does no I/O; it is safe for
 // concurrent use.

@@ -1,0 +1,487 @@
+package recovery_test
+
+// A rapid model of the machine: random configurations (retry budgets
+// including 0, max network waits nil, 0 or bounded, random backoff
+// policies) and random input sequences (every trigger in every phase, every
+// failure kind with random statuses, codes, Retry-After values, clock
+// readings that may stall or go backwards, jitter anywhere in [0, 1]). A
+// plain reference model, written from the contract rather than from the
+// machine, predicts each step; after every step the invariants of
+// tla/Recovery.tla hold on the real machine: the retry count never exceeds
+// the budget, network waits never consume it, uncertainty once set never
+// clears, PersistUsageUncertainty precedes every replacement effect of its
+// step, and the turn has at most one outcome, exactly one once over, and
+// nothing after it. Every test case ends the turn (cancelling it if the
+// random inputs did not) and requires exactly one outcome.
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
+
+	"octet.dev/host/fsm/recovery"
+	"octet.dev/host/spec"
+)
+
+var (
+	allKinds = []recovery.FailKind{
+		recovery.FailConnect, recovery.FailHTTPStatus, recovery.FailStreamCut, recovery.FailIdleTimeout,
+		recovery.FailErrorEvent, recovery.FailDecode, recovery.FailCanceled, "mystery",
+	}
+	someStatuses = []int{0, 200, 400, 401, 402, 403, 404, 408, 409, 413, 418, 422, 425, 429, 500, 502, 503, 504, 529, 599, 600}
+	someCodes    = []string{
+		"", "insufficient_quota", "context_length_exceeded", "overloaded_error", "server_error", "api_error",
+		"rate_limit_exceeded", "invalid_request_error", "authentication_error", "not_found_error", "request_too_large",
+		"quota_exceeded", "model_context_window_exceeded", "invalid_api_key", "whatever",
+	}
+	someMessages = []string{"", "boom", "prompt is too long: 999999 tokens", "dial tcp: connection refused"}
+)
+
+func genConfig(t *rapid.T) recovery.Config {
+	c := recovery.DefaultConfig()
+	c.MaxAttempts = rapid.IntRange(0, 6).Draw(t, "max_attempts")
+	switch rapid.IntRange(0, 3).Draw(t, "wait_kind") {
+	case 0:
+		c.MaxNetworkWaitMS = nil
+	case 1:
+		c.MaxNetworkWaitMS = ptr(0)
+	default:
+		c.MaxNetworkWaitMS = ptr(rapid.Int64Range(1, 120_000).Draw(t, "max_wait_ms"))
+	}
+	if rapid.Bool().Draw(t, "random_policy") {
+		backoff := func(name string) recovery.Backoff {
+			base := rapid.Int64Range(2, 5_000).Draw(t, name+"_base")
+			return recovery.Backoff{
+				BaseMS: base,
+				Factor: rapid.Int64Range(1, 4).Draw(t, name+"_factor"),
+				CapMS:  rapid.Int64Range(base, 120_000).Draw(t, name+"_cap"),
+			}
+		}
+		c.Policy = recovery.Policy{
+			Retry:               backoff("retry"),
+			Network:             backoff("network"),
+			RetryAfterCeilingMS: rapid.Int64Range(0, 120_000).Draw(t, "ceiling"),
+		}
+	}
+	return c
+}
+
+func genFacts(t *rapid.T, ceiling int64) recovery.Facts {
+	f := recovery.Facts{
+		Kind:           rapid.SampledFrom(allKinds).Draw(t, "kind"),
+		Code:           rapid.SampledFrom(someCodes).Draw(t, "code"),
+		Message:        rapid.SampledFrom(someMessages).Draw(t, "message"),
+		RequestWritten: rapid.Bool().Draw(t, "written"),
+		ContentStarted: rapid.Bool().Draw(t, "content"),
+	}
+	if rapid.Bool().Draw(t, "any_status") {
+		f.Status = rapid.IntRange(0, 700).Draw(t, "status")
+	} else {
+		f.Status = rapid.SampledFrom(someStatuses).Draw(t, "status")
+	}
+	switch rapid.IntRange(0, 4).Draw(t, "retry_after_kind") {
+	case 0:
+		f.RetryAfterMS = 0
+	case 1:
+		f.RetryAfterMS = rapid.Int64Range(1, max(ceiling, 1)).Draw(t, "retry_after_ms")
+	case 2:
+		f.RetryAfterMS = ceiling + rapid.Int64Range(0, 1).Draw(t, "retry_after_edge")
+	case 3:
+		f.RetryAfterMS = rapid.Int64Range(ceiling+1, math.MaxInt64/2).Draw(t, "retry_after_huge")
+	default:
+		f.RetryAfterMS = -rapid.Int64Range(1, 1000).Draw(t, "retry_after_negative")
+	}
+	return f
+}
+
+// refModel is the reference: the turn as CONTRACT §12 and the package doc
+// describe it, computed without the machine.
+type refModel struct {
+	cfg       recovery.Config
+	phase     recovery.Phase
+	retries   int
+	waits     int
+	outage    bool
+	start     int64
+	floor     int64
+	uncertain bool
+	code      string
+}
+
+// effect kinds that replace or abandon an attempt.
+var replacing = []recovery.EffectKind{
+	recovery.EffDiscardAttempt, recovery.EffEmitRetry, recovery.EffEmitWaitingForNetwork,
+	recovery.EffStartTimer, recovery.EffStartAttempt, recovery.EffFail,
+}
+
+func (r *refModel) live() bool { return !r.phase.Terminal() }
+
+func (r *refModel) fail(effs []recovery.EffectKind, code string) []recovery.EffectKind {
+	r.phase, r.code = recovery.Failed, code
+	return append(effs, recovery.EffFail)
+}
+
+// abandon: the record (when billed) before the discard.
+func (r *refModel) abandon(f recovery.Facts) []recovery.EffectKind {
+	var effs []recovery.EffectKind
+	if recovery.UsageUncertain(f) {
+		r.uncertain = true
+		effs = append(effs, recovery.EffPersistUsageUncertainty)
+	}
+	return append(effs, recovery.EffDiscardAttempt)
+}
+
+// step predicts in: whether it is accepted, the effect kinds, and for
+// waits and retries the delay.
+func (r *refModel) step(in recovery.Input) (ok bool, effs []recovery.EffectKind, delay int64) {
+	if !r.live() {
+		return false, nil, 0
+	}
+	switch in.Trigger {
+	case recovery.TrStart:
+		if r.phase != recovery.Idle {
+			return false, nil, 0
+		}
+		r.phase = recovery.Attempting
+		return true, []recovery.EffectKind{recovery.EffStartAttempt}, 0
+	case recovery.TrAttemptSucceeded:
+		if r.phase != recovery.Attempting {
+			return false, nil, 0
+		}
+		r.phase = recovery.Succeeded
+		return true, []recovery.EffectKind{recovery.EffSucceed}, 0
+	case recovery.TrTimerFired:
+		if r.phase != recovery.BackingOff && r.phase != recovery.WaitingForNetwork {
+			return false, nil, 0
+		}
+		r.phase = recovery.Attempting
+		return true, []recovery.EffectKind{recovery.EffStartAttempt}, 0
+	case recovery.TrCancel:
+		if r.phase == recovery.Attempting {
+			f := in.Facts
+			f.Kind = recovery.FailCanceled
+			effs = r.abandon(f)
+		}
+		return true, r.fail(effs, recovery.CodeCanceled), 0
+	case recovery.TrAbort:
+		if in.Code == "" {
+			return false, nil, 0
+		}
+		if r.phase == recovery.Attempting {
+			effs = []recovery.EffectKind{recovery.EffDiscardAttempt}
+		}
+		return true, r.fail(effs, in.Code), 0
+	case recovery.TrAttemptFailed:
+		if r.phase != recovery.Attempting {
+			return false, nil, 0
+		}
+	default:
+		return false, nil, 0
+	}
+	f := in.Facts
+	effs = r.abandon(f)
+	c := recovery.Classify(f)
+	switch c.Kind {
+	case recovery.Fatal:
+		return true, r.fail(effs, c.Code), 0
+	case recovery.Retry:
+		if r.retries == r.cfg.MaxAttempts {
+			return true, r.fail(effs, recovery.CodeRetriesExhausted), 0
+		}
+		if f.RetryAfterMS > r.cfg.Policy.RetryAfterCeilingMS {
+			return true, r.fail(effs, recovery.CodeRetryAfterTooLong), 0
+		}
+		d, _ := recovery.Delay(r.cfg.Policy, f, r.retries+1, in.Jitter)
+		r.retries++
+		r.phase = recovery.BackingOff
+		return true, append(effs, recovery.EffEmitRetry, recovery.EffStartTimer), d
+	}
+	// Network wait.
+	if !r.outage {
+		r.outage, r.start = true, in.NowMS
+	}
+	elapsed := r.floor
+	if in.NowMS > r.start && in.NowMS-r.start > elapsed {
+		elapsed = in.NowMS - r.start
+	}
+	d, _ := recovery.Delay(r.cfg.Policy, f, r.waits+1, in.Jitter)
+	if lim := r.cfg.MaxNetworkWaitMS; lim != nil {
+		if *lim == 0 {
+			return true, r.fail(effs, recovery.CodeNetworkWaitExceeded), 0
+		}
+		left := max(*lim-elapsed, 0)
+		if minimum, _ := recovery.Delay(r.cfg.Policy, f, r.waits+1, 0); minimum > left {
+			return true, r.fail(effs, recovery.CodeNetworkWaitExceeded), 0
+		}
+		d = min(d, left)
+	}
+	r.waits++
+	r.floor = elapsed + d
+	r.phase = recovery.WaitingForNetwork
+	return true, append(effs, recovery.EffEmitWaitingForNetwork, recovery.EffStartTimer), d
+}
+
+// turnsPerCase is the number of independent turns one rapid case runs.
+const turnsPerCase = 20
+
+func TestModel(t *testing.T) {
+	seen := map[string]int{} // coverage: outcomes and effects the cases reached
+	// turn runs one turn under a random configuration.
+	//
+	// The turns of one case are the turns of one run while they succeed
+	// (a failed turn ends the run; the next starts a new one): the events
+	// their effects write must satisfy spec.Recovery, the client's view of
+	// the same invariants, after every step.
+	type runLog struct {
+		events    []spec.RecoveryEvent
+		uncertain bool // the session's sticky flag
+	}
+	turn := func(t *rapid.T, run *runLog) {
+		cfg := genConfig(t)
+		m, err := recovery.New(cfg)
+		if err != nil {
+			t.Fatalf("New(%+v): %v", cfg, err)
+		}
+		ref := &refModel{cfg: cfg, phase: recovery.Idle}
+		now := rapid.Int64Range(-1_000_000, 1_000_000).Draw(t, "clock0")
+		var (
+			outcomes     int // outcome effects over the turn
+			retryEvents  int
+			waitEvents   int
+			wasUncertain bool
+		)
+		check := func(t *rapid.T) {
+			st := m.State()
+			if st.Retries > cfg.MaxAttempts {
+				t.Fatalf("retries %d above the budget %d", st.Retries, cfg.MaxAttempts)
+			}
+			if st.Retries != retryEvents || st.NetworkWaits != waitEvents {
+				t.Fatalf("state %+v after %d retry and %d wait events", st, retryEvents, waitEvents)
+			}
+			if wasUncertain && !st.Uncertain {
+				t.Fatalf("uncertainty cleared: %+v", st)
+			}
+			wasUncertain = wasUncertain || st.Uncertain
+			if outcomes > 1 || st.Phase.Terminal() != (outcomes == 1) {
+				t.Fatalf("%d outcomes in %s", outcomes, st.Phase)
+			}
+			if (st.Phase == recovery.Failed) != (st.Code != "") {
+				t.Fatalf("code %q in %s", st.Code, st.Phase)
+			}
+		}
+		fire := func(t *rapid.T, in recovery.Input) {
+			before := m.State()
+			wantOK, wantKinds, wantDelay := ref.step(in)
+			effs, err := m.Fire(in)
+			if !wantOK {
+				if err == nil {
+					t.Fatalf("%+v accepted %+v (effects %+v); the model refuses it", before, in, effs)
+				}
+				if m.State() != before {
+					t.Fatalf("refused %+v changed %+v to %+v", in, before, m.State())
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%+v refused %+v: %v", before, in, err)
+			}
+			after := m.State()
+			kinds := make([]recovery.EffectKind, len(effs))
+			for i, e := range effs {
+				kinds[i] = e.Kind
+				switch e.Kind {
+				case recovery.EffPersistUsageUncertainty:
+					run.uncertain = true
+					run.events = append(run.events, spec.RecoveryEvent{Type: spec.TypeUsageUncertain})
+				case recovery.EffEmitRetry:
+					run.events = append(run.events, spec.RecoveryEvent{Type: spec.TypeProviderRetry, Attempt: e.Attempt, MaxAttempts: &e.MaxAttempts, DelayMS: e.DelayMS})
+				case recovery.EffEmitWaitingForNetwork:
+					run.events = append(run.events, spec.RecoveryEvent{Type: spec.TypeWaitingForNetwork, Attempt: e.Attempt, DelayMS: e.DelayMS})
+				case recovery.EffSucceed:
+					run.events = append(run.events, spec.RecoveryEvent{Type: spec.TypeModelStep, UsageUncertain: run.uncertain})
+				case recovery.EffFail:
+					defer func() { *run = runLog{} }() // the run ends
+				}
+				if err := spec.Recovery(run.events); err != nil {
+					t.Fatalf("%v\nevents: %+v", err, run.events)
+				}
+				seen[string(e.Kind)]++
+				if e.Kind == recovery.EffFail {
+					seen["fail "+e.Code]++
+				}
+			}
+			if after.Phase == recovery.WaitingForNetwork && cfg.MaxNetworkWaitMS != nil {
+				seen["bounded wait"]++
+			}
+			if after.Uncertain && after.Phase == recovery.Succeeded {
+				seen["uncertain success"]++
+			}
+			if diff := cmp.Diff(wantKinds, kinds); diff != "" {
+				t.Fatalf("%+v -%s(%+v)-> effects (-model +machine):\n%s", before, in.Trigger, in.Facts, diff)
+			}
+			if outcomes > 0 && len(effs) > 0 {
+				t.Fatalf("effects %v after the outcome", kinds)
+			}
+			// PersistUsageUncertainty precedes every replacement effect of
+			// its step, and comes at most once.
+			if p := slices.Index(kinds, recovery.EffPersistUsageUncertainty); p >= 0 {
+				if slices.Contains(kinds[p+1:], recovery.EffPersistUsageUncertainty) {
+					t.Fatalf("persisted twice: %v", kinds)
+				}
+				for _, k := range kinds[:p] {
+					if slices.Contains(replacing, k) {
+						t.Fatalf("%s before the usage_uncertainty record: %v", k, kinds)
+					}
+				}
+			}
+			for _, e := range effs {
+				switch e.Kind {
+				case recovery.EffSucceed, recovery.EffFail:
+					outcomes++
+				case recovery.EffEmitRetry:
+					retryEvents++
+					if e.Attempt != after.Retries || e.MaxAttempts != cfg.MaxAttempts || e.DelayMS != wantDelay || e.Error == "" {
+						t.Fatalf("retry event %+v: retries %d, budget %d, delay %d", e, after.Retries, cfg.MaxAttempts, wantDelay)
+					}
+					if f := in.Facts; f.RetryAfterMS > 0 && e.DelayMS != f.RetryAfterMS {
+						t.Fatalf("retry event %+v ignores Retry-After %d", e, f.RetryAfterMS)
+					}
+					if in.Facts.Message != "" && e.Error != in.Facts.Message {
+						t.Fatalf("retry event %+v: error is not the failure's message %q", e, in.Facts.Message)
+					}
+				case recovery.EffEmitWaitingForNetwork:
+					waitEvents++
+					if e.Attempt != after.NetworkWaits || e.DelayMS != wantDelay || e.DelayMS < 1 || e.Error == "" {
+						t.Fatalf("wait event %+v: waits %d, delay %d", e, after.NetworkWaits, wantDelay)
+					}
+					if lim := cfg.MaxNetworkWaitMS; lim != nil && after.OutageFloorMS > *lim {
+						t.Fatalf("wait event %+v: the wait ends %d ms into the outage, past %d", e, after.OutageFloorMS, *lim)
+					}
+				case recovery.EffStartTimer:
+					if e.DelayMS != wantDelay {
+						t.Fatalf("timer %+v, want %d ms", e, wantDelay)
+					}
+				case recovery.EffStartAttempt:
+					if e.Attempt != 1+after.Retries+after.NetworkWaits {
+						t.Fatalf("start attempt %+v, state %+v", e, after)
+					}
+				}
+			}
+			if after.Retries > before.Retries && slices.Contains(kinds, recovery.EffEmitWaitingForNetwork) {
+				t.Fatalf("a network wait consumed the budget: %+v -> %+v", before, after)
+			}
+			want := recovery.State{
+				Phase: ref.phase, Retries: ref.retries, NetworkWaits: ref.waits, Outage: ref.outage,
+				OutageStartMS: ref.start, OutageFloorMS: ref.floor, Uncertain: ref.uncertain, Code: ref.code,
+			}
+			if !ref.outage {
+				want.OutageStartMS = 0
+			}
+			if after != want {
+				t.Fatalf("after %s(%+v): machine %+v, model %+v", in.Trigger, in, after, want)
+			}
+		}
+		// Inputs. Each step draws one from a list that starts with what the
+		// phase expects (rapid favours the first entries) and ends with
+		// what it must refuse, cancellation and aborts.
+		failure := func(t *rapid.T) recovery.Input {
+			// Readings usually advance, sometimes stall, rarely go back.
+			switch rapid.IntRange(0, 9).Draw(t, "clock_move") {
+			case 0:
+			case 1:
+				now -= rapid.Int64Range(1, 10_000).Draw(t, "back")
+			default:
+				now += rapid.Int64Range(1, 40_000).Draw(t, "forward")
+			}
+			return recovery.Input{Trigger: recovery.TrAttemptFailed, NowMS: now,
+				Facts: genFacts(t, cfg.Policy.RetryAfterCeilingMS), Jitter: rapid.Float64Range(0, 1).Draw(t, "jitter")}
+		}
+		// Outages are the only failures that can repeat without end: they
+		// get their own entry.
+		outage := func(t *rapid.T) recovery.Input {
+			now += rapid.Int64Range(0, 20_000).Draw(t, "outage_forward")
+			return recovery.Input{Trigger: recovery.TrAttemptFailed, NowMS: now,
+				Facts:  recovery.Facts{Kind: recovery.FailConnect, Message: "dial tcp: connect: network is unreachable"},
+				Jitter: rapid.Float64Range(0, 1).Draw(t, "outage_jitter")}
+		}
+		simple := func(tr recovery.Trigger) func(*rapid.T) recovery.Input {
+			return func(*rapid.T) recovery.Input { return recovery.Input{Trigger: tr} }
+		}
+		cancel := func(t *rapid.T) recovery.Input {
+			return recovery.Input{Trigger: recovery.TrCancel, Facts: recovery.Facts{
+				RequestWritten: rapid.Bool().Draw(t, "cancel_written"),
+				ContentStarted: rapid.Bool().Draw(t, "cancel_content"),
+			}}
+		}
+		abort := func(t *rapid.T) recovery.Input {
+			return recovery.Input{Trigger: recovery.TrAbort, Code: rapid.SampledFrom([]string{"session_write_failed", ""}).Draw(t, "abort_code")}
+		}
+		type gen = func(*rapid.T) recovery.Input
+		var (
+			start   = simple(recovery.TrStart)
+			succeed = simple(recovery.TrAttemptSucceeded)
+			timer   = simple(recovery.TrTimerFired)
+		)
+		// Weighted menus: mostly what the phase expects, now and then an
+		// input it must refuse, rarely the end of the turn by cancellation
+		// or abort.
+		repeat := func(g gen, n int) []gen { return slices.Repeat([]gen{g}, n) }
+		menu := func(p recovery.Phase) []gen {
+			var out []gen
+			switch p {
+			case recovery.Idle:
+				out = repeat(start, 8)
+			case recovery.Attempting:
+				out = slices.Concat(repeat(failure, 6), repeat(outage, 4), repeat(succeed, 3), []gen{start, timer})
+			case recovery.WaitingForNetwork, recovery.BackingOff:
+				out = slices.Concat(repeat(timer, 10), []gen{failure, succeed, start})
+			}
+			return append(out, failure, succeed, timer, cancel, abort)
+		}
+		steps := rapid.IntRange(8, 80).Draw(t, "steps")
+		for i := 0; i < steps; i++ {
+			choices := menu(m.State().Phase)
+			pick := rapid.IntRange(0, len(choices)-1).Draw(t, "input")
+			fire(t, choices[pick](t))
+			check(t)
+		}
+		// Every turn ends with exactly one outcome: cancel whatever is
+		// still live, then nothing is accepted.
+		if !m.State().Phase.Terminal() {
+			fire(t, recovery.Input{Trigger: recovery.TrCancel})
+			check(t)
+		}
+		if outcomes != 1 || !m.State().Phase.Terminal() {
+			t.Fatalf("turn ended in %+v with %d outcomes", m.State(), outcomes)
+		}
+		for _, tr := range recovery.Triggers {
+			if effs, err := m.Fire(recovery.Input{Trigger: tr, Code: "x"}); err == nil {
+				t.Fatalf("%s accepted after the outcome: %v", tr, effs)
+			}
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		var run runLog
+		for range turnsPerCase {
+			turn(t, &run)
+		}
+	})
+	// The cases must reach every outcome and effect, or the properties
+	// above hold vacuously.
+	for _, k := range []string{
+		string(recovery.EffPersistUsageUncertainty), string(recovery.EffEmitRetry), string(recovery.EffEmitWaitingForNetwork),
+		string(recovery.EffSucceed), "bounded wait", "uncertain success",
+		"fail " + recovery.CodeRetriesExhausted, "fail " + recovery.CodeNetworkWaitExceeded,
+		"fail " + recovery.CodeRetryAfterTooLong, "fail " + recovery.CodeCanceled, "fail session_write_failed",
+		"fail " + recovery.CodeProviderError, "fail " + recovery.CodeQuotaExhausted, "fail " + recovery.CodeContextOverflow,
+		"fail " + recovery.CodeAuthFailed, "fail " + recovery.CodeBadRequest,
+	} {
+		if seen[k] == 0 {
+			t.Errorf("no case reached %q: %v", k, seen)
+		}
+	}
+	t.Logf("coverage: %v", seen)
+}

@@ -1,0 +1,473 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/qmuntal/stateless"
+
+	"octet.dev/host/fsm"
+)
+
+// Config is one turn's recovery configuration. Start from DefaultConfig;
+// New validates the whole value.
+type Config struct {
+	// MaxAttempts is the retry budget: how many times a turn's attempt may
+	// be replaced after retryable failures (provider_retry.max_attempts).
+	// The turn makes at most 1 + MaxAttempts attempts that reach the
+	// provider. 0 disables retrying. Default 4.
+	MaxAttempts int
+	// MaxNetworkWaitMS bounds network waiting: the time since the turn's
+	// first outage after which no further wait is scheduled. nil means no
+	// ceiling (the default; CONTRACT §15 Agent.SetMaxNetworkWait(nil)); 0
+	// disables waiting: an outage fails the turn at once.
+	MaxNetworkWaitMS *int64
+	// Policy paces the waits.
+	Policy Policy
+}
+
+// DefaultConfig returns the defaults: a retry budget of 4, no network wait
+// ceiling, DefaultPolicy.
+func DefaultConfig() Config {
+	return Config{MaxAttempts: DefaultMaxAttempts, Policy: DefaultPolicy()}
+}
+
+// Validate reports every problem of c at once.
+func (c Config) Validate() error {
+	var errs []error
+	if c.MaxAttempts < 0 {
+		errs = append(errs, fmt.Errorf("recovery: MaxAttempts %d, want ≥ 0", c.MaxAttempts))
+	}
+	if c.MaxNetworkWaitMS != nil && *c.MaxNetworkWaitMS < 0 {
+		errs = append(errs, fmt.Errorf("recovery: MaxNetworkWaitMS %d, want nil or ≥ 0", *c.MaxNetworkWaitMS))
+	}
+	errs = append(errs, c.Policy.Validate())
+	return errors.Join(errs...)
+}
+
+// Phase is the turn's recovery phase.
+type Phase string
+
+// Phases.
+const (
+	Idle              Phase = "idle"                // the turn has not started an attempt
+	Attempting        Phase = "attempting"          // an attempt is in flight
+	WaitingForNetwork Phase = "waiting_for_network" // an outage: the timer runs before the next attempt
+	BackingOff        Phase = "backing_off"         // a retry is scheduled: the timer runs before it
+	Succeeded         Phase = "succeeded"           // an attempt succeeded; absorbing
+	Failed            Phase = "failed"              // the turn failed (State.Code says why); absorbing
+)
+
+// Phases lists every phase in a fixed order.
+var Phases = []Phase{Idle, Attempting, WaitingForNetwork, BackingOff, Succeeded, Failed}
+
+// Terminal reports whether p is an outcome (Succeeded or Failed).
+func (p Phase) Terminal() bool { return p == Succeeded || p == Failed }
+
+// Trigger is an input kind.
+type Trigger string
+
+// Triggers.
+const (
+	// TrStart: start the turn's first attempt.
+	TrStart Trigger = "start"
+	// TrAttemptFailed: the attempt in flight failed (Input.Facts,
+	// Input.NowMS, Input.Jitter).
+	TrAttemptFailed Trigger = "attempt_failed"
+	// TrAttemptSucceeded: the attempt in flight completed (terminal event
+	// and final usage received).
+	TrAttemptSucceeded Trigger = "attempt_succeeded"
+	// TrTimerFired: the timer of the last StartTimer expired.
+	TrTimerFired Trigger = "timer_fired"
+	// TrCancel: the caller canceled the turn. In Attempting, Input.Facts
+	// describe the attempt abandoned (RequestWritten, ContentStarted), so
+	// that its usage uncertainty is persisted like a failure's.
+	TrCancel Trigger = "cancel"
+	// TrAbort: the driver could not carry out an effect (the
+	// usage_uncertainty append failed, the request could not be built) and
+	// ends the turn with Input.Code (non-empty) and Input.Message.
+	TrAbort Trigger = "abort"
+)
+
+// Triggers lists every trigger in a fixed order.
+var Triggers = []Trigger{TrStart, TrAttemptFailed, TrAttemptSucceeded, TrTimerFired, TrCancel, TrAbort}
+
+// Input is a trigger with its arguments.
+type Input struct {
+	Trigger Trigger
+	// Facts of the failed attempt (TrAttemptFailed), or of the abandoned
+	// one (TrCancel in Attempting; Kind is taken as FailCanceled).
+	Facts Facts
+	// NowMS is a monotonic clock reading in milliseconds, taken when the
+	// attempt failed (TrAttemptFailed). It only needs to be consistent
+	// within the turn. A reading below the outage's start counts as no time
+	// elapsed.
+	NowMS int64
+	// Jitter is a number in [0, 1) from the driver's seeded source
+	// (TrAttemptFailed).
+	Jitter float64
+	// Code and Message are the failure of TrAbort.
+	Code    string
+	Message string
+}
+
+// EffectKind names an effect the driver must perform.
+type EffectKind string
+
+// Effects, performed in the order returned (see the package doc).
+const (
+	// EffPersistUsageUncertainty: durably append the session's
+	// usage_uncertainty record, then emit provider_usage_uncertain. Comes
+	// before every effect that replaces or abandons the attempt; if the
+	// append fails, perform nothing further and fire TrAbort.
+	EffPersistUsageUncertainty EffectKind = "persist_usage_uncertainty"
+	// EffDiscardAttempt: discard every provisional output of the failed
+	// attempt; committed results stay.
+	EffDiscardAttempt EffectKind = "discard_attempt"
+	// EffEmitRetry: emit provider_retry {attempt, max_attempts, delay_ms,
+	// error} from Effect.Attempt, MaxAttempts, DelayMS, Error.
+	EffEmitRetry EffectKind = "emit_retry"
+	// EffEmitWaitingForNetwork: emit provider_waiting_for_network
+	// {attempt, delay_ms, error} from Effect.Attempt, DelayMS, Error.
+	EffEmitWaitingForNetwork EffectKind = "emit_waiting_for_network"
+	// EffStartTimer: start a timer of Effect.DelayMS; fire TrTimerFired
+	// when it expires.
+	EffStartTimer EffectKind = "start_timer"
+	// EffStartAttempt: start attempt number Effect.Attempt of the turn
+	// (1-based, counting every attempt: 1 + retries + network waits).
+	EffStartAttempt EffectKind = "start_attempt"
+	// EffSucceed: the turn's outcome: the attempt's output is the answer.
+	EffSucceed EffectKind = "succeed"
+	// EffFail: the turn's outcome: it failed with Effect.Code and
+	// Effect.Message. Any timer still running is to be dropped.
+	EffFail EffectKind = "fail"
+)
+
+// Effect is one thing the driver must do. Only the fields its kind names
+// are set.
+type Effect struct {
+	Kind        EffectKind
+	Attempt     int    // EffEmitRetry, EffEmitWaitingForNetwork, EffStartAttempt
+	MaxAttempts int    // EffEmitRetry
+	DelayMS     int64  // EffEmitRetry, EffEmitWaitingForNetwork, EffStartTimer
+	Error       string // EffEmitRetry, EffEmitWaitingForNetwork: the failure's sanitized text
+	Code        string // EffFail
+	Message     string // EffFail
+}
+
+// State is the machine's whole state. It is comparable.
+type State struct {
+	Phase Phase
+	// Retries is the retry budget consumed: the number of provider_retry
+	// events, at most Config.MaxAttempts.
+	Retries int
+	// NetworkWaits is the number of provider_waiting_for_network events.
+	NetworkWaits int
+	// Outage reports whether the turn has seen an outage; OutageStartMS is
+	// the NowMS of its first one.
+	Outage        bool
+	OutageStartMS int64
+	// OutageFloorMS is the least outage time the next failure can have
+	// elapsed: when the last wait was scheduled, the elapsed time plus the
+	// wait. Elapsed time is never taken below it, so the waits scheduled
+	// count against MaxNetworkWaitMS even if the clock input stalls: a
+	// bounded wait always ends.
+	OutageFloorMS int64
+	// Uncertain reports whether a failed attempt of this turn persisted
+	// usage uncertainty. Sticky: once set it never clears.
+	Uncertain bool
+	// Code is the failure code in Failed, "" otherwise.
+	Code string
+}
+
+// attempt is the number of the attempt that starts next (or is in
+// flight): every failure that did not end the turn replaced one.
+func (s State) attempt() int { return 1 + s.Retries + s.NetworkWaits }
+
+// Machine is one turn's recovery machine.
+type Machine struct {
+	sm     *stateless.StateMachine
+	cfg    Config
+	st     State
+	in     Input
+	next   step // the step Fire is taking
+	out    []Effect
+	tracer fsm.Tracer
+}
+
+// step is what an input does: the phase and state it leads to and the
+// effects it returns. to is "" when the input is not accepted.
+type step struct {
+	to      Phase
+	st      State
+	effects []Effect
+}
+
+// New returns a machine in Idle for one turn, or the problems of cfg.
+func New(cfg Config) (*Machine, error) { return FromState(cfg, State{Phase: Idle}) }
+
+// FromState returns a machine positioned at st (for enumeration in tests),
+// or the problems of cfg.
+func FromState(cfg Config, st State) (*Machine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(Phases, st.Phase) {
+		return nil, fmt.Errorf("recovery: unknown phase %q", st.Phase)
+	}
+	if c := cfg.MaxNetworkWaitMS; c != nil {
+		v := *c // the machine keeps its own copy
+		cfg.MaxNetworkWaitMS = &v
+	}
+	m := &Machine{cfg: cfg, st: st}
+	m.sm = stateless.NewStateMachineWithExternalStorage(
+		func(context.Context) (stateless.State, error) { return m.st.Phase, nil },
+		func(_ context.Context, s stateless.State) error { m.st.Phase = s.(Phase); return nil },
+		stateless.FiringImmediate,
+	)
+	// Guards are pure and mutually exclusive: each asks where the one step
+	// the input takes leads.
+	to := func(p Phase) stateless.GuardFunc {
+		return func(context.Context, ...any) bool { return m.decide(m.in).to == p }
+	}
+	// Every phase is entered through the step Fire computed; the phase
+	// itself is the one stateless stored.
+	enter := func(context.Context, ...any) error {
+		phase := m.st.Phase
+		m.st = m.next.st
+		m.st.Phase = phase
+		m.out = append(m.out, m.next.effects...)
+		return nil
+	}
+	for _, p := range Phases {
+		c := m.sm.Configure(p).OnEntry(enter)
+		if p.Terminal() {
+			continue // absorbing: accepts nothing
+		}
+		c.Permit(TrCancel, Failed, to(Failed)).
+			Permit(TrAbort, Failed, to(Failed))
+	}
+
+	m.sm.Configure(Idle).
+		Permit(TrStart, Attempting)
+
+	m.sm.Configure(Attempting).
+		Permit(TrAttemptSucceeded, Succeeded).
+		Permit(TrAttemptFailed, BackingOff, to(BackingOff)).
+		Permit(TrAttemptFailed, WaitingForNetwork, to(WaitingForNetwork)).
+		Permit(TrAttemptFailed, Failed, to(Failed))
+
+	m.sm.Configure(WaitingForNetwork).
+		Permit(TrTimerFired, Attempting)
+
+	m.sm.Configure(BackingOff).
+		Permit(TrTimerFired, Attempting)
+	return m, nil
+}
+
+// decide computes the step in takes from the current state: a pure
+// function of the configuration, the state and the input.
+func (m *Machine) decide(in Input) step {
+	st := m.st
+	if st.Phase.Terminal() {
+		return step{}
+	}
+	switch in.Trigger {
+	case TrStart:
+		if st.Phase != Idle {
+			return step{}
+		}
+		return step{Attempting, st, []Effect{{Kind: EffStartAttempt, Attempt: st.attempt()}}}
+
+	case TrAttemptSucceeded:
+		if st.Phase != Attempting {
+			return step{}
+		}
+		return step{Succeeded, st, []Effect{{Kind: EffSucceed}}}
+
+	case TrTimerFired:
+		if st.Phase != WaitingForNetwork && st.Phase != BackingOff {
+			return step{}
+		}
+		return step{Attempting, st, []Effect{{Kind: EffStartAttempt, Attempt: st.attempt()}}}
+
+	case TrCancel:
+		var effs []Effect
+		if st.Phase == Attempting {
+			f := in.Facts
+			f.Kind = FailCanceled
+			effs = abandon(&st, f)
+		}
+		return failStep(st, effs, CodeCanceled, "canceled")
+
+	case TrAbort:
+		if in.Code == "" {
+			return step{}
+		}
+		var effs []Effect
+		if st.Phase == Attempting {
+			effs = []Effect{{Kind: EffDiscardAttempt}}
+		}
+		return failStep(st, effs, in.Code, in.Message)
+
+	case TrAttemptFailed:
+		if st.Phase != Attempting {
+			return step{}
+		}
+		return m.failed(st, in)
+	}
+	return step{}
+}
+
+// abandon returns the effects that give up the attempt that failed with f:
+// the usage_uncertainty record first when the rule says so, then the
+// discard.
+func abandon(st *State, f Facts) []Effect {
+	var effs []Effect
+	if UsageUncertain(f) {
+		st.Uncertain = true
+		effs = append(effs, Effect{Kind: EffPersistUsageUncertainty})
+	}
+	return append(effs, Effect{Kind: EffDiscardAttempt})
+}
+
+func failStep(st State, effs []Effect, code, msg string) step {
+	st.Code = code
+	return step{Failed, st, append(effs, Effect{Kind: EffFail, Code: code, Message: msg})}
+}
+
+// failed is the step of TrAttemptFailed.
+func (m *Machine) failed(st State, in Input) step {
+	f := in.Facts
+	effs := abandon(&st, f)
+	msg := describe(f)
+	c := Classify(f)
+	switch c.Kind {
+	case Retry:
+		if st.Retries >= m.cfg.MaxAttempts {
+			return failStep(st, effs, CodeRetriesExhausted,
+				"provider failed after "+strconv.Itoa(st.Retries)+" retries: "+msg)
+		}
+		ms, fatal := Delay(m.cfg.Policy, f, st.Retries+1, in.Jitter)
+		if fatal {
+			return failStep(st, effs, CodeRetryAfterTooLong,
+				"provider asked to retry after "+strconv.FormatInt(f.RetryAfterMS, 10)+
+					" ms, above the "+strconv.FormatInt(m.cfg.Policy.RetryAfterCeilingMS, 10)+" ms ceiling: "+msg)
+		}
+		st.Retries++
+		effs = append(effs,
+			Effect{Kind: EffEmitRetry, Attempt: st.Retries, MaxAttempts: m.cfg.MaxAttempts, DelayMS: ms, Error: msg},
+			Effect{Kind: EffStartTimer, DelayMS: ms})
+		return step{BackingOff, st, effs}
+
+	case NetworkWait:
+		if !st.Outage {
+			st.Outage, st.OutageStartMS = true, in.NowMS
+		}
+		limit := m.cfg.MaxNetworkWaitMS
+		n := st.NetworkWaits + 1
+		ms, _ := Delay(m.cfg.Policy, f, n, in.Jitter)
+		elapsed := max(elapsedMS(st.OutageStartMS, in.NowMS), st.OutageFloorMS)
+		if limit != nil {
+			if *limit == 0 {
+				return failStep(st, effs, CodeNetworkWaitExceeded, "network unavailable and network waiting is disabled: "+msg)
+			}
+			// A minimum delay beyond the remaining allowance stops recovery
+			// rather than retrying early; a longer jittered delay is cut to
+			// the allowance.
+			remaining := *limit - min(elapsed, *limit)
+			if minMS, _ := Delay(m.cfg.Policy, f, n, 0); minMS > remaining {
+				return failStep(st, effs, CodeNetworkWaitExceeded,
+					"network unavailable for "+strconv.FormatInt(elapsed, 10)+" ms (limit "+
+						strconv.FormatInt(*limit, 10)+" ms): "+msg)
+			}
+			ms = min(ms, remaining)
+		}
+		st.NetworkWaits = n
+		st.OutageFloorMS = satAdd(elapsed, ms)
+		effs = append(effs,
+			Effect{Kind: EffEmitWaitingForNetwork, Attempt: n, DelayMS: ms, Error: msg},
+			Effect{Kind: EffStartTimer, DelayMS: ms})
+		return step{WaitingForNetwork, st, effs}
+	}
+	return failStep(st, effs, c.Code, msg)
+}
+
+// elapsedMS is now - start, 0 when now is before start, without overflow.
+func elapsedMS(start, now int64) int64 {
+	if now <= start {
+		return 0
+	}
+	d := now - start
+	if d < 0 { // overflowed
+		return int64(^uint64(0) >> 1)
+	}
+	return d
+}
+
+func satAdd(a, b int64) int64 {
+	if s := a + b; s >= a {
+		return s
+	}
+	return int64(^uint64(0) >> 1)
+}
+
+// Config returns the machine's configuration.
+func (m *Machine) Config() Config {
+	c := m.cfg
+	if c.MaxNetworkWaitMS != nil {
+		v := *c.MaxNetworkWaitMS
+		c.MaxNetworkWaitMS = &v
+	}
+	return c
+}
+
+// SetTracer installs a tracer for every transition taken.
+func (m *Machine) SetTracer(t fsm.Tracer) { m.tracer = t }
+
+// State returns the current state.
+func (m *Machine) State() State { return m.st }
+
+// Permitted returns the triggers the machine accepts for in's arguments in
+// its current state, in the order of Triggers.
+func (m *Machine) Permitted(in Input) []Trigger {
+	var out []Trigger
+	for _, t := range Triggers {
+		in.Trigger = t
+		if m.can(in) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func (m *Machine) can(in Input) bool {
+	m.in = in
+	ok, err := m.sm.CanFireCtx(context.Background(), in.Trigger)
+	return err == nil && ok
+}
+
+// Fire applies one input and returns the effects to perform, in order. An
+// input the current state does not accept is an error and changes nothing.
+// The returned slice is reused by the next Fire.
+func (m *Machine) Fire(in Input) ([]Effect, error) {
+	m.out = m.out[:0]
+	from := m.st.Phase
+	if !m.can(in) {
+		return nil, fmt.Errorf("fsm/recovery: trigger %q not permitted in phase %q", in.Trigger, from)
+	}
+	m.next = m.decide(in)
+	if err := m.sm.FireCtx(context.Background(), in.Trigger); err != nil {
+		panic(fmt.Sprintf("fsm/recovery: %s in %s: %v", in.Trigger, from, err))
+	}
+	if m.st.Phase != m.next.to {
+		panic(fmt.Sprintf("fsm/recovery: %s in %s entered %s, the step leads to %s", in.Trigger, from, m.st.Phase, m.next.to))
+	}
+	if m.tracer != nil {
+		m.tracer(fsm.Transition{Machine: "recovery", From: string(from), To: string(m.st.Phase), Trigger: string(in.Trigger)})
+	}
+	return m.out, nil
+}

@@ -1,0 +1,147 @@
+package spec_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"octet.dev/host/spec"
+)
+
+func maxA(n int) *int { return &n }
+
+func retryEv(attempt, max int) spec.RecoveryEvent {
+	return spec.RecoveryEvent{Type: spec.TypeProviderRetry, Attempt: attempt, MaxAttempts: maxA(max), DelayMS: 500}
+}
+
+func waitEv(attempt int) spec.RecoveryEvent {
+	return spec.RecoveryEvent{Type: spec.TypeWaitingForNetwork, Attempt: attempt, DelayMS: 1000}
+}
+
+var (
+	uncertainEv = spec.RecoveryEvent{Type: spec.TypeUsageUncertain}
+	stepKnown   = spec.RecoveryEvent{Type: spec.TypeModelStep}
+	stepSub     = spec.RecoveryEvent{Type: spec.TypeModelStep, UsageUncertain: true}
+	deltaEv     = spec.RecoveryEvent{Type: "model_delta"}
+)
+
+var recoveryPredicates = []struct {
+	name  string
+	check func([]spec.RecoveryEvent) error
+}{
+	{spec.NameRetryCountWithinBudget, spec.RetryCountWithinBudget},
+	{spec.NameNetworkWaitNeverConsumesBudget, spec.NetworkWaitNeverConsumesBudget},
+	{spec.NameUncertaintySticky, spec.UncertaintySticky},
+}
+
+var recoveryTranscripts = []struct {
+	name   string
+	events []spec.RecoveryEvent
+	want   map[string]int // invariant -> index of the violation
+}{
+	{"empty", nil, nil},
+	{"no recovery", []spec.RecoveryEvent{deltaEv, stepKnown, deltaEv, stepKnown}, nil},
+	{"retries within budget", []spec.RecoveryEvent{deltaEv, retryEv(1, 2), deltaEv, retryEv(2, 2), deltaEv, stepKnown}, nil},
+	{"waits and retries interleaved", []spec.RecoveryEvent{
+		waitEv(1), waitEv(2), retryEv(1, 4), waitEv(3), retryEv(2, 4), stepKnown,
+	}, nil},
+	{"counts restart each turn", []spec.RecoveryEvent{
+		retryEv(1, 2), retryEv(2, 2), waitEv(1), stepKnown, retryEv(1, 2), waitEv(1), stepKnown,
+	}, nil},
+	{"uncertain then subtotals", []spec.RecoveryEvent{uncertainEv, retryEv(1, 4), stepSub, stepSub}, nil},
+	{"subtotals before any uncertainty", []spec.RecoveryEvent{stepSub, stepKnown}, nil},
+
+	{"retry above the budget", []spec.RecoveryEvent{retryEv(1, 2), retryEv(2, 2), retryEv(3, 2)}, map[string]int{
+		spec.NameRetryCountWithinBudget: 2,
+	}},
+	{"retry with a zero budget", []spec.RecoveryEvent{retryEv(1, 0)}, map[string]int{spec.NameRetryCountWithinBudget: 0}},
+	{"retry without max_attempts", []spec.RecoveryEvent{{Type: spec.TypeProviderRetry, Attempt: 1}}, map[string]int{
+		spec.NameRetryCountWithinBudget: 0,
+	}},
+	{"budget changes mid-turn", []spec.RecoveryEvent{retryEv(1, 2), retryEv(2, 3)}, map[string]int{spec.NameRetryCountWithinBudget: 1}},
+	{"negative retry delay", []spec.RecoveryEvent{{Type: spec.TypeProviderRetry, Attempt: 1, MaxAttempts: maxA(2), DelayMS: -1}}, map[string]int{
+		spec.NameRetryCountWithinBudget: 0,
+	}},
+	{"wait consumed the budget", []spec.RecoveryEvent{waitEv(1), retryEv(2, 4)}, map[string]int{
+		spec.NameNetworkWaitNeverConsumesBudget: 1,
+	}},
+	{"retry skipped a number", []spec.RecoveryEvent{retryEv(1, 4), retryEv(3, 4)}, map[string]int{
+		spec.NameNetworkWaitNeverConsumesBudget: 1,
+	}},
+	{"retry count not restarted", []spec.RecoveryEvent{retryEv(1, 4), stepKnown, retryEv(2, 4)}, map[string]int{
+		spec.NameNetworkWaitNeverConsumesBudget: 2,
+	}},
+	{"wait with max_attempts", []spec.RecoveryEvent{{Type: spec.TypeWaitingForNetwork, Attempt: 1, MaxAttempts: maxA(4)}}, map[string]int{
+		spec.NameNetworkWaitNeverConsumesBudget: 0,
+	}},
+	{"wait counted with the retries", []spec.RecoveryEvent{retryEv(1, 4), waitEv(2)}, map[string]int{
+		spec.NameNetworkWaitNeverConsumesBudget: 1,
+	}},
+	{"negative wait delay", []spec.RecoveryEvent{{Type: spec.TypeWaitingForNetwork, Attempt: 1, DelayMS: -5}}, map[string]int{
+		spec.NameNetworkWaitNeverConsumesBudget: 0,
+	}},
+	{"uncertainty cleared", []spec.RecoveryEvent{uncertainEv, stepSub, deltaEv, stepKnown}, map[string]int{
+		spec.NameUncertaintySticky: 3,
+	}},
+}
+
+func TestRecoveryPredicates(t *testing.T) {
+	for _, tt := range recoveryTranscripts {
+		for _, p := range recoveryPredicates {
+			err := p.check(tt.events)
+			at, bad := tt.want[p.name]
+			if !bad {
+				if err != nil {
+					t.Errorf("%s: %s: unexpected %v", tt.name, p.name, err)
+				}
+				continue
+			}
+			var v *spec.Violation
+			if !errors.As(err, &v) {
+				t.Errorf("%s: %s: want a violation at event %d, got %v", tt.name, p.name, at, err)
+				continue
+			}
+			if v.Invariant != p.name || v.Frame != at {
+				t.Errorf("%s: %s: got %v, want a violation of %s at event %d", tt.name, p.name, v, p.name, at)
+			}
+		}
+		err := spec.Recovery(tt.events)
+		for _, p := range recoveryPredicates {
+			_, bad := tt.want[p.name]
+			if got := err != nil && strings.Contains(err.Error(), " "+p.name+" "); got != bad {
+				t.Errorf("%s: Recovery mentions %s: %v, want %v (%v)", tt.name, p.name, got, bad, err)
+			}
+		}
+	}
+}
+
+// Every recovery predicate is prefix-closed: checked on every transcript of
+// up to 5 events over an alphabet of the events they read.
+func TestRecoveryPrefixClosed(t *testing.T) {
+	alpha := []spec.RecoveryEvent{
+		retryEv(1, 2), retryEv(2, 2), retryEv(3, 2), retryEv(2, 3), waitEv(1), waitEv(2),
+		{Type: spec.TypeWaitingForNetwork, Attempt: 1, MaxAttempts: maxA(2)}, uncertainEv, stepKnown, stepSub, deltaEv,
+	}
+	checked := 0
+	var visit func(events []spec.RecoveryEvent)
+	visit = func(events []spec.RecoveryEvent) {
+		for _, p := range recoveryPredicates {
+			if p.check(events) != nil {
+				continue
+			}
+			checked++
+			if err := p.check(events[:len(events)-1]); err != nil {
+				t.Fatalf("%s holds on %v but not on its prefix: %v", p.name, events, err)
+			}
+		}
+		if len(events) < 5 {
+			for _, e := range alpha {
+				visit(append(events[:len(events):len(events)], e))
+			}
+		}
+	}
+	for _, e := range alpha {
+		visit([]spec.RecoveryEvent{e})
+	}
+	t.Logf("%d (predicate, transcript) pairs that hold, prefixes checked", checked)
+}

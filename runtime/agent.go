@@ -38,6 +38,12 @@ type Options struct {
 	// ProviderFactory builds the provider of a resolved route. Default: the
 	// module's Chat Completions, Responses and Messages clients.
 	ProviderFactory ProviderFactory
+	// Sleep waits between recovery attempts; it returns early with ctx's
+	// error. Default: a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Jitter returns a number in [0, 1) for backoff jitter. Default:
+	// math/rand/v2.
+	Jitter func() float64
 	// TrustWorkspace applies every run's workspace .octet/settings.json, as
 	// if the workspace were listed in trusted_workspaces of
 	// ~/.octet/settings.json.
@@ -64,8 +70,10 @@ type Agent struct {
 	opts Options
 	log  zerolog.Logger
 
-	mu        sync.Mutex
-	reasoning ReasoningConfig // effective selection (Reasoning)
+	mu             sync.Mutex
+	reasoning      ReasoningConfig // effective selection (Reasoning)
+	maxNetworkWait *int64          // ms; nil: no ceiling
+	maxRetries     int             // -1: recovery's default
 }
 
 // New validates opts, fills defaults and returns an Agent.
@@ -102,7 +110,13 @@ func New(opts Options) (*Agent, error) {
 	if opts.Logger != nil {
 		log = *opts.Logger
 	}
-	a := &Agent{opts: opts, log: log}
+	if opts.Sleep == nil {
+		opts.Sleep = defaultSleep
+	}
+	if opts.Jitter == nil {
+		opts.Jitter = defaultJitter
+	}
+	a := &Agent{opts: opts, log: log, maxRetries: -1}
 	if a.opts.ProviderFactory == nil {
 		a.opts.ProviderFactory = a.defaultFactory
 	}

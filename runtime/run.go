@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"octet.dev/host/fsm/recovery"
 	fsmrun "octet.dev/host/fsm/run"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/provider"
@@ -73,7 +74,7 @@ func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
 		defer close(rc.events)
 		defer cancel()
 		defer p.close()
-		d := &driver{a: a, p: p, rc: rc, m: fsmrun.New()}
+		d := &driver{a: a, p: p, rc: rc, m: fsmrun.New(), recovery: a.recoveryConfig()}
 		rc.result = d.drive(ctx)
 	}()
 	return rc, nil
@@ -91,6 +92,8 @@ type driver struct {
 	toolCalls int
 	changed   []string
 	total     Totals
+	uncertain bool            // usage figures are known subtotals (sticky)
+	recovery  recovery.Config // snapshot at run start
 }
 
 // send delivers an event unless the consumer abandoned the run.
@@ -138,6 +141,7 @@ func (d *driver) drive(ctx context.Context) Result {
 		EffectiveToolPolicy: p.policy,
 	}})
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrStart}, Event{})
+	d.sessionUncertain(p.sess) // sticky across resume: every later run says so again
 
 	status, output, errInfo := d.loop(ctx)
 
@@ -214,13 +218,17 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			}
 			d.a.noteReasoning(effort)
 		}
-		turn, err := d.callModel(ctx, step, provider.Request{
+		turn, err := d.modelTurn(ctx, step, provider.Request{
 			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
 			MaxOutputTokens: p.model.MaxOutputTokens, ReasoningEffort: effort,
 		})
 		if err != nil {
-			if ctx.Err() != nil {
+			var tf *errTurnFailed
+			switch {
+			case ctx.Err() != nil:
 				return fail(CodeCanceled, "the run was canceled")
+			case errors.As(err, &tf):
+				return fail(tf.code, failureMessage(tf))
 			}
 			return fail(CodeProviderError, scrub(providerMessage(err), p.key))
 		}
@@ -298,11 +306,21 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 			t.finish = ev.FinishReason
 		}
 	}
-	if err := s.Err(); err != nil {
-		return t, err
-	}
+	// On failure the partial text is returned too: it becomes recovered
+	// output when recovery discards the attempt.
 	t.text, t.reasoning = text.String(), reasoning.String()
-	return t, nil
+	return t, s.Err()
+}
+
+// failureMessage explains a turn recovery gave up on.
+func failureMessage(tf *errTurnFailed) string {
+	switch tf.code {
+	case "retries_exhausted":
+		return "the provider failed and the retry budget is exhausted; last failure: " + tf.msg
+	case "network_wait_exceeded":
+		return "the provider was unreachable for longer than the maximum network wait; last failure: " + tf.msg
+	}
+	return tf.msg
 }
 
 func providerMessage(err error) string {
@@ -346,7 +364,7 @@ func (d *driver) account(step int, u provider.Usage) StepCost {
 	t.Cost.CacheWrite += c.CacheWrite
 	t.Cost.Total += c.Total
 	t.Cost.Currency = c.Currency
-	d.stream(EventModelStep, &ModelStep{Step: step, Model: d.p.model.ID, Usage: usage, Cost: c, Cumulative: *t})
+	d.stream(EventModelStep, &ModelStep{Step: step, Model: d.p.model.ID, Usage: usage, Cost: c, Cumulative: *t, UsageUncertain: d.uncertain})
 	return c
 }
 

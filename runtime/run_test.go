@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -22,8 +23,10 @@ import (
 type scripted struct {
 	mu    sync.Mutex
 	turns [][]StreamEvent
-	errs  []error // per call; nil means use the turn
+	errs  []error // per call: Stream fails with it; nil means use the turn
+	cuts  []error // per call: the turn's events, then the stream fails with it
 	reqs  []ProviderRequest
+	used  int // turns consumed
 }
 
 func (s *scripted) Stream(ctx context.Context, req ProviderRequest) (ProviderStream, error) {
@@ -34,10 +37,16 @@ func (s *scripted) Stream(ctx context.Context, req ProviderRequest) (ProviderStr
 	if n < len(s.errs) && s.errs[n] != nil {
 		return nil, s.errs[n]
 	}
-	if n >= len(s.turns) {
+	if s.used >= len(s.turns) {
 		return nil, &ProviderError{Kind: "http_status", Status: 500, Message: "script exhausted"}
 	}
-	return &sliceStream{ctx: ctx, evs: s.turns[n]}, nil
+	st := &sliceStream{ctx: ctx, evs: s.turns[s.used]}
+	if n < len(s.cuts) && s.cuts[n] != nil {
+		st.fail = s.cuts[n] // a failed attempt does not consume the turn
+	} else {
+		s.used++
+	}
+	return st, nil
 }
 
 func (s *scripted) requests() []ProviderRequest {
@@ -47,15 +56,20 @@ func (s *scripted) requests() []ProviderRequest {
 }
 
 type sliceStream struct {
-	ctx context.Context
-	evs []StreamEvent
-	i   int
-	err error
+	ctx  context.Context
+	evs  []StreamEvent
+	i    int
+	err  error
+	fail error // after the events up to the finish, fail with this
 }
 
 func (s *sliceStream) Next() bool {
 	if s.ctx.Err() != nil {
 		s.err = s.ctx.Err()
+		return false
+	}
+	if s.fail != nil && s.i < len(s.evs) && (s.evs[s.i].Kind == StreamFinish || s.evs[s.i].Kind == StreamUsage) {
+		s.err = s.fail
 		return false
 	}
 	if s.i >= len(s.evs) {
@@ -94,6 +108,7 @@ type fixture struct {
 	agent     *Agent
 	prov      *scripted
 	lastRoute Route
+	slept     []time.Duration
 }
 
 func newFixture(t *testing.T, turns ...[]StreamEvent) *fixture {
@@ -101,7 +116,10 @@ func newFixture(t *testing.T, turns ...[]StreamEvent) *fixture {
 	f := &fixture{t: t, home: t.TempDir(), ws: t.TempDir(), prov: &scripted{turns: turns}}
 	f.sessions = filepath.Join(f.home, "sessions")
 	a, err := New(Options{Home: f.home, Getenv: func(string) string { return "" },
-		ProviderFactory: func(r Route) (Provider, error) { f.lastRoute = r; return f.prov, nil }})
+		ProviderFactory: func(r Route) (Provider, error) { f.lastRoute = r; return f.prov, nil },
+		// Recovery waits are recorded, not slept: tests assert delays, not time.
+		Sleep:  func(_ context.Context, d time.Duration) error { f.slept = append(f.slept, d); return nil },
+		Jitter: func() float64 { return 0 }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,6 +144,9 @@ func (f *fixture) run(req RunRequest) ([]Event, Result) {
 	var lifecycle []spec.RunEvent
 	for ev := range rc.Events() {
 		evs = append(evs, ev)
+		if ev.Type == EventRecoveredOutput {
+			continue // Go API only: not part of the protocol's lifecycle
+		}
 		re := spec.RunEvent{Type: ev.Type}
 		switch d := ev.Data.(type) {
 		case *Settled:
@@ -301,7 +322,7 @@ func TestRunProviderErrorIsError(t *testing.T) {
 	f := newFixture(t)
 	f.prov.errs = []error{&ProviderError{Kind: "http_status", Status: 401, Message: "bad key sk-test-secret-value"}}
 	_, res := f.run(f.req("hi"))
-	if res.Status != "error" || res.Error.Code != CodeProviderError || strings.Contains(res.Error.Message, "sk-test") {
+	if res.Status != "error" || res.Error.Code != "auth_failed" || strings.Contains(res.Error.Message, "sk-test") {
 		t.Fatalf("result %+v", res.Error)
 	}
 }

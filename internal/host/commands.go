@@ -93,8 +93,12 @@ func (h *Host) run(ctx context.Context, req *wire.Request) error {
 	}
 	var werr error
 	for ev := range rc.Events() {
-		if werr != nil {
-			continue // abandoned: let the run wind down
+		if werr != nil || ev.Type == runtime.EventRecoveredOutput {
+			// Abandoned: let the run wind down. Recovered output is a Go
+			// API event with no NDJSON contract (the source's
+			// AgentEvent::RecoveredOutput); provider_retry tells NDJSON
+			// clients to discard the attempt's deltas.
+			continue
 		}
 		if ev.Type == runtime.EventFinal {
 			werr = e.finish(wire.TypeFinalResult, ev.Data)

@@ -1,0 +1,223 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"octet.dev/host/fsm/recovery"
+	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/store"
+)
+
+// Recovery events of a run (CONTRACT §9, §12).
+const (
+	EventProviderRetry     = "provider_retry"               // *ProviderRetry
+	EventWaitingForNetwork = "provider_waiting_for_network" // *WaitingForNetwork
+	EventOperationRetry    = "provider_operation_retry"     // *OperationRetry
+	EventUsageUncertain    = "provider_usage_uncertain"     // *UsageUncertain
+	EventRecoveredOutput   = "recovered_output"             // *RecoveredOutput (Go API only)
+	operationAssistantTurn = "assistant_turn"
+)
+
+// ProviderRetry announces that a failed attempt is replaced: its
+// provisional output is discarded; the replacement is not a new run.
+type ProviderRetry struct {
+	Attempt     int    `json:"attempt"`
+	MaxAttempts int    `json:"max_attempts"`
+	DelayMS     int64  `json:"delay_ms"`
+	Error       string `json:"error"`
+}
+
+// WaitingForNetwork announces a wait after a positively identified outage
+// before any request byte was sent; it does not use the retry budget.
+type WaitingForNetwork struct {
+	Attempt int    `json:"attempt"`
+	DelayMS int64  `json:"delay_ms"`
+	Error   string `json:"error"`
+}
+
+// OperationRetry is the recovery of an auxiliary provider operation
+// (local_compaction, native_compaction, terminal_gate). MaxAttempts is nil
+// for a pre-send network wait. This build has no auxiliary operation yet.
+type OperationRetry struct {
+	Operation   string `json:"operation"`
+	Attempt     int    `json:"attempt"`
+	MaxAttempts *int   `json:"max_attempts"`
+	DelayMS     int64  `json:"delay_ms"`
+	Error       string `json:"error"`
+}
+
+// UsageUncertain says the session's usage figures are known subtotals from
+// now on (its data is {}).
+type UsageUncertain struct{}
+
+// RecoveredOutput is an interrupted attempt's partial text or reasoning. It
+// is history, kept apart from current output, the answer, replay and usage;
+// it is a Go API event only (the NDJSON host does not send it).
+type RecoveredOutput struct {
+	Step    int
+	Channel string
+	Text    string
+}
+
+// SetMaxNetworkWait bounds the elapsed time of network waits after the
+// first outage of a turn: nil means no ceiling (the default), zero disables
+// waiting. It applies to runs started afterwards.
+func (a *Agent) SetMaxNetworkWait(d *time.Duration) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if d == nil {
+		a.maxNetworkWait = nil
+		return
+	}
+	ms := max(d.Milliseconds(), 0)
+	a.maxNetworkWait = &ms
+}
+
+// SetMaxRetries sets the retry budget of a turn (default 4: up to five
+// attempts reach the provider); zero disables retries.
+func (a *Agent) SetMaxRetries(n int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.maxRetries = max(n, 0)
+}
+
+func (a *Agent) recoveryConfig() recovery.Config {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cfg := recovery.DefaultConfig()
+	if a.maxRetries >= 0 {
+		cfg.MaxAttempts = a.maxRetries
+	}
+	if a.maxNetworkWait != nil {
+		ms := *a.maxNetworkWait
+		cfg.MaxNetworkWaitMS = &ms
+	}
+	return cfg
+}
+
+// facts maps a provider failure to the facts recovery classifies.
+func facts(err error) recovery.Facts {
+	var pe *provider.Error
+	if !errors.As(err, &pe) {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return recovery.Facts{Kind: recovery.FailCanceled, Message: "canceled"}
+		}
+		return recovery.Facts{Kind: recovery.FailDecode, Message: err.Error()}
+	}
+	return recovery.Facts{Kind: recovery.FailKind(pe.Kind), Status: pe.Status, Code: pe.Code, Message: pe.Message,
+		RequestWritten: pe.RequestWritten, ContentStarted: pe.ContentStarted, RetryAfterMS: pe.RetryAfter.Milliseconds()}
+}
+
+// errTurnFailed is a turn that recovery gave up on, with its code.
+type errTurnFailed struct{ code, msg string }
+
+func (e *errTurnFailed) Error() string { return e.code + ": " + e.msg }
+
+// modelTurn performs one logical model turn under the recovery machine:
+// attempts, retries and network waits, until a committed turn or a final
+// failure. Only the committed attempt's output reaches the session.
+func (d *driver) modelTurn(ctx context.Context, step int, req provider.Request) (turn, error) {
+	m, err := recovery.New(d.recovery)
+	if err != nil {
+		return turn{}, err
+	}
+	now := func() int64 { return d.a.opts.Now().UnixMilli() }
+	effects, err := m.Fire(recovery.Input{Trigger: recovery.TrStart})
+	if err != nil {
+		panic(err)
+	}
+	var last turn
+	for {
+		var next recovery.Input
+		for _, e := range append([]recovery.Effect(nil), effects...) {
+			switch e.Kind {
+			case recovery.EffStartAttempt:
+				t, err := d.callModel(ctx, step, req)
+				if err == nil {
+					next = recovery.Input{Trigger: recovery.TrAttemptSucceeded}
+					last = t
+					break
+				}
+				last = t // provisional: reported as recovered output if discarded
+				f := facts(err)
+				f.Message = scrub(f.Message, d.p.key)
+				if ctx.Err() != nil {
+					next = recovery.Input{Trigger: recovery.TrCancel, Facts: f}
+				} else {
+					next = recovery.Input{Trigger: recovery.TrAttemptFailed, Facts: f, NowMS: now(), Jitter: d.a.opts.Jitter()}
+				}
+			case recovery.EffPersistUsageUncertainty:
+				// Durable BEFORE the attempt is replaced (CONTRACT §12).
+				if err := d.p.sess.RecordUsageUncertainty(d.p.model.Provider, d.p.model.ID, operationAssistantTurn); err != nil {
+					next = recovery.Input{Trigger: recovery.TrAbort, Code: CodeSessionFailed, Message: "the usage uncertainty record could not be written: " + err.Error()}
+					goto fire
+				}
+				d.markUncertain()
+			case recovery.EffDiscardAttempt:
+				if last.text != "" {
+					d.stream(EventRecoveredOutput, &RecoveredOutput{Step: step, Channel: ChannelText, Text: last.text})
+				}
+				if last.reasoning != "" {
+					d.stream(EventRecoveredOutput, &RecoveredOutput{Step: step, Channel: ChannelReasoning, Text: last.reasoning})
+				}
+				last = turn{}
+			case recovery.EffEmitRetry:
+				d.stream(EventProviderRetry, &ProviderRetry{Attempt: e.Attempt, MaxAttempts: e.MaxAttempts, DelayMS: e.DelayMS, Error: bound(scrub(e.Error, d.p.key))})
+			case recovery.EffEmitWaitingForNetwork:
+				d.stream(EventWaitingForNetwork, &WaitingForNetwork{Attempt: e.Attempt, DelayMS: e.DelayMS, Error: bound(scrub(e.Error, d.p.key))})
+			case recovery.EffStartTimer:
+				if err := d.a.opts.Sleep(ctx, time.Duration(e.DelayMS)*time.Millisecond); err != nil {
+					next = recovery.Input{Trigger: recovery.TrCancel}
+				} else {
+					next = recovery.Input{Trigger: recovery.TrTimerFired}
+				}
+			case recovery.EffSucceed:
+				return last, nil
+			case recovery.EffFail:
+				return turn{}, &errTurnFailed{code: e.Code, msg: bound(scrub(e.Message, d.p.key))}
+			}
+		}
+	fire:
+		if next.Trigger == "" {
+			panic(fmt.Sprintf("runtime: recovery effects %+v left no input", effects))
+		}
+		effects, err = m.Fire(next)
+		if err != nil {
+			panic(err)
+		}
+	}
+}
+
+// markUncertain sets the run's sticky usage uncertainty and emits the
+// event once per run.
+func (d *driver) markUncertain() {
+	if d.uncertain {
+		return
+	}
+	d.uncertain = true
+	d.stream(EventUsageUncertain, &UsageUncertain{})
+}
+
+// sessionUncertain reports a resumed session's sticky flag at run start.
+func (d *driver) sessionUncertain(s *store.Session) {
+	if s.HasUncertainUsage() {
+		d.markUncertain()
+	}
+}
+
+func defaultSleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func defaultJitter() float64 { return rand.Float64() }

@@ -1,0 +1,177 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/spec"
+)
+
+func pe(kind string, status int, written, started bool) *ProviderError {
+	return &ProviderError{Kind: provider.FailKind(kind), Status: status, Message: kind + " failure", RequestWritten: written, ContentStarted: started}
+}
+
+func recoveryEvents(evs []Event) []spec.RecoveryEvent {
+	var out []spec.RecoveryEvent
+	for _, ev := range evs {
+		re := spec.RecoveryEvent{Type: ev.Type}
+		switch d := ev.Data.(type) {
+		case *ProviderRetry:
+			re.Attempt, re.MaxAttempts, re.DelayMS = d.Attempt, &d.MaxAttempts, d.DelayMS
+		case *WaitingForNetwork:
+			re.Attempt, re.DelayMS = d.Attempt, d.DelayMS
+		case *ModelStep:
+			re.UsageUncertain = d.UsageUncertain
+		}
+		out = append(out, re)
+	}
+	return out
+}
+
+func TestRetryThenSuccess(t *testing.T) {
+	f := newFixture(t, text("answer"))
+	f.prov.errs = []error{pe("http_status", 503, true, false)}
+	evs, res := f.run(f.req("q"))
+	if res.Status != "completed" || res.Output != "answer" {
+		t.Fatalf("result %+v", res)
+	}
+	r := find[ProviderRetry](evs)
+	if len(r) != 1 || r[0].Attempt != 1 || r[0].MaxAttempts != 4 || r[0].DelayMS != 250 || !strings.Contains(r[0].Error, "http_status") {
+		t.Fatalf("provider_retry %+v", r)
+	}
+	if len(find[UsageUncertain](evs)) != 0 {
+		t.Error("a 503 before any content made usage uncertain")
+	}
+	if !cmp.Equal(f.slept, []time.Duration{250 * time.Millisecond}) {
+		t.Errorf("slept %v", f.slept)
+	}
+	if err := spec.Recovery(recoveryEvents(evs)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestNetworkWaitDoesNotUseBudget(t *testing.T) {
+	f := newFixture(t, text("up again"))
+	refused := pe("connect", 0, false, false)
+	f.prov.errs = []error{refused, refused, refused, refused, refused, refused}
+	f.agent.SetMaxRetries(1)
+	evs, res := f.run(f.req("q"))
+	if res.Status != "completed" || res.Output != "up again" {
+		t.Fatalf("result %+v", res)
+	}
+	w := find[WaitingForNetwork](evs)
+	if len(w) != 6 || w[5].Attempt != 6 || len(find[ProviderRetry](evs)) != 0 || len(find[UsageUncertain](evs)) != 0 {
+		t.Fatalf("waits %+v retries %d", w, len(find[ProviderRetry](evs)))
+	}
+	if err := spec.Recovery(recoveryEvents(evs)); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestMaxNetworkWaitZeroStopsAtOnce(t *testing.T) {
+	f := newFixture(t, text("never"))
+	f.prov.errs = []error{pe("connect", 0, false, false)}
+	zero := time.Duration(0)
+	f.agent.SetMaxNetworkWait(&zero)
+	evs, res := f.run(f.req("q"))
+	if res.Status != "error" || res.Error.Code != "network_wait_exceeded" || len(find[WaitingForNetwork](evs)) != 0 {
+		t.Fatalf("result %+v", res.Error)
+	}
+}
+
+func TestRetriesExhausted(t *testing.T) {
+	f := newFixture(t, text("never"))
+	boom := pe("http_status", 500, true, false)
+	f.prov.errs = []error{boom, boom, boom, boom, boom}
+	evs, res := f.run(f.req("q"))
+	if res.Status != "error" || res.Error.Code != "retries_exhausted" || !strings.Contains(res.Error.Message, "retry budget") {
+		t.Fatalf("result %+v", res.Error)
+	}
+	r := find[ProviderRetry](evs)
+	if len(r) != 4 || r[3].Attempt != 4 || len(f.prov.requests()) != 5 {
+		t.Fatalf("%d retries, %d attempts", len(r), len(f.prov.requests()))
+	}
+}
+
+func TestNonRetryableFailsAtOnce(t *testing.T) {
+	for status, code := range map[int]string{400: "bad_request", 401: "auth_failed", 403: "auth_failed", 404: "not_found", 413: "request_too_large", 422: "bad_request"} {
+		f := newFixture(t, text("never"))
+		f.prov.errs = []error{pe("http_status", status, true, false)}
+		evs, res := f.run(f.req("q"))
+		if res.Error == nil || res.Error.Code != code || len(find[ProviderRetry](evs)) != 0 {
+			t.Errorf("%d: %+v", status, res.Error)
+		}
+	}
+	f := newFixture(t, text("never"))
+	f.prov.errs = []error{&ProviderError{Kind: "http_status", Status: 429, Code: "insufficient_quota", Message: "quota", RequestWritten: true}}
+	if _, res := f.run(f.req("q")); res.Error == nil || res.Error.Code != "quota_exhausted" {
+		t.Errorf("insufficient_quota: %+v", res.Error)
+	}
+}
+
+// TestCutAfterContentIsUncertainAndSticky cuts a stream after text: the
+// usage_uncertainty record is durable before the retry, the partial text
+// is recovered output only, later figures are marked, and the next run on
+// the session says so again.
+func TestCutAfterContentIsUncertainAndSticky(t *testing.T) {
+	f := newFixture(t, text("Hello ", "world"), text("again"))
+	f.prov.cuts = []error{pe("stream_cut", 200, true, true)}
+	req := f.req("q")
+	req.SessionID = "sticky"
+	evs, res := f.run(req)
+	if res.Status != "completed" || res.Output != "Hello world" {
+		t.Fatalf("result %+v", res)
+	}
+	order := strings.Join(types(evs), ",")
+	i, j := strings.Index(order, EventUsageUncertain), strings.Index(order, EventProviderRetry)
+	if i < 0 || j < i {
+		t.Fatalf("provider_usage_uncertain must precede provider_retry: %s", order)
+	}
+	rec := find[RecoveredOutput](evs)
+	if len(rec) != 1 || rec[0].Text != "Hello world" || rec[0].Channel != ChannelText {
+		t.Errorf("recovered output %+v", rec)
+	}
+	if st := find[ModelStep](evs); len(st) != 1 || !st[0].UsageUncertain {
+		t.Errorf("model_step after uncertainty: %+v", st)
+	}
+	data, _ := os.ReadFile(*res.SessionFile)
+	if strings.Count(string(data), `"type":"usage_uncertainty","ts":`) != 1 || strings.Count(string(data), `"role":"assistant"`) != 1 {
+		t.Errorf("session:\n%s", data)
+	}
+	// Sticky: the next run on this session reports it again at once.
+	req = f.req("q2")
+	req.RunID, req.SessionID = "run-2", "sticky"
+	evs, _ = f.run(req)
+	if types(evs)[2] != EventUsageUncertain || !find[ModelStep](evs)[0].UsageUncertain {
+		t.Errorf("resumed run: %v", types(evs))
+	}
+	// A fresh session starts clean.
+	req.RunID, req.SessionID = "run-3", ""
+	f.prov.turns = append(f.prov.turns, text("fresh"))
+	evs, _ = f.run(req)
+	if len(find[UsageUncertain](evs)) != 0 {
+		t.Error("a new session inherited the uncertainty")
+	}
+}
+
+func TestCancelDuringBackoff(t *testing.T) {
+	f := newFixture(t, text("never"))
+	f.prov.errs = []error{pe("http_status", 500, true, false)}
+	ctx, cancel := context.WithCancel(context.Background())
+	f.agent.opts.Sleep = func(ctx context.Context, d time.Duration) error { cancel(); <-ctx.Done(); return ctx.Err() }
+	rc, err := f.agent.Run(ctx, f.req("q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range rc.Events() {
+	}
+	if res := rc.Wait(); res.Error == nil || res.Error.Code != CodeCanceled {
+		t.Fatalf("result %+v", res)
+	}
+}

@@ -192,8 +192,14 @@ func TestRunReplaysEveryFixture(t *testing.T) {
 				}
 				switch {
 				case strings.HasPrefix(name, "errors/") || strings.Contains(name, "error-event"):
-					if final.Status != "error" || final.Error.Code != "provider_error" {
-						t.Errorf("final %+v", final)
+					// Recorded non-retryable errors end the run at once,
+					// with a code that says why.
+					want := "bad_request"
+					if strings.Contains(name, "quota") {
+						want = "quota_exhausted"
+					}
+					if final.Status != "error" || final.Error.Code != wire.Code(want) || strings.Contains(eventTypes(evs), "provider_retry") {
+						t.Errorf("final %+v %+v, events %s", final, final.Error, eventTypes(evs))
 					}
 				case strings.Contains(name, "finish-length") || strings.Contains(name, "max-tokens"):
 					if final.Status != "error" || final.Error.Code != "output_incomplete" || toolStarts != 0 {

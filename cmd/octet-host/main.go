@@ -46,6 +46,7 @@ func run(args []string) int {
 	maxOutput := fs.Int64("max-output-bytes", 0, "bound on one tool's output returned to the model, in bytes")
 	shellPath := fs.String("shell-path", "", "absolute path of the shell the bash tool runs")
 	trustWorkspace := fs.Bool("trust-workspace", false, "apply each run's workspace .octet/settings.json")
+	idleTimeout := fs.Int64("provider-idle-timeout-ms", 60000, "longest a provider stream may go without a byte before the attempt counts as failed")
 	fs.Usage = func() {
 		fmt.Fprint(os.Stderr, usage)
 		fs.PrintDefaults()
@@ -102,7 +103,12 @@ func run(args []string) int {
 		}
 	})
 
-	agent, err := runtime.New(runtime.Options{Logger: &log, PolicyLayers: []runtime.PolicyLayer{envLayer, cli}, TrustWorkspace: *trustWorkspace})
+	if *idleTimeout < 1 {
+		fmt.Fprintln(os.Stderr, "octet-host: --provider-idle-timeout-ms must be at least 1")
+		return 2
+	}
+	agent, err := runtime.New(runtime.Options{Logger: &log, PolicyLayers: []runtime.PolicyLayer{envLayer, cli},
+		TrustWorkspace: *trustWorkspace, IdleTimeout: time.Duration(*idleTimeout) * time.Millisecond})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
 		return 2

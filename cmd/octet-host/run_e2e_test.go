@@ -25,6 +25,7 @@ type e2e struct {
 	sessions string
 	fake     *fakeprovider.Server
 	c        *client.Client
+	args     []string // host flags
 }
 
 func newE2E(t *testing.T, script fakeprovider.Script, env ...string) *e2e {
@@ -45,7 +46,7 @@ func (e *e2e) start(env ...string) *client.Client {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a hang guard
 	defer cancel()
-	c, err := client.Start(ctx, client.Config{Path: hostBin, Env: append(append(os.Environ(), "HOME="+e.home), env...)})
+	c, err := client.Start(ctx, client.Config{Path: hostBin, Args: e.args, Env: append(append(os.Environ(), "HOME="+e.home), env...)})
 	if err != nil {
 		e.t.Fatalf("starting the host: %v", err)
 	}

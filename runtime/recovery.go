@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
+	"syscall"
 	"time"
 
 	"octet.dev/host/fsm/recovery"
@@ -108,8 +110,33 @@ func facts(err error) recovery.Facts {
 		}
 		return recovery.Facts{Kind: recovery.FailDecode, Message: err.Error()}
 	}
-	return recovery.Facts{Kind: recovery.FailKind(pe.Kind), Status: pe.Status, Code: pe.Code, Message: pe.Message,
+	f := recovery.Facts{Kind: recovery.FailKind(pe.Kind), Status: pe.Status, Code: pe.Code, Message: pe.Message,
 		RequestWritten: pe.RequestWritten, ContentStarted: pe.ContentStarted, RetryAfterMS: pe.RetryAfter.Milliseconds()}
+	if f.Kind == recovery.FailConnect && !f.RequestWritten && !isOutage(pe.Err) {
+		// Not a positively identified outage (a TLS or certificate
+		// failure, a proxy refusing us): waiting would not help, so it is
+		// a fatal provider error rather than an endless network wait.
+		f.Kind = recovery.FailDecode
+		f.Message = "connection failed before the request was sent, and not for a network outage: " + f.Message
+	}
+	return f
+}
+
+// isOutage reports whether a pre-send connection failure is a positively
+// identified network outage: DNS failure, connection refused, network or
+// host unreachable, or a dial timeout (CONTRACT §12).
+func isOutage(err error) bool {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return true
+	}
+	for _, errno := range []syscall.Errno{syscall.ECONNREFUSED, syscall.ENETUNREACH, syscall.EHOSTUNREACH, syscall.ENETDOWN, syscall.EHOSTDOWN} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" && op.Timeout()
 }
 
 // errTurnFailed is a turn that recovery gave up on, with its code.

@@ -2,13 +2,18 @@ package runtime
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
+	"net"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"octet.dev/host/fsm/recovery"
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/spec"
 )
@@ -173,5 +178,31 @@ func TestCancelDuringBackoff(t *testing.T) {
 	}
 	if res := rc.Wait(); res.Error == nil || res.Error.Code != CodeCanceled {
 		t.Fatalf("result %+v", res)
+	}
+}
+
+// TestFactsOutageIsPositivelyIdentified: only DNS failures, refused or
+// unreachable connections and dial timeouts are network waits; another
+// pre-send failure (a bad certificate) is fatal, never an endless wait.
+func TestFactsOutageIsPositivelyIdentified(t *testing.T) {
+	connect := func(err error) *ProviderError {
+		return &ProviderError{Kind: provider.FailConnect, Message: "dial failed", Err: err}
+	}
+	cases := []struct {
+		name string
+		err  error
+		wait bool
+	}{
+		{"dns", &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", IsNotFound: true}}, true},
+		{"refused", &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, true},
+		{"unreachable", &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}, true},
+		{"certificate", &tls.CertificateVerificationError{Err: errors.New("x509: unknown authority")}, false},
+		{"other", errors.New("proxy said no"), false},
+	}
+	for _, c := range cases {
+		f := facts(connect(c.err))
+		if got := recovery.Classify(f).Kind == recovery.NetworkWait; got != c.wait {
+			t.Errorf("%s: network wait %v, want %v (facts %+v)", c.name, got, c.wait, f)
+		}
 	}
 }

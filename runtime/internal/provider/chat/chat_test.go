@@ -498,6 +498,26 @@ func TestConnectionRefused(t *testing.T) {
 	}
 }
 
+// TestDNSFailure resolves nothing: the dialer reports a DNS error, as the
+// system resolver does for an unknown host, without any network traffic.
+// It is a pre-send outage: FailConnect with RequestWritten false.
+func TestDNSFailure(t *testing.T) {
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: &net.DNSError{Err: "no such host", Name: "provider.invalid", IsNotFound: true}}
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	p, err := New(Config{BaseURL: "http://provider.invalid/v1", APIKey: testKey, HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = p.Stream(context.Background(), simpleRequest)
+	pe := asProviderError(t, err)
+	var dns *net.DNSError
+	if pe.Kind != provider.FailConnect || pe.RequestWritten || !errors.As(err, &dns) {
+		t.Errorf("got %+v, want FailConnect with RequestWritten false wrapping the DNS error", pe)
+	}
+}
+
 func TestCancel(t *testing.T) {
 	t.Run("mid-stream", func(t *testing.T) {
 		srv := newServer(t, stallAfter(oneTextChunk))

@@ -19,7 +19,11 @@ import (
 )
 
 func pe(kind string, status int, written, started bool) *ProviderError {
-	return &ProviderError{Kind: provider.FailKind(kind), Status: status, Message: kind + " failure", RequestWritten: written, ContentStarted: started}
+	e := &ProviderError{Kind: provider.FailKind(kind), Status: status, Message: kind + " failure", RequestWritten: written, ContentStarted: started}
+	if kind == "connect" {
+		e.Err = &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	}
+	return e
 }
 
 func recoveryEvents(evs []Event) []spec.RecoveryEvent {

@@ -210,3 +210,32 @@ func TestFactsOutageIsPositivelyIdentified(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxNetworkWaitReached: with a 5 s ceiling and a provider that stays
+// unreachable, the run waits while the allowance lasts (the clock advances
+// only by the waits), then fails with network_wait_exceeded.
+func TestMaxNetworkWaitReached(t *testing.T) {
+	f := newFixture(t, text("never"))
+	refused := pe("connect", 0, false, false)
+	for i := 0; i < 50; i++ {
+		f.prov.errs = append(f.prov.errs, refused)
+	}
+	var clock time.Duration
+	base := time.Unix(1_800_000_000, 0)
+	f.agent.opts.Now = func() time.Time { return base.Add(clock) }
+	f.agent.opts.Sleep = func(_ context.Context, d time.Duration) error { clock += d; f.slept = append(f.slept, d); return nil }
+	limit := 5 * time.Second
+	f.agent.SetMaxNetworkWait(&limit)
+	evs, res := f.run(f.req("q"))
+	if res.Status != "error" || res.Error.Code != "network_wait_exceeded" {
+		t.Fatalf("result %+v", res.Error)
+	}
+	waits := find[WaitingForNetwork](evs)
+	var total time.Duration
+	for _, d := range f.slept {
+		total += d
+	}
+	if len(waits) < 2 || total > limit || len(find[ProviderRetry](evs)) != 0 {
+		t.Fatalf("%d waits, %v slept (limit %v)", len(waits), total, limit)
+	}
+}

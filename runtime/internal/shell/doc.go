@@ -3,10 +3,11 @@
 // with a ladder"). It is Linux-only.
 //
 // It owns the child processes of a command: how they are started (own
-// process group, stdin /dev/null, stdout and stderr to pipes, never the
-// host's fd 1), how their output is read, streamed and bounded, how they
-// are stopped, and the host-wide Registry of live process groups that the
-// host's signal handling terminates on exit. It does not decide whether a
+// process group, stdin /dev/null, stdout and stderr to pipes, no other
+// descriptor: never the host's fd 1, nor a descriptor the host inherited
+// without close-on-exec), how their output is read, streamed and bounded,
+// how they are stopped, and the host-wide Registry of live process groups
+// that the host's signal handling terminates on exit. It does not decide whether a
 // command may run (the policy does) nor decode tool arguments (the bash
 // tool does).
 //
@@ -28,11 +29,17 @@
 // and to every descendant that left it, waits up to Spec.Grace for all of
 // them to be gone, then sends SIGKILL to the survivors, sweeping until
 // none is left. A command that handles SIGTERM and exits within the grace
-// gets nothing more. The same ladder ends whatever a command leaves behind
+// gets nothing more. A process found once stays a target until the kernel
+// has ended it, even after its parent died and nothing links it to the
+// command any more. The sweeps stop after 10 s only for a process stuck in
+// the kernel. The same ladder ends whatever a command leaves behind
 // when its shell exits (background jobs, daemons): Run waits a short
 // drain (200 ms) for the output pipes to close, then runs the ladder over
-// what remains. So a command cannot leave a process running after Run
-// returns, and Run cannot hang on a grandchild that keeps a pipe open.
+// what remains. So no process of a command that the ladder can find (see
+// below) runs after Run returns, and Run cannot hang on a grandchild that
+// keeps a pipe open: if the pipes stay open even after the ladder, Run
+// stops reading them. A process counts as gone once it is a zombie;
+// reaping orphans is init's job (or the nearest subreaper's).
 // Registry.TerminateAll runs the same ladder over every registered
 // command at once.
 //
@@ -45,11 +52,11 @@
 // inherits through fork and exec, whatever its group, session or parent.
 // The ladder reads /proc and takes, for each command: the members of its
 // group, the processes whose initial environment (/proc/<pid>/environ)
-// carries its token, and every descendant of either by parent chain
-// (which also covers a child that was exec'd with a scrubbed environment,
-// while its parent lives). Only processes started after the command are
-// examined, and each signal goes through a pidfd after re-checking the
-// process's start time, so a reused pid is never hit.
+// carries its token (only processes started after the command are read),
+// and every descendant of either by parent chain (which also covers a
+// child that was exec'd with a scrubbed environment, while its parent
+// lives). Each signal goes through a pidfd after re-checking the process's
+// start time, so a reused pid is never hit.
 //
 // The alternative, PR_SET_CHILD_SUBREAPER on the host, was rejected: it is
 // a property of the whole process, and the runtime is also embedded in
@@ -74,8 +81,11 @@
 // has a guard: a second, idle `<shell> -c` process in the command's group
 // that blocks reading a pipe whose only writer is the host; when the host
 // dies the kernel closes the pipe and the guard SIGKILLs the whole group,
-// so the shell's children die too, not only the shell. Descendants that
-// left the group are reached only by a host that lives to run the ladder.
+// so the shell's children die too, not only the shell. The guard starts
+// right after the shell (the shell must lead its group, so that commands
+// can signal "-$$"): a host killed in that instant leaves what the shell
+// forked meanwhile unguarded. Descendants that left the group are reached
+// only by a host that lives to run the ladder.
 //
 // # Output
 //
@@ -91,8 +101,8 @@
 //
 // Run may be called from many goroutines at once, with the same Registry
 // or different ones. All goroutines Run starts have returned when it
-// returns, except that it cannot return while a process ignores SIGKILL
-// (uninterruptible sleep in the kernel). Registry methods are safe for
-// concurrent use; TerminateAll closes the registry for good, so a host
-// calls it only when it is about to exit.
+// returns; it does not return while its shell is stuck in the kernel
+// (uninterruptible sleep), which not even SIGKILL ends. Registry methods
+// are safe for concurrent use; TerminateAll closes the registry for good,
+// so a host calls it only when it is about to exit.
 package shell

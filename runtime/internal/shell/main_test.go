@@ -91,7 +91,7 @@ func marked(t testing.TB, mark string) []liveProc {
 	}
 	var out []liveProc
 	for _, p := range procs {
-		if p.dead || p.pid == os.Getpid() || !environHas(p.pid, []string{markEnv + "=" + mark + "\x00"}) {
+		if p.dead || p.kernel || p.pid == os.Getpid() || !environHas(p.pid, []string{markEnv + "=" + mark + "\x00"}) {
 			continue
 		}
 		out = append(out, liveProc{p, comm(p.pid)})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,7 +19,12 @@ type proc struct {
 	// dead reports a zombie (or a task being torn down): it runs no code
 	// and holds no pipe, so it counts as gone.
 	dead bool
+	// kernel reports a kernel thread, which has no environment.
+	kernel bool
 }
+
+// pfKthread is the PF_KTHREAD bit of the flags field of stat.
+const pfKthread = 0x00200000
 
 // statBufBytes holds a whole /proc/<pid>/stat line: its only variable
 // parts are the command name (at most 16 bytes) and about fifty numbers.
@@ -83,6 +89,12 @@ func parseStat(pid int, line []byte) (proc, bool) {
 		switch f {
 		case 0:
 			p.dead = tok[0] == 'Z' || tok[0] == 'X' || tok[0] == 'x'
+		case 6:
+			v, err := strconv.ParseUint(string(tok), 10, 64)
+			if err != nil {
+				return proc{}, false
+			}
+			p.kernel = v&pfKthread != 0
 		case 1, 2:
 			v, err := strconv.Atoi(string(tok))
 			if err != nil {
@@ -130,13 +142,38 @@ func listProcs() ([]proc, error) {
 	return procs, nil
 }
 
+// Retries of an empty environment; see environHas.
+const (
+	environRetries = 8
+	environPause   = 2 * time.Millisecond
+)
+
 // environHas reports whether the initial environment of process pid (what
 // it was exec'd with) contains any of tokens. An unreadable environment
 // (another user's process, a set-user-ID program, a zombie) holds none.
+//
+// A process in the middle of execve(2) shows an empty environment for a
+// moment (its new memory has no environment yet, or the old memory is
+// gone), and a command may well exec just after leaving its group, as
+// "setsid sleep" does. So an empty read is retried for a few
+// milliseconds; only a process whose environment really is empty costs
+// the whole wait.
 func environHas(pid int, tokens []string) bool {
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil || len(env) == 0 {
-		return false
+	path := "/proc/" + strconv.Itoa(pid) + "/environ"
+	var env []byte
+	for try := 0; ; try++ {
+		var err error
+		env, err = os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		if len(env) > 0 {
+			break
+		}
+		if try == environRetries {
+			return false
+		}
+		time.Sleep(environPause)
 	}
 	for _, tok := range tokens {
 		if bytes.Contains(env, []byte(tok)) {
@@ -175,4 +212,37 @@ func signalGroup(pgid int, sig unix.Signal) {
 		return
 	}
 	unix.Kill(-pgid, sig)
+}
+
+// inheritedMax returns the highest descriptor above 2 that the host holds
+// without close-on-exec, or 2 when there is none. Go opens every
+// descriptor close-on-exec, so these are descriptors the host inherited
+// from its own parent; os.StartProcess would pass them on to every child.
+func inheritedMax() int {
+	d, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return 2
+	}
+	names, _ := d.Readdirnames(-1)
+	d.Close()
+	max := 2
+	for _, name := range names {
+		fd, err := strconv.Atoi(name)
+		if err != nil || fd <= max {
+			continue
+		}
+		if flags, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil && flags&unix.FD_CLOEXEC == 0 {
+			max = fd
+		}
+	}
+	return max
+}
+
+// childFiles returns the descriptor table for a child: files as fds 0–2
+// and nil (closed in the child) for every higher fd up to the host's
+// highest inherited one, so the child gets exactly fds 0–2.
+func childFiles(stdin, stdout, stderr *os.File) []*os.File {
+	files := make([]*os.File, inheritedMax()+1)
+	files[0], files[1], files[2] = stdin, stdout, stderr
+	return files
 }

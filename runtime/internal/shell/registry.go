@@ -59,7 +59,8 @@ type entry struct {
 // documentation). The caller must call unregister once the group is gone,
 // and before it reaps the group leader. A group registered after
 // TerminateAll has begun is killed at once. Register panics when pgid is
-// not a process group another than the host's own.
+// below 2 or the host's own group: signalling those would hit the host
+// itself or every process it may signal.
 func (r *Registry) Register(pgid int) (unregister func()) {
 	if pgid <= 1 || pgid == unix.Getpgrp() {
 		panic("shell: Registry.Register: invalid process group id")
@@ -172,7 +173,7 @@ func members(entries []*entry, skip ...int) ([]proc, error) {
 			continue
 		}
 		children[p.ppid] = append(children[p.ppid], i)
-		if belongs(p, entries) || (!p.dead && p.start >= minStart && len(tokens) > 0 && environHas(p.pid, tokens)) {
+		if belongs(p, entries) || (!p.dead && !p.kernel && p.start >= minStart && len(tokens) > 0 && environHas(p.pid, tokens)) {
 			matched[i] = true
 			queue = append(queue, i)
 		}

@@ -103,8 +103,11 @@ func TestParseStat(t *testing.T) {
 	if !ok || p.ppid != 7 || p.pgid != 42 || p.start != 123456 || p.dead {
 		t.Errorf("parseStat = %+v, %v", p, ok)
 	}
-	if p, ok := parseStat(42, []byte("42 (z) Z 1 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 0")); !ok || !p.dead {
+	if p, ok := parseStat(42, []byte("42 (z) Z 1 42 42 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 9 0")); !ok || !p.dead || p.kernel {
 		t.Errorf("zombie: %+v, %v", p, ok)
+	}
+	if p, ok := parseStat(2, []byte("2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 1 0")); !ok || !p.kernel {
+		t.Errorf("kernel thread: %+v, %v", p, ok)
 	}
 	for _, bad := range []string{"", "42 (x", "42 (x) S 1 2", "42 (x) S a 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20"} {
 		if _, ok := parseStat(42, []byte(bad)); ok {

@@ -190,14 +190,23 @@ type command struct {
 
 // start starts the shell and its guard and begins reading the pipes.
 func start(s Spec) (c *command, err error) {
+	// A missing Dir would otherwise be reported as a missing shell: the
+	// child's chdir fails between fork and exec.
+	fi, err := os.Stat(s.Dir)
+	if err == nil && !fi.IsDir() {
+		err = &os.PathError{Op: "stat", Path: s.Dir, Err: syscall.ENOTDIR}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("shell: start: Dir: %w", err)
+	}
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, fmt.Errorf("shell: start: %w", err)
 	}
 	defer devnull.Close()
-	// Every descriptor is created close-on-exec; the children get theirs
-	// as fds 0–2 only, so nothing else of the host, and never its fd 1,
-	// reaches them.
+	// The children get fds 0–2 and nothing else: the host's descriptors
+	// are close-on-exec, and childFiles closes the ones it inherited
+	// without. Never the host's fd 1, which carries the protocol.
 	var files []*os.File
 	pipe := func() (r, w *os.File) {
 		if err != nil {
@@ -235,38 +244,39 @@ func start(s Spec) (c *command, err error) {
 	shell, exited, err := startLocked(s.Shell, []string{s.Shell, "-c", s.Command}, &os.ProcAttr{
 		Dir:   s.Dir,
 		Env:   withToken(env, token),
-		Files: []*os.File{devnull, outW, errW},
+		Files: childFiles(devnull, outW, errW),
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("shell: start %s: %w", s.Shell, err)
+		return nil, fmt.Errorf("shell: start: %w", err)
 	}
+	var buf [statBufBytes]byte
+	e := &entry{pgid: shell.Pid, token: token}
+	addRoot := func(pid int) {
+		if st, ok := readStat(pid, buf[:]); ok {
+			e.roots = append(e.roots, st)
+			if e.start == 0 || st.start < e.start {
+				e.start = st.start
+			}
+		}
+	}
+	addRoot(shell.Pid)
 	// The guard joins the shell's group, so the shell stays the group
 	// leader ("kill -- -$$" works in commands). It has no Pdeathsig: it
 	// must live to see the end of its pipe when the host dies.
 	guard, err := os.StartProcess(s.Shell, []string{s.Shell, "-c", guardScript, "octet-shell-guard"}, &os.ProcAttr{
 		Dir:   "/",
 		Env:   []string{envKey + "=" + token},
-		Files: []*os.File{guardR, devnull, devnull},
+		Files: childFiles(guardR, devnull, devnull),
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pgid: shell.Pid},
 	})
 	if err != nil {
-		signalGroup(shell.Pid, unix.SIGKILL)
+		terminate([]*entry{e}, 0)
 		<-exited
 		shell.Wait()
 		return nil, fmt.Errorf("shell: start guard: %w", err)
 	}
-
-	e := &entry{pgid: shell.Pid, token: token}
-	var buf [statBufBytes]byte
-	for _, p := range []*os.Process{shell, guard} {
-		if st, ok := readStat(p.Pid, buf[:]); ok {
-			e.roots = append(e.roots, st)
-		}
-	}
-	if len(e.roots) == 2 {
-		e.start = min(e.roots[0].start, e.roots[1].start)
-	}
+	addRoot(guard.Pid)
 	c = &command{
 		began: began, shell: shell, exited: exited, guard: guard, guardW: guardW,
 		outR: outR, errR: errR, coll: newCollector(cmp.Or(s.MaxOutputBytes, DefaultMaxOutputBytes), s.OnOutput),

@@ -378,6 +378,31 @@ func TestHostStdoutNotInherited(t *testing.T) {
 	}
 }
 
+// The command gets fds 0–2 only, even when the host holds descriptors
+// without close-on-exec (as inherited from its parent).
+func TestOnlyStdioInherited(t *testing.T) {
+	// Not parallel: the descriptor it opens would reach other tests'
+	// exec.Cmd children.
+	f, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	// A descriptor well above the others, without close-on-exec.
+	const high = 900
+	if err := unix.Dup3(int(f.Fd()), high, 0); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(high)
+	if flags, err := unix.FcntlInt(high, unix.F_GETFD, 0); err != nil || flags&unix.FD_CLOEXEC != 0 {
+		t.Fatalf("fd %d flags %#x, %v", high, flags, err)
+	}
+	res := run(t, context.Background(), testSpec(t, newMark(), "ls /proc/$$/fd; true"))
+	if res.Output != "0\n1\n2\n" {
+		t.Errorf("the shell's descriptors: %q", res.Output)
+	}
+}
+
 func TestEnvironmentToken(t *testing.T) {
 	t.Parallel()
 	s := testSpec(t, newMark(), `printf %s "$OCTET_SHELL_ID"`)
@@ -436,6 +461,8 @@ func TestConcurrentRuns(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
 	if n := len(reg.entries); n != 0 {
 		t.Errorf("%d entries still registered", n)
 	}

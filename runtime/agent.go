@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"octet.dev/host/runtime/internal/policy"
+	"octet.dev/host/runtime/internal/shell"
 )
 
 // Options configure an Agent. Zero values take the documented defaults.
@@ -74,6 +75,24 @@ type Agent struct {
 	reasoning      ReasoningConfig // effective selection (Reasoning)
 	maxNetworkWait *int64          // ms; nil: no ceiling
 	maxRetries     int             // -1: recovery's default
+
+	shells *shell.Registry // process groups of running bash commands
+	runs   sync.WaitGroup  // runs not yet ended (their sessions still open)
+}
+
+// WaitRuns waits until every run has ended and closed its session, or
+// until timeout; it reports whether they all ended.
+func (a *Agent) WaitRuns(timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() { a.runs.Wait(); close(done) }()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
+		return false
+	}
 }
 
 // New validates opts, fills defaults and returns an Agent.
@@ -116,7 +135,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Jitter == nil {
 		opts.Jitter = defaultJitter
 	}
-	a := &Agent{opts: opts, log: log, maxRetries: -1}
+	a := &Agent{opts: opts, log: log, maxRetries: -1, shells: &shell.Registry{}}
 	if a.opts.ProviderFactory == nil {
 		a.opts.ProviderFactory = a.defaultFactory
 	}

@@ -100,6 +100,10 @@ type ToolFinish struct {
 	Output    string     `json:"output"`
 	Truncated bool       `json:"truncated"`
 	Error     *ErrorInfo `json:"error"`
+	// ExitCode (-1 when a signal ended the command) and Signal are set for
+	// bash only.
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Signal   string `json:"signal,omitempty"`
 }
 
 // Usage is token accounting.

@@ -55,7 +55,7 @@ type toolDef struct {
 // unless the operator enabled process and shell effects (CONTRACT §10).
 var bashSpec = provider.ToolSpec{
 	Name:        "bash",
-	Description: "Run a shell command in the workspace (denied unless the operator enabled shell and process effects).",
+	Description: "Run a shell command in the workspace directory with the shell's -c; stdin is empty. Denied unless the operator enabled shell and process effects.",
 	Parameters:  []byte(`{"type":"object","properties":{"command":{"type":"string","description":"The command line, run with the shell's -c."},"timeout_ms":{"type":"integer","minimum":1,"description":"Kill the command after this many milliseconds."}},"required":["command"],"additionalProperties":false}`),
 }
 

@@ -69,7 +69,9 @@ func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), cancel: cancel,
 		supportsReasoning: p.model.SupportsReasoning, modelID: p.model.ID}
+	a.runs.Add(1)
 	go func() {
+		defer a.runs.Done()
 		defer close(rc.done)
 		defer close(rc.events)
 		defer cancel()
@@ -390,6 +392,9 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 		if fin.Error != nil {
 			msg.IsError = true
 			msg.Text = "error " + fin.Error.Code + ": " + fin.Error.Message
+			if fin.Output != "" { // a failed command's output matters to the model
+				msg.Text += "\n" + fin.Output
+			}
 		}
 		return msg
 	}
@@ -416,13 +421,11 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if !isObject {
 		return fail(tools.CodeInvalidArguments, "the arguments are not a JSON object")
 	}
-	if def.effect == policy.EffectProcess {
-		// The policy allowed a process effect, but this build has no shell
-		// runner yet: refuse rather than pretend.
-		return fail(CodeUnsupported, "the bash tool is not served by this build yet")
-	}
 	// Every gate has passed: the allowed evidence goes out now.
 	d.stream(EventToolPolicy, &ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
+	if def.effect == policy.EffectProcess {
+		return reply(d.runBash(ctx, call, args))
+	}
 	res, err := tools.Run(ctx, tools.Env{Root: d.p.root, MaxOutputBytes: int(d.p.policy.MaxOutputBytes.Value)}, call.Name, args)
 	if err != nil {
 		var te *tools.Error

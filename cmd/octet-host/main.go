@@ -31,8 +31,12 @@ func main() { os.Exit(run(os.Args[1:])) }
 // protocol stdout is reserved.
 var afterReserve func()
 
-// cleanupGrace bounds the time active work gets to stop after a signal.
-const cleanupGrace = 3 * time.Second
+// After a signal, shell process groups get shellGrace between SIGTERM and
+// SIGKILL, and runs then get cleanupGrace to record their end.
+const (
+	shellGrace   = 2 * time.Second
+	cleanupGrace = 3 * time.Second
+)
 
 func run(args []string) int {
 	fs := flag.NewFlagSet("octet-host", flag.ContinueOnError)
@@ -133,15 +137,21 @@ func run(args []string) int {
 
 	select {
 	case err := <-done:
+		if err != nil {
+			agent.TerminateShells(shellGrace) // a broken stdout leaves nothing behind
+		}
 		return exitCode(log, err)
 	case sig := <-sigs:
+		// CONTRACT §14: abort active work, give the registered shell
+		// process groups a bounded cleanup time, force-kill survivors
+		// (also children that left their group), let the run record its
+		// end in the session, and exit with 128 + the signal.
 		n := int(sig.(syscall.Signal))
 		log.Warn().Str("signal", sig.String()).Msg("signal received; aborting active work")
 		cancel()
-		select {
-		case <-done:
-		case <-time.After(cleanupGrace):
-			log.Error().Msg("active work did not stop within the cleanup grace")
+		agent.TerminateShells(shellGrace)
+		if !agent.WaitRuns(cleanupGrace) {
+			log.Error().Msg("a run did not end within the cleanup grace")
 		}
 		return 128 + n
 	}

@@ -1,0 +1,110 @@
+package runtime
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"octet.dev/host/runtime/internal/shell"
+)
+
+// EventToolProgress is a bounded chunk of a running command's output.
+const EventToolProgress = "tool_progress" // *ToolProgress
+
+// ToolProgress is streamed output of a running tool (bash).
+type ToolProgress struct {
+	CallID string `json:"call_id"`
+	Tool   string `json:"tool"`
+	Stream string `json:"stream"` // stdout | stderr
+	Text   string `json:"text"`
+}
+
+// bashArgs are the bash tool's arguments (CONTRACT §10).
+type bashArgs struct {
+	Command   string `json:"command"`
+	TimeoutMS *int64 `json:"timeout_ms"`
+}
+
+// Bash tool error codes.
+const (
+	codeCommandFailed = "command_failed" // non-zero exit status
+	codeTimedOut      = "timed_out"      // killed by the timeout ladder
+	codeKilled        = "killed"         // ended by a signal
+)
+
+// TerminateShells ends every command the agent's runs started: SIGTERM to
+// each process group (and to processes that left it), up to grace for them
+// to exit, then SIGKILL to survivors (CONTRACT §14). Commands started
+// afterwards are refused. The host calls it on HUP, INT, QUIT and TERM.
+func (a *Agent) TerminateShells(grace time.Duration) { a.shells.TerminateAll(grace) }
+
+// runBash executes an allowed bash call. stream receives progress events;
+// it is called while the driver goroutine waits inside shell.Run.
+func (d *driver) runBash(ctx context.Context, call ToolCall, args []byte) *ToolFinish {
+	fin := &ToolFinish{CallID: call.ID, Tool: call.Name}
+	var a bashArgs
+	if err := json.Unmarshal(args, &a, json.RejectUnknownMembers(true)); err != nil || a.Command == "" {
+		fin.Error = &ErrorInfo{Code: "invalid_arguments", Message: `bash takes {"command": string, "timeout_ms"?: integer}`}
+		return fin
+	}
+	pol := d.p.policy
+	timeout := time.Duration(pol.BashTimeoutMS.Value) * time.Millisecond
+	if a.TimeoutMS != nil {
+		if *a.TimeoutMS < 1 {
+			fin.Error = &ErrorInfo{Code: "invalid_arguments", Message: "timeout_ms must be at least 1"}
+			return fin
+		}
+		// The model may shorten the operator's timeout, never extend it.
+		timeout = min(timeout, time.Duration(*a.TimeoutMS)*time.Millisecond)
+	}
+	res, err := shell.Run(ctx, shell.Spec{
+		Shell: pol.Shell(), Dir: d.p.req.Workspace, Command: a.Command, Timeout: timeout,
+		MaxOutputBytes: int(pol.MaxOutputBytes.Value), Env: childEnv(os.Environ()), Registry: d.a.shells,
+		OnOutput: func(stream, chunk string) {
+			d.stream(EventToolProgress, &ToolProgress{CallID: call.ID, Tool: call.Name, Stream: stream, Text: chunk})
+		},
+	})
+	if err != nil {
+		fin.Error = &ErrorInfo{Code: "io_error", Message: "the command could not be started"}
+		if ctx.Err() != nil {
+			fin.Error = &ErrorInfo{Code: "canceled", Message: "the run was canceled"}
+		}
+		return fin
+	}
+	fin.Output, fin.Truncated = res.Output, res.Truncated
+	code := res.ExitCode
+	fin.ExitCode, fin.Signal = &code, res.Signal
+	switch {
+	case res.TimedOut:
+		fin.Error = &ErrorInfo{Code: codeTimedOut, Message: "the command exceeded its " + timeout.String() + " timeout and was killed"}
+	case res.Canceled:
+		fin.Error = &ErrorInfo{Code: "canceled", Message: "the run was canceled"}
+	case res.Signal != "":
+		fin.Error = &ErrorInfo{Code: codeKilled, Message: "the command was ended by " + res.Signal}
+	case res.ExitCode != 0:
+		fin.Error = &ErrorInfo{Code: codeCommandFailed, Message: "exit status " + strconv.Itoa(res.ExitCode)}
+	default:
+		fin.OK = true
+	}
+	return fin
+}
+
+// childEnv is the environment of a command: the host's, without the
+// variables that hold credentials, so a command cannot print a key into a
+// tool result (CONTRACT §11: keys never appear in events).
+func childEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		up := strings.ToUpper(name)
+		if strings.Contains(up, "API_KEY") || strings.Contains(up, "TOKEN") || strings.Contains(up, "SECRET") || strings.Contains(up, "PASSWORD") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}

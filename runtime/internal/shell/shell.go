@@ -48,7 +48,22 @@ const envKey = "OCTET_SHELL_ID"
 // guardScript is run by the guard process: it blocks reading a pipe whose
 // only writer is the host, and when the host dies (however it dies) the
 // read ends and the guard SIGKILLs its process group, the command's.
-const guardScript = "read -r x; kill -s KILL 0"
+//
+// Before that, it SIGKILLs every other process whose environment carries the
+// command's token ($1): the ones that left the group (setsid, double
+// forks), which a SIGKILLed host can no longer reach. Two passes catch a
+// process forked during the first.
+const guardScript = `read -r x
+for pass in 1 2; do
+  for p in /proc/[0-9]*; do
+    pid=${p#/proc/}
+    [ "$pid" = "$$" ] && continue
+    if tr '\000' '\n' < "$p/environ" 2>/dev/null | grep -q "^OCTET_SHELL_ID=.*$1"; then
+      kill -s KILL "$pid" 2>/dev/null
+    fi
+  done
+done
+kill -s KILL 0`
 
 // ErrInvalidSpec is wrapped by the errors Run returns for a Spec it
 // refuses before starting anything.
@@ -264,7 +279,7 @@ func start(s Spec) (c *command, err error) {
 	// The guard joins the shell's group, so the shell stays the group
 	// leader ("kill -- -$$" works in commands). It has no Pdeathsig: it
 	// must live to see the end of its pipe when the host dies.
-	guard, err := os.StartProcess(s.Shell, []string{s.Shell, "-c", guardScript, "octet-shell-guard"}, &os.ProcAttr{
+	guard, err := os.StartProcess(s.Shell, []string{s.Shell, "-c", guardScript, "octet-shell-guard", token}, &os.ProcAttr{
 		Dir:   "/",
 		Env:   []string{envKey + "=" + token},
 		Files: childFiles(guardR, devnull, devnull),

@@ -478,6 +478,8 @@ func TestPdeathsig(t *testing.T) {
 	}{
 		"exec'd":   {"sleep 1000", 1},
 		"children": {"sleep 1000 & sleep 1000; :", 2},
+		// Processes that left the group: the guard finds them by token.
+		"setsid escapees": {"setsid sleep 1000 & ( setsid sleep 1000 & ); sleep 1000", 3},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -514,7 +516,7 @@ func TestPdeathsig(t *testing.T) {
 			}
 			host.Wait()
 			eventually(t, "the helper's children to die", func() bool {
-				return len(alive(started)) == 0
+				return len(alive(started)) == 0 && countComm(marked(t, mark), "sleep") == 0
 			})
 		})
 	}

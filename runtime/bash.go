@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 
@@ -61,11 +62,25 @@ func (d *driver) runBash(ctx context.Context, call ToolCall, args []byte) *ToolF
 		// The model may shorten the operator's timeout, never extend it.
 		timeout = min(timeout, time.Duration(*a.TimeoutMS)*time.Millisecond)
 	}
+	limit, streamed, noticed := int(pol.MaxOutputBytes.Value), 0, false
 	res, err := shell.Run(ctx, shell.Spec{
 		Shell: pol.Shell(), Dir: d.p.req.Workspace, Command: a.Command, Timeout: timeout,
 		MaxOutputBytes: int(pol.MaxOutputBytes.Value), Env: childEnv(os.Environ()), Registry: d.a.shells,
+		// Progress is bounded like the result: once max_output_bytes have
+		// been streamed, one notice replaces the rest.
 		OnOutput: func(stream, chunk string) {
-			d.stream(EventToolProgress, &ToolProgress{CallID: call.ID, Tool: call.Name, Stream: stream, Text: chunk})
+			switch {
+			case streamed < limit:
+				if len(chunk) > limit-streamed {
+					chunk = truncUTF8(chunk, limit-streamed)
+				}
+				streamed += len(chunk)
+				d.stream(EventToolProgress, &ToolProgress{CallID: call.ID, Tool: call.Name, Stream: stream, Text: chunk})
+			case !noticed:
+				noticed = true
+				d.stream(EventToolProgress, &ToolProgress{CallID: call.ID, Tool: call.Name, Stream: stream,
+					Text: "\n[further output is not streamed: max_output_bytes reached; the result keeps its head and tail]\n"})
+			}
 		},
 	})
 	if err != nil {
@@ -107,4 +122,12 @@ func childEnv(env []string) []string {
 		out = append(out, kv)
 	}
 	return out
+}
+
+// truncUTF8 cuts s to at most n bytes at a rune boundary.
+func truncUTF8(s string, n int) string {
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -57,8 +57,14 @@ type proc struct {
 
 func start(t *testing.T, bin string, args ...string) *proc {
 	t.Helper()
+	return startEnv(t, nil, bin, args...)
+}
+
+// startEnv starts bin with extra environment variables.
+func startEnv(t *testing.T, env []string, bin string, args ...string) *proc {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	cmd.Env = append(append(os.Environ(), "HOME="+t.TempDir()), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 const (
 	DefaultStderrLimit = 64 << 10
 	DefaultCloseGrace  = 5 * time.Second
+	DefaultTermGrace   = 6 * time.Second
 )
 
 // exitWait bounds how long the client waits for the host to exit once its
@@ -50,6 +51,11 @@ type Config struct {
 	// CloseGrace is how long Close and Shutdown wait for the host to exit
 	// before they kill its process group; 0 means DefaultCloseGrace.
 	CloseGrace time.Duration
+	// TermGrace is how long a canceled or closed host gets between SIGTERM
+	// to its process group (it then ends its commands and records the
+	// run's end) and SIGKILL; 0 means DefaultTermGrace, which covers the
+	// host's own shell and cleanup graces.
+	TermGrace time.Duration
 	// ExpectedSDKVersion, when not empty, must equal hello's sdk_version.
 	ExpectedSDKVersion string
 	// RequireFeatures names hello features that must be reported true
@@ -123,6 +129,9 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	if cfg.CloseGrace <= 0 {
 		cfg.CloseGrace = DefaultCloseGrace
+	}
+	if cfg.TermGrace <= 0 {
+		cfg.TermGrace = DefaultTermGrace
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -316,11 +325,11 @@ func (c *Client) close() error {
 	select {
 	case <-c.exited:
 	case <-timer.C:
-		c.logf("the host did not exit within %v of stdin closing; killing process group %d", c.cfg.CloseGrace, c.pid)
+		c.logf("the host did not exit within %v of stdin closing; terminating process group %d", c.cfg.CloseGrace, c.pid)
 		if !c.markKilled() {
 			err = fmt.Errorf("%w: the host did not exit within %v of stdin closing", ErrKilled, c.cfg.CloseGrace)
 		}
-		c.killGroup()
+		c.terminateGroup()
 		<-c.exited
 	}
 	c.waitIO()
@@ -598,10 +607,31 @@ func (c *Client) cancel(cl *call, cause error) {
 	}
 	c.killedByUs = true
 	c.mu.Unlock()
-	c.logf("request %q canceled (%v); killing process group %d", cl.id, cause, c.pid)
+	c.logf("request %q canceled (%v); terminating process group %d", cl.id, cause, c.pid)
 	cl.fail(cause)
-	c.killGroup()
+	c.terminateGroup()
 	c.closeStdin()
+}
+
+// terminateGroup cancels the host the way CONTRACT §14 expects: SIGTERM to
+// its process group, so it can end its commands' process groups (also the
+// ones that left its group) and record the run's end, then SIGKILL to the
+// group if it has not exited within TermGrace. It does not wait.
+func (c *Client) terminateGroup() {
+	c.pmu.Lock()
+	if !c.reaped {
+		_ = syscall.Kill(-c.pid, syscall.SIGTERM)
+	}
+	c.pmu.Unlock()
+	go func() {
+		t := time.NewTimer(c.cfg.TermGrace)
+		defer t.Stop()
+		select {
+		case <-c.exited:
+		case <-t.C:
+			c.killGroup()
+		}
+	}()
 }
 
 // abort kills the group because cl cannot complete; err becomes the error

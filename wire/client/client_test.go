@@ -383,8 +383,8 @@ func TestCloseKillsHostIgnoringStdin(t *testing.T) {
 	if !errors.Is(err, ErrKilled) {
 		t.Fatalf("Close: %v, want ErrKilled after the grace", err)
 	}
-	if d := time.Since(begin); d < c.cfg.CloseGrace || d > 4*time.Second {
-		t.Fatalf("Close took %v with a grace of %v", d, c.cfg.CloseGrace)
+	if d := time.Since(begin); d < c.cfg.CloseGrace+c.cfg.TermGrace || d > 4*time.Second {
+		t.Fatalf("Close took %v with graces of %v and %v", d, c.cfg.CloseGrace, c.cfg.TermGrace)
 	}
 	var ee *exec.ExitError
 	if err := c.Wait(); !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {

@@ -107,6 +107,7 @@ func fakeConfig(t *testing.T, scenario string, env ...string) Config {
 		// A race-enabled test binary sleeps a second at exit unless told not to.
 		Env:        append(append(os.Environ(), fakeEnv+"="+scenario, "GORACE=atexit_sleep_ms=0"), env...),
 		CloseGrace: 300 * time.Millisecond,
+		TermGrace:  300 * time.Millisecond,
 		Logger:     func(s string) { t.Log(s) },
 	}
 }

@@ -57,46 +57,36 @@ func (h *Host) Serve(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return &ExitError{Code: 1, Err: err}
 		}
-		line, err := lr.Next()
-		var in session.Input
-		var req *wire.Request
-		switch {
-		case errors.Is(err, io.EOF):
-			in = session.Input{Trigger: session.TrEOF}
-		case errors.Is(err, wire.ErrFrameTooLarge):
-			in = session.Input{Trigger: session.TrMalformed, Code: string(wire.CodeFrameTooLarge)}
-		case err != nil:
-			h.cfg.Log.Error().Err(err).Msg("reading stdin failed; treating it as end of input")
-			in = session.Input{Trigger: session.TrEOF}
-		default:
-			r, derr := wire.Decode(line)
-			switch {
-			case derr != nil:
-				in = session.Input{Trigger: session.TrMalformed, RequestID: derr.RequestID, Code: string(derr.Code)}
-				h.cfg.Log.Debug().Str("code", string(derr.Code)).Str("request_id", derr.RequestID).Msg("malformed request")
-			case r.Command == wire.CommandShutdown:
-				in, req = session.Input{Trigger: session.TrShutdown, RequestID: r.RequestID}, r
-			default:
-				in, req = session.Input{Trigger: session.TrRequest, RequestID: r.RequestID}, r
-			}
-			if derr != nil {
-				if done, err := h.fire(ctx, in, nil, derr.Message); done {
-					return err
-				}
-				continue
-			}
-		}
-		if in.Trigger == session.TrMalformed {
-			msg := "request line exceeds 1048576 bytes including the newline; it was discarded"
-			if done, err := h.fire(ctx, in, nil, msg); done {
-				return err
-			}
-			continue
-		}
-		if done, err := h.fire(ctx, in, req, ""); done {
+		in, req, msg := h.read(lr)
+		if done, err := h.fire(ctx, in, req, msg); done {
 			return err
 		}
 	}
+}
+
+// read reads the next line and turns it into the session machine's input:
+// the decoded request, or a malformed line with its code and message.
+func (h *Host) read(lr *wire.LineReader) (session.Input, *wire.Request, string) {
+	line, err := lr.Next()
+	switch {
+	case errors.Is(err, io.EOF):
+		return session.Input{Trigger: session.TrEOF}, nil, ""
+	case errors.Is(err, wire.ErrFrameTooLarge):
+		return session.Input{Trigger: session.TrMalformed, Code: string(wire.CodeFrameTooLarge)}, nil,
+			"request line exceeds 1048576 bytes including the newline; it was discarded"
+	case err != nil:
+		h.cfg.Log.Error().Err(err).Msg("reading stdin failed; treating it as end of input")
+		return session.Input{Trigger: session.TrEOF}, nil, ""
+	}
+	r, derr := wire.Decode(line)
+	switch {
+	case derr != nil:
+		h.cfg.Log.Debug().Str("code", string(derr.Code)).Str("request_id", derr.RequestID).Msg("malformed request")
+		return session.Input{Trigger: session.TrMalformed, RequestID: derr.RequestID, Code: string(derr.Code)}, nil, derr.Message
+	case r.Command == wire.CommandShutdown:
+		return session.Input{Trigger: session.TrShutdown, RequestID: r.RequestID}, r, ""
+	}
+	return session.Input{Trigger: session.TrRequest, RequestID: r.RequestID}, r, ""
 }
 
 // fire applies one input and performs the machine's effects. done reports

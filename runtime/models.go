@@ -4,23 +4,63 @@ import (
 	"context"
 
 	"octet.dev/host/runtime/internal/catalog"
+	"octet.dev/host/runtime/internal/discovery"
+)
+
+// Defaults for a discovered model the server does not describe.
+const (
+	discoveredContextWindow = catalog.DefaultInlineContextWindow
+	discoveredMaxOutput     = catalog.DefaultInlineMaxOutput
 )
 
 // models builds the inventory from the built-in catalog and
-// ~/.octet/models.json. Live discovery of configured endpoints is not done
-// yet, so offline changes nothing today; it is accepted so that callers can
-// already ask for it (CONTRACT §7).
-func (a *Agent) models(_ context.Context, _ bool) ([]Model, []DiscoveryIssue, error) {
+// ~/.octet/models.json. Unless offline, it also lists the live models of
+// the configured OpenAI-compatible endpoints (GET /models, 2 s each);
+// failures come back as issues and never fail the command (CONTRACT §7).
+// offline:true never touches the network.
+func (a *Agent) models(ctx context.Context, offline bool) ([]Model, []DiscoveryIssue, error) {
 	cat, err := catalog.Load(a.opts.Home)
 	if err != nil {
 		return nil, nil, err
 	}
 	ms := cat.Models()
 	out := make([]Model, 0, len(ms))
+	known := map[[2]string]bool{}
 	for _, m := range ms {
 		out = append(out, fromCatalog(m))
+		known[[2]string{m.Provider, m.APIModel}] = true
 	}
-	return out, nil, nil
+	if offline {
+		return out, nil, nil
+	}
+	eps := discovery.FromCatalog(ms, a.credential)
+	if len(eps) == 0 {
+		return out, nil, nil
+	}
+	modes := map[string]string{}
+	for _, m := range ms {
+		modes[m.Provider] = string(m.Mode)
+	}
+	found, problems := discovery.Discover(ctx, a.opts.HTTPClient, eps, 0)
+	for _, d := range found {
+		if known[[2]string{d.Provider, d.ID}] {
+			continue // already configured, with its own figures
+		}
+		window := d.ContextWindowTokens
+		if window <= 0 {
+			window = discoveredContextWindow
+		}
+		out = append(out, Model{
+			ID: d.Provider + "/" + d.ID, Provider: d.Provider, Name: d.ID, ProviderMode: modes[d.Provider],
+			ContextWindowTokens: window, MaxOutputTokens: min(discoveredMaxOutput, window),
+			InputModalities: []string{"text"},
+		})
+	}
+	var issues []DiscoveryIssue
+	for _, p := range problems {
+		issues = append(issues, DiscoveryIssue{Provider: p.Provider, Code: p.Code, Message: p.Message})
+	}
+	return out, issues, nil
 }
 
 func fromCatalog(m catalog.Model) Model {

@@ -248,10 +248,16 @@ func (a *Agent) resolveRoute(p *prepared) *RunError {
 		}
 		m, ok := cat.Lookup(req.Model)
 		if !ok {
+			m, ok = discoveredRoute(cat, req.Model)
+		}
+		if !ok {
 			return refuse(CodeModelNotFound, "no model %s in the catalog; list them with the models command, or define an inline route with base_url", strconv.Quote(trunc(req.Model, 128)))
 		}
 		p.model = m
-		if key = a.credential(m); key == "" {
+		// Built-in providers always need a key; a configured provider needs
+		// one when it names api_key_env (a local server may take none).
+		builtin := m.Provider == catalog.ProviderOpenAI || m.Provider == catalog.ProviderAnthropic
+		if key = a.credential(m); key == "" && (builtin || m.CredentialEnv != "") {
 			return refuse(CodeCredentialsMissing, "no API key for provider %s: set %s or write ~/.octet/credentials/%s.json", strconv.Quote(m.Provider), m.CredentialEnv, m.Provider)
 		}
 	}
@@ -383,4 +389,22 @@ func (a *Agent) policyLayers(root *confine.Root, workspace string) ([]policy.Lay
 		}
 	}
 	return append(layers, a.opts.PolicyLayers...), nil
+}
+
+// discoveredRoute resolves "provider/model" for a configured (not built-in)
+// provider whose model was found by live discovery rather than listed in
+// ~/.octet/models.json: the route is the provider's, the window a default.
+func discoveredRoute(cat *catalog.Catalog, id string) (catalog.Model, bool) {
+	prov, name, ok := strings.Cut(id, "/")
+	if !ok || name == "" || prov == catalog.ProviderOpenAI || prov == catalog.ProviderAnthropic {
+		return catalog.Model{}, false
+	}
+	for _, m := range cat.Models() {
+		if m.Provider == prov && !m.Inline && m.BaseURL != "" {
+			return catalog.Model{ID: id, Provider: prov, Name: name, APIModel: name, Mode: m.Mode, BaseURL: m.BaseURL,
+				CredentialEnv: m.CredentialEnv, ContextWindowTokens: discoveredContextWindow,
+				MaxOutputTokens: discoveredMaxOutput, InputModalities: []string{"text"}}, true
+		}
+	}
+	return catalog.Model{}, false
 }

@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -523,5 +527,46 @@ func TestSetReasoningRefusedWithoutSupport(t *testing.T) {
 	}
 	if e := f.prov.requests()[0].ReasoningEffort; e != "" {
 		t.Errorf("effort %q sent to a route without reasoning", e)
+	}
+}
+
+// TestModelsDiscovery lists a configured endpoint's live models unless
+// offline, reports a failing endpoint without failing, and runs a
+// discovered model through its provider's route.
+func TestModelsDiscovery(t *testing.T) {
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"list","data":[{"id":"lab-model","object":"model"},{"id":"qwen-coder","object":"model","max_model_len":65536}]}`)
+	}))
+	defer srv.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	f := newFixture(t, text("ok"))
+	os.MkdirAll(filepath.Join(f.home, ".octet"), 0o700)
+	os.WriteFile(filepath.Join(f.home, ".octet", "models.json"), []byte(`{"providers":{
+		"lab":{"base_url":"`+srv.URL+`/v1","provider_mode":"openai-compatible","models":[{"id":"lab-model","name":"Lab","context_window_tokens":32768,"max_output_tokens":4096}]},
+		"gone":{"base_url":"`+dead.URL+`/v1","provider_mode":"openai-compatible","models":[{"id":"m","name":"M","context_window_tokens":8192,"max_output_tokens":1024}]}}}`), 0o600)
+
+	ms, issues, err := f.agent.Models(context.Background(), true)
+	if err != nil || hits.Load() != 0 || len(issues) != 0 {
+		t.Fatalf("offline: %v, %d requests, %v", err, hits.Load(), issues)
+	}
+	n := len(ms)
+	ms, issues, err = f.agent.Models(context.Background(), false)
+	if err != nil || hits.Load() != 1 {
+		t.Fatalf("online: %v, %d requests", err, hits.Load())
+	}
+	if len(ms) != n+1 || ms[len(ms)-1].ID != "lab/qwen-coder" || ms[len(ms)-1].ContextWindowTokens != 65536 {
+		t.Errorf("discovered %+v", ms[n:])
+	}
+	if len(issues) != 1 || issues[0].Provider != "gone" || issues[0].Code != "discovery_failed" {
+		t.Errorf("issues %+v", issues)
+	}
+	req := f.req("q")
+	req.Route, req.Model = nil, "lab/qwen-coder"
+	if _, res := f.run(req); res.Status != "completed" || f.lastRoute.APIModel != "qwen-coder" || f.lastRoute.BaseURL != srv.URL+"/v1" {
+		t.Errorf("run on a discovered model: %+v, route %+v", res, f.lastRoute)
 	}
 }

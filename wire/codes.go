@@ -47,3 +47,12 @@ const (
 	CodeNetworkWaitExceeded = Code("network_wait_exceeded")
 	CodeCanceled            = Code("canceled")
 )
+
+// Discovery issue codes (models.data.discovery[].code): a configured
+// endpoint's live listing failed; the command still answers (CONTRACT §7).
+const (
+	CodeDiscoveryFailed  = Code("discovery_failed")  // refused, HTTP error
+	CodeDiscoveryTimeout = Code("discovery_timeout") // no answer within 2 s
+	CodeDiscoveryInvalid = Code("discovery_invalid") // not a model list
+	CodeConfigInvalid    = Code("config_invalid")    // ~/.octet/models.json or settings malformed
+)

@@ -1,0 +1,261 @@
+package discovery
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Bounds on what one list entry may contribute.
+const (
+	maxIDBytes      = 512
+	maxOwnedByBytes = 128
+	maxContextToken = math.MaxInt32
+)
+
+// unmarshalOpts is lenient where real servers are sloppy: a duplicated
+// member or a stray invalid UTF-8 byte must not void a listing. Unknown
+// members are ignored (v2's default).
+var unmarshalOpts = json.JoinOptions(
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+)
+
+// entry is one usable model from a list.
+type entry struct {
+	id            string
+	ownedBy       string
+	contextWindow int
+}
+
+// rawEntry is the part of a list entry the decoder reads. Every member is
+// kept raw, so that a member of an unexpected type costs that member only.
+type rawEntry struct {
+	ID      jsontext.Value `json:"id"`
+	Model   jsontext.Value `json:"model"` // llama.cpp / Ollama "models" entries
+	Name    jsontext.Value `json:"name"`
+	OwnedBy jsontext.Value `json:"owned_by"`
+
+	MaxModelLen      jsontext.Value `json:"max_model_len"`      // vLLM
+	ContextLength    jsontext.Value `json:"context_length"`     // OpenRouter, Together
+	ContextWindow    jsontext.Value `json:"context_window"`     // Groq
+	MaxContextLength jsontext.Value `json:"max_context_length"` // LM Studio
+	Meta             jsontext.Value `json:"meta"`               // llama.cpp: {"n_ctx_train": N, ...}
+}
+
+// parseList decodes a model list: an object with a "data" array (OpenAI,
+// Ollama, LM Studio, vLLM), a "models" array (llama.cpp adds one beside
+// "data"), or both, or a bare array of model objects. Entries without a
+// usable id are skipped; a list whose entries are all unusable is an error.
+// Entries are returned in document order, "data" first.
+func parseList(body []byte) ([]entry, error) {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return nil, errors.New("the body is empty")
+	}
+	var top jsontext.Value
+	if err := json.Unmarshal(body, &top, unmarshalOpts); err != nil {
+		return nil, errors.New("the body is not valid JSON")
+	}
+
+	var lists []jsontext.Value
+	switch top.Kind() {
+	case '[':
+		lists = append(lists, top)
+	case '{':
+		var obj struct {
+			Data   jsontext.Value `json:"data"`
+			Models jsontext.Value `json:"models"`
+		}
+		if err := json.Unmarshal(top, &obj, unmarshalOpts); err != nil {
+			return nil, errors.New("the body is not valid JSON")
+		}
+		for _, v := range []jsontext.Value{obj.Data, obj.Models} {
+			switch v.Kind() {
+			case '[':
+				lists = append(lists, v)
+			case 0, 'n': // absent or null
+			default:
+				return nil, errors.New(`"data" or "models" is not an array`)
+			}
+		}
+		if len(lists) == 0 {
+			return nil, errors.New(`the body has no "data" array`)
+		}
+	default:
+		return nil, errors.New("the body is not a JSON object")
+	}
+
+	var out []entry
+	total := 0
+	for _, list := range lists {
+		var raws []jsontext.Value
+		if err := json.Unmarshal(list, &raws, unmarshalOpts); err != nil {
+			return nil, errors.New("the model array does not decode")
+		}
+		total += len(raws)
+		for _, raw := range raws {
+			if e, ok := decodeEntry(raw); ok {
+				out = append(out, e)
+			}
+		}
+	}
+	if total > 0 && len(out) == 0 {
+		return nil, errors.New("no entry has a usable model id")
+	}
+	return out, nil
+}
+
+// decodeEntry reads one list entry. ok is false when the entry is not an
+// object or has no usable id.
+func decodeEntry(raw jsontext.Value) (entry, bool) {
+	if raw.Kind() != '{' {
+		return entry{}, false
+	}
+	var r rawEntry
+	if json.Unmarshal(raw, &r, unmarshalOpts) != nil {
+		return entry{}, false
+	}
+	var e entry
+	for _, v := range []jsontext.Value{r.ID, r.Model, r.Name} {
+		if id, ok := stringValue(v); ok && validID(id) {
+			e.id = id
+			break
+		}
+	}
+	if e.id == "" {
+		return entry{}, false
+	}
+	if owner, ok := stringValue(r.OwnedBy); ok {
+		e.ownedBy = truncate(clean(owner), maxOwnedByBytes)
+	}
+	var nCtxTrain jsontext.Value
+	if r.Meta.Kind() == '{' {
+		var meta struct {
+			NCtxTrain jsontext.Value `json:"n_ctx_train"`
+		}
+		if json.Unmarshal(r.Meta, &meta, unmarshalOpts) == nil {
+			nCtxTrain = meta.NCtxTrain
+		}
+	}
+	for _, v := range []jsontext.Value{r.MaxModelLen, r.ContextLength, r.ContextWindow, r.MaxContextLength, nCtxTrain} {
+		if n, ok := tokenCount(v); ok {
+			e.contextWindow = n
+			break
+		}
+	}
+	return e, true
+}
+
+// stringValue returns v's string when v is a JSON string.
+func stringValue(v jsontext.Value) (string, bool) {
+	if v.Kind() != '"' {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(v, &s, unmarshalOpts) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// validID reports whether id can be listed and sent back as a model name:
+// non-empty, at most maxIDBytes, valid UTF-8 (no replacement character, which
+// would stand for bytes the server sent), no control characters, and not
+// blank.
+func validID(id string) bool {
+	return id != "" && len(id) <= maxIDBytes &&
+		strings.TrimSpace(id) != "" &&
+		!strings.ContainsRune(id, '\uFFFD') &&
+		!strings.ContainsFunc(id, isControl)
+}
+
+// tokenCount returns v as a positive token count: a JSON number or a numeric
+// string holding an integer in [1, maxContextToken].
+func tokenCount(v jsontext.Value) (int, bool) {
+	var text string
+	switch v.Kind() {
+	case '0':
+		text = string(v)
+	case '"':
+		s, ok := stringValue(v)
+		if !ok {
+			return 0, false
+		}
+		text = strings.TrimSpace(s)
+	default:
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || f != math.Trunc(f) || f < 1 || f > maxContextToken {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// errorDetail extracts a human-readable reason from a non-2xx body: the
+// message of an OpenAI-style {"error": {"message": ...}} or {"error": "..."}
+// envelope, a top-level "message" or "detail" (FastAPI), or else the body
+// text itself unless it looks like HTML. The result is not yet sanitized.
+func errorDetail(body []byte) string {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return ""
+	}
+	var top jsontext.Value
+	if json.Unmarshal(body, &top, unmarshalOpts) == nil {
+		if top.Kind() == '[' {
+			// Some gateways wrap the envelope in an array.
+			var list []jsontext.Value
+			if json.Unmarshal(top, &list, unmarshalOpts) == nil && len(list) > 0 {
+				top = list[0]
+			}
+		}
+		if top.Kind() == '{' {
+			if msg := envelopeMessage(top); msg != "" {
+				return msg
+			}
+		}
+		return string(body)
+	}
+	if body[0] == '<' {
+		return "" // an HTML error page says nothing the status does not
+	}
+	return string(body)
+}
+
+// envelopeMessage returns the message of an error envelope object, or "".
+func envelopeMessage(obj jsontext.Value) string {
+	var env struct {
+		Error   jsontext.Value `json:"error"`
+		Message jsontext.Value `json:"message"`
+		Detail  jsontext.Value `json:"detail"`
+	}
+	if json.Unmarshal(obj, &env, unmarshalOpts) != nil {
+		return ""
+	}
+	if s, ok := stringValue(env.Error); ok && s != "" {
+		return s
+	}
+	if env.Error.Kind() == '{' {
+		var inner struct {
+			Message jsontext.Value `json:"message"`
+		}
+		if json.Unmarshal(env.Error, &inner, unmarshalOpts) == nil {
+			if s, ok := stringValue(inner.Message); ok && s != "" {
+				return s
+			}
+		}
+	}
+	for _, v := range []jsontext.Value{env.Message, env.Detail} {
+		if s, ok := stringValue(v); ok && s != "" {
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,118 @@
+package discovery
+
+import (
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// redacted replaces a credential in a message.
+const redacted = "[redacted]"
+
+// scrubber removes an endpoint's API key from text that may echo it.
+type scrubber struct {
+	secrets []string // longest first, so a form that contains another goes whole
+}
+
+// newScrubber returns a scrubber for key as sent (trimmed) and URL-escaped,
+// the way a server may echo it.
+func newScrubber(key string) scrubber {
+	var s []string
+	add := func(v string) {
+		if v != "" && !slices.Contains(s, v) {
+			s = append(s, v)
+		}
+	}
+	trimmed := strings.TrimSpace(key)
+	add(trimmed)
+	add(url.QueryEscape(trimmed))
+	add(url.PathEscape(trimmed))
+	sort.SliceStable(s, func(i, j int) bool { return len(s[i]) > len(s[j]) })
+	return scrubber{secrets: s}
+}
+
+// sanitize returns msg without the key or a masked echo of a key, as valid
+// UTF-8 without control characters, trimmed and bounded to MaxMessageBytes.
+// The key is removed again after the control characters are replaced, so a
+// key split by a control character cannot survive.
+func (s scrubber) sanitize(msg string) string {
+	msg = s.scrub(msg)
+	msg = redactMasked(msg)
+	msg = clean(msg)
+	msg = s.scrub(msg)
+	return truncate(msg, MaxMessageBytes)
+}
+
+func (s scrubber) scrub(msg string) string {
+	for _, sec := range s.secrets {
+		msg = strings.ReplaceAll(msg, sec, redacted)
+	}
+	return msg
+}
+
+// clean returns msg as valid UTF-8 with control characters replaced by
+// spaces, runs of spaces folded, and the ends trimmed.
+func clean(msg string) string {
+	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	msg = strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return ' '
+		}
+		return r
+	}, msg)
+	return strings.Join(strings.Fields(msg), " ")
+}
+
+// isControl reports C0 controls, DEL and C1 controls.
+func isControl(r rune) bool {
+	return r < 0x20 || r >= 0x7f && r < 0xa0
+}
+
+// truncate bounds s to n bytes on a rune boundary, marking a cut with "…".
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	const ellipsis = "…"
+	cut := n - len(ellipsis)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + ellipsis
+}
+
+// redactMasked replaces key-like words that contain a run of '*', the way
+// OpenAI-style servers echo a wrong key ("sk-abc***********wxyz"): the
+// visible ends are still part of a credential.
+func redactMasked(msg string) string {
+	if !strings.Contains(msg, "***") {
+		return msg
+	}
+	var b strings.Builder
+	i := 0
+	for i < len(msg) {
+		if !isKeyChar(msg[i]) {
+			b.WriteByte(msg[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(msg) && isKeyChar(msg[j]) {
+			j++
+		}
+		if word := msg[i:j]; strings.Contains(word, "***") {
+			b.WriteString(redacted)
+		} else {
+			b.WriteString(word)
+		}
+		i = j
+	}
+	return b.String()
+}
+
+func isKeyChar(c byte) bool {
+	return c == '-' || c == '_' || c == '*' || c == '.' ||
+		'0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}

@@ -45,6 +45,10 @@ type Options struct {
 	// Jitter returns a number in [0, 1) for backoff jitter. Default:
 	// math/rand/v2.
 	Jitter func() float64
+	// CodexTokenURL and CodexBaseURL override the Codex route's OAuth token
+	// endpoint and API root (tests and proxies). Default: the real ones.
+	CodexTokenURL string
+	CodexBaseURL  string
 	// TrustWorkspace applies every run's workspace .octet/settings.json, as
 	// if the workspace were listed in trusted_workspaces of
 	// ~/.octet/settings.json.

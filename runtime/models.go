@@ -30,6 +30,17 @@ func (a *Agent) models(ctx context.Context, offline bool) ([]Model, []DiscoveryI
 		out = append(out, fromCatalog(m))
 		known[[2]string{m.Provider, m.APIModel}] = true
 	}
+	// With a Codex login present, the OpenAI Responses models are listed
+	// a second time as codex/<model> (no import happens here).
+	if a.codexAvailable() {
+		for _, m := range ms {
+			if m.Provider == catalog.ProviderOpenAI && m.Mode == catalog.ModeOpenAIResponses {
+				cm := fromCatalog(m)
+				cm.ID, cm.Provider, cm.Cost = codexPrefix+m.APIModel, "codex", nil
+				out = append(out, cm)
+			}
+		}
+	}
 	if offline {
 		return out, nil, nil
 	}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -74,7 +75,7 @@ func allTools() []toolDef {
 // prepare validates every field of req (CONTRACT §8) and resolves the
 // route, the workspace, the tools, the policy and the session. A failure
 // is a *RunError and leaves nothing open.
-func (a *Agent) prepare(req RunRequest) (*prepared, *RunError) {
+func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunError) {
 	p := &prepared{req: req}
 	ok := false
 	defer func() {
@@ -138,7 +139,7 @@ func (a *Agent) prepare(req RunRequest) (*prepared, *RunError) {
 	}
 	p.root = root
 
-	if err := a.resolveRoute(p); err != nil {
+	if err := a.resolveRoute(ctx, p); err != nil {
 		return nil, err
 	}
 	if req.ReasoningEffort != "" && !p.model.SupportsReasoning {
@@ -214,9 +215,10 @@ func trunc(s string, n int) string {
 // the credential headers, which only api_key may set.
 var forbiddenHeaders = []string{"authorization", "x-api-key", "proxy-authorization", "cookie"}
 
-func (a *Agent) resolveRoute(p *prepared) *RunError {
+func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 	req := p.req
 	key := ""
+	var headers map[string]string
 	if r := req.Route; r != nil {
 		if r.BaseURL == "" {
 			return refuse(CodeRouteInvalid, "inline route fields need base_url; without base_url, model names a catalog entry and the route fields must be omitted")
@@ -241,6 +243,13 @@ func (a *Agent) resolveRoute(p *prepared) *RunError {
 			return refuse(CodeRouteInvalid, "%s", scrub(err.Error(), r.APIKey))
 		}
 		p.model, key = m, r.APIKey
+		headers = r.Headers
+	} else if name, ok := strings.CutPrefix(req.Model, codexPrefix); ok {
+		m, k, h, err := a.codexRoute(ctx, name)
+		if err != nil {
+			return err
+		}
+		p.model, key, headers = m, k, h
 	} else {
 		cat, err := catalog.Load(a.opts.Home)
 		if err != nil {
@@ -261,10 +270,8 @@ func (a *Agent) resolveRoute(p *prepared) *RunError {
 			return refuse(CodeCredentialsMissing, "no API key for provider %s: set %s or write ~/.octet/credentials/%s.json", strconv.Quote(m.Provider), m.CredentialEnv, m.Provider)
 		}
 	}
-	route := Route{ModelID: p.model.ID, APIModel: p.model.APIModel, Provider: p.model.Provider, Mode: string(p.model.Mode), BaseURL: p.model.BaseURL, APIKey: key, SupportsReasoning: p.model.SupportsReasoning}
-	if req.Route != nil {
-		route.Headers = req.Route.Headers
-	}
+	route := Route{ModelID: p.model.ID, APIModel: p.model.APIModel, Provider: p.model.Provider, Mode: string(p.model.Mode),
+		BaseURL: p.model.BaseURL, APIKey: key, Headers: headers, SupportsReasoning: p.model.SupportsReasoning}
 	prov, err := a.opts.ProviderFactory(route)
 	var unsupported errUnsupportedMode
 	switch {

@@ -62,7 +62,7 @@ func (rc *RunControl) Wait() Result {
 // returns a *RunError and no RunControl: nothing was accepted (CONTRACT
 // §8). ctx bounds the whole run.
 func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
-	p, rerr := a.prepare(req)
+	p, rerr := a.prepare(ctx, req)
 	if rerr != nil {
 		return nil, rerr
 	}

@@ -10,24 +10,21 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/sse"
 )
 
-// unmarshalOpts is lenient where real servers are sloppy: a duplicated
-// member or a stray invalid UTF-8 byte must not end a run. Unknown members
-// are ignored (v2's default), since servers add obfuscation, x_groq,
-// prompt_filter_results, logprobs and more.
-var unmarshalOpts = json.JoinOptions(
-	jsontext.AllowDuplicateNames(true),
-	jsontext.AllowInvalidUTF8(true),
-)
+// unmarshalOpts are the edge's lenient options: unknown members are
+// ignored, since servers add obfuscation, x_groq, prompt_filter_results,
+// logprobs and more.
+var unmarshalOpts = edge.Lenient
 
 // chunk is the part of a chat.completion.chunk the decoder reads. It is
 // reused for every event, so decoding a text delta allocates only the text.
 type chunk struct {
-	Choices []choice   `json:"choices"`
-	Usage   *wireUsage `json:"usage"`
-	Error   *wireError `json:"error"`
+	Choices []choice          `json:"choices"`
+	Usage   *wireUsage        `json:"usage"`
+	Error   *edge.ErrorObject `json:"error"`
 }
 
 type choice struct {
@@ -37,19 +34,21 @@ type choice struct {
 }
 
 type delta struct {
-	Content          string          `json:"content"`
-	Refusal          string          `json:"refusal"`
-	ReasoningContent string          `json:"reasoning_content"`
-	Reasoning        textOnly        `json:"reasoning"`
-	ToolCalls        []toolCallDelta `json:"tool_calls"`
+	Content          string `json:"content"`
+	Refusal          string `json:"refusal"`
+	ReasoningContent string `json:"reasoning_content"`
+	// Reasoning is text only: servers disagree on its shape, and only the
+	// plain-text form is reasoning text.
+	Reasoning edge.TextOnly   `json:"reasoning"`
+	ToolCalls []toolCallDelta `json:"tool_calls"`
 }
 
 type toolCallDelta struct {
 	Index    optInt `json:"index"`
 	ID       string `json:"id"`
 	Function struct {
-		Name      string  `json:"name"`
-		Arguments argText `json:"arguments"`
+		Name      string       `json:"name"`
+		Arguments edge.ArgText `json:"arguments"`
 	} `json:"function"`
 }
 
@@ -83,89 +82,6 @@ func (u *wireUsage) neutral() provider.Usage {
 		ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,
 		TotalTokens:     total,
 	}
-}
-
-// wireError is the OpenAI error object {"message","type","code","param"}.
-// Servers also send a bare string; code may be a string, a number or null.
-type wireError struct {
-	Message flexString `json:"message"`
-	Type    flexString `json:"type"`
-	Code    flexString `json:"code"`
-	Param   flexString `json:"param"`
-}
-
-// UnmarshalJSONFrom accepts an object or a bare message string.
-func (e *wireError) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if dec.PeekKind() == '{' {
-		type plain wireError // drop the method to avoid recursion
-		return json.UnmarshalDecode(dec, (*plain)(e))
-	}
-	return e.Message.UnmarshalJSONFrom(dec)
-}
-
-// code returns the error code, else its type.
-func (e *wireError) code() string {
-	if e.Code != "" {
-		return string(e.Code)
-	}
-	return string(e.Type)
-}
-
-// flexString takes any JSON value: a string as its text, null as "", and
-// anything else as its compact JSON text.
-type flexString string
-
-// UnmarshalJSONFrom implements json.UnmarshalerFrom.
-func (s *flexString) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	switch dec.PeekKind() {
-	case '"':
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return err
-		}
-		*s = flexString(tok.String())
-	case 'n':
-		_, err := dec.ReadToken()
-		*s = ""
-		return err
-	default:
-		v, err := dec.ReadValue()
-		if err != nil {
-			return err
-		}
-		*s = flexString(v)
-	}
-	return nil
-}
-
-// textOnly keeps a JSON string and ignores any other value. Servers disagree
-// on the shape of delta.reasoning; only the plain-text form is reasoning text.
-type textOnly string
-
-// UnmarshalJSONFrom implements json.UnmarshalerFrom.
-func (s *textOnly) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if dec.PeekKind() != '"' {
-		*s = ""
-		return dec.SkipValue()
-	}
-	tok, err := dec.ReadToken()
-	if err != nil {
-		return err
-	}
-	*s = textOnly(tok.String())
-	return nil
-}
-
-// argText is a tool call's arguments: normally a JSON string holding JSON
-// text, but some servers send the arguments object itself.
-type argText string
-
-// UnmarshalJSONFrom implements json.UnmarshalerFrom.
-func (s *argText) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	var f flexString
-	err := f.UnmarshalJSONFrom(dec)
-	*s = argText(f)
-	return err
 }
 
 // optInt is an integer that remembers whether it was present.
@@ -202,61 +118,47 @@ type toolAcc struct {
 	args     []byte
 }
 
-// readError is a failure of the underlying body; the Stream classifies it
-// (idle timeout, cancel, cut) with facts the decoder does not have.
-type readError struct{ err error }
-
-func (e *readError) Error() string { return e.err.Error() }
-func (e *readError) Unwrap() error { return e.err }
-
 // decoder turns an event stream into provider.StreamEvents. It is the whole
 // wire decoding of this mode, used by the HTTP Stream and directly by tests
 // and benchmarks.
 type decoder struct {
-	sse    *sse.Reader
-	c      chunk
-	events []provider.StreamEvent // queued, delivered from next on
-	next   int
-	ev     provider.StreamEvent
+	sse *sse.Reader
+	c   chunk
+	edge.Queue
 
 	tools    []toolAcc
 	flushed  bool   // tool calls were emitted
 	finish   string // normalized finish reason of choice 0
 	done     bool   // [DONE] seen and EventFinish queued
-	started  bool   // any content decoded
 	maxEvent int
-	err      error // *provider.Error or *readError
+	err      error // *provider.Error or what edge.ReadFailure returned
 }
 
 // decodeStream returns a decoder over r with the given event bound (zero or
 // less: sse.DefaultMaxEventBytes).
 func decodeStream(r io.Reader, maxEventBytes int) *decoder {
-	if maxEventBytes <= 0 {
-		maxEventBytes = sse.DefaultMaxEventBytes
-	}
-	return &decoder{sse: sse.NewReader(r, maxEventBytes), maxEvent: maxEventBytes}
+	d := &decoder{}
+	d.sse, d.maxEvent = edge.NewSSE(r, maxEventBytes)
+	return d
 }
 
 // Next advances to the next event. It returns false at the normal end (after
 // EventFinish) or when err is set.
 func (d *decoder) Next() bool {
-	for d.next >= len(d.events) {
+	for !d.Pop() {
 		if d.done || d.err != nil {
 			return false
 		}
-		d.events, d.next = d.events[:0], 0
 		d.step()
 	}
-	d.ev = d.events[d.next]
-	d.next++
 	return true
 }
 
-// finished reports whether EventFinish was delivered.
-func (d *decoder) finished() bool { return d.done && d.next >= len(d.events) }
+// Err returns the failure that stopped decoding, nil if none.
+func (d *decoder) Err() error { return d.err }
 
-// Event returns the current event.
-func (d *decoder) Event() provider.StreamEvent { return d.ev }
+// Finished reports whether EventFinish was delivered.
+func (d *decoder) Finished() bool { return d.done && d.Drained() }
 
 var doneMarker = []byte("[DONE]")
 
@@ -264,11 +166,7 @@ var doneMarker = []byte("[DONE]")
 func (d *decoder) step() {
 	if !d.sse.Next() {
 		if err := d.sse.Err(); err != nil {
-			if errors.Is(err, sse.ErrEventTooLarge) {
-				d.fail(provider.FailDecode, "", "stream event larger than "+strconv.Itoa(d.maxEvent)+" bytes", err)
-				return
-			}
-			d.err = &readError{err}
+			d.err = edge.ReadFailure(err, d.maxEvent)
 			return
 		}
 		// A [DONE] the server sent without the blank line that ends it
@@ -313,7 +211,7 @@ func (d *decoder) decodeChunk(data []byte) {
 		}
 	}
 	if c.Error != nil {
-		d.fail(provider.FailErrorEvent, c.Error.code(), string(c.Error.Message), nil)
+		d.fail(provider.FailErrorEvent, c.Error.CodeOrType(), string(c.Error.Message), nil)
 		return
 	}
 	for i := range c.Choices {
@@ -329,14 +227,14 @@ func (d *decoder) decodeChunk(data []byte) {
 			reasoning = string(dl.Reasoning)
 		}
 		if reasoning != "" {
-			d.push(provider.StreamEvent{Kind: provider.EventReasoning, Text: reasoning})
+			d.Push(provider.StreamEvent{Kind: provider.EventReasoning, Text: reasoning})
 		}
 		if dl.Content != "" {
-			d.push(provider.StreamEvent{Kind: provider.EventText, Text: dl.Content})
+			d.Push(provider.StreamEvent{Kind: provider.EventText, Text: dl.Content})
 		}
 		if dl.Refusal != "" {
 			// CONTRACT §8: refusal text is answer text.
-			d.push(provider.StreamEvent{Kind: provider.EventText, Text: dl.Refusal})
+			d.Push(provider.StreamEvent{Kind: provider.EventText, Text: dl.Refusal})
 		}
 		for j := range dl.ToolCalls {
 			d.addToolDelta(&dl.ToolCalls[j])
@@ -347,41 +245,33 @@ func (d *decoder) decodeChunk(data []byte) {
 		}
 	}
 	if c.Usage != nil {
-		d.queue(provider.StreamEvent{Kind: provider.EventUsage, Usage: c.Usage.neutral()})
+		d.Add(provider.StreamEvent{Kind: provider.EventUsage, Usage: c.Usage.neutral()})
 	}
 }
 
 // errorEvent handles an "event: error" SSE event.
 func (d *decoder) errorEvent(data []byte) {
 	var env struct {
-		Error *wireError `json:"error"`
+		Error *edge.ErrorObject `json:"error"`
 	}
 	if err := json.Unmarshal(data, &env, unmarshalOpts); err == nil && env.Error != nil {
-		d.fail(provider.FailErrorEvent, env.Error.code(), string(env.Error.Message), nil)
+		d.fail(provider.FailErrorEvent, env.Error.CodeOrType(), string(env.Error.Message), nil)
 		return
 	}
-	var e wireError
+	var e edge.ErrorObject
 	if err := json.Unmarshal(data, &e, unmarshalOpts); err == nil && e.Message != "" {
-		d.fail(provider.FailErrorEvent, e.code(), string(e.Message), nil)
+		d.fail(provider.FailErrorEvent, e.CodeOrType(), string(e.Message), nil)
 		return
 	}
 	d.fail(provider.FailErrorEvent, "", string(data), nil)
 }
-
-// push queues a content event.
-func (d *decoder) push(ev provider.StreamEvent) {
-	d.started = true
-	d.queue(ev)
-}
-
-func (d *decoder) queue(ev provider.StreamEvent) { d.events = append(d.events, ev) }
 
 // addToolDelta merges one tool_calls[] entry into its call.
 func (d *decoder) addToolDelta(t *toolCallDelta) {
 	if d.flushed {
 		return // the calls were already emitted at finish_reason
 	}
-	d.started = true
+	d.MarkStarted()
 	acc := d.toolFor(t)
 	if acc.id == "" {
 		acc.id = t.ID
@@ -437,7 +327,7 @@ func (d *decoder) flushTools() {
 			// no id gets a stable one derived from the index.
 			id = "call_" + strconv.Itoa(a.index)
 		}
-		d.queue(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: provider.ToolCall{
+		d.Add(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: provider.ToolCall{
 			ID: id, Name: a.name, Arguments: string(a.args),
 		}})
 	}
@@ -454,13 +344,13 @@ func (d *decoder) end() {
 			reason = provider.FinishToolCalls
 		}
 	}
-	d.queue(provider.StreamEvent{Kind: provider.EventFinish, FinishReason: reason})
+	d.Add(provider.StreamEvent{Kind: provider.EventFinish, FinishReason: reason})
 	d.done = true
 }
 
 // fail records a decoding failure; the Stream completes its facts.
 func (d *decoder) fail(kind provider.FailKind, code, msg string, err error) {
-	d.err = &provider.Error{Kind: kind, Code: code, Message: msg, Err: err, RequestWritten: true}
+	d.err = edge.Failure(kind, code, msg, err)
 }
 
 // mapFinish normalizes a Chat Completions finish_reason.

@@ -10,10 +10,14 @@
 //     indexes that start at 1, whole tool calls in one delta, usage on the
 //     finish chunk or in a choices:[] chunk, reasoning in
 //     delta.reasoning_content or delta.reasoning, n>1 choices, refusals);
-//   - the facts recovery needs (CONTRACT §12, DESIGN §2): whether a request
-//     byte was written (net/http/httptrace), the HTTP status and error code,
-//     Retry-After / retry-after-ms, whether content had started, and the
-//     failure kind, all reported as *provider.Error.
+//   - the reading of its error bodies and error events: an OpenAI-style
+//     envelope, whose code (else its type) is the error code.
+//
+// Package edge sends the request and collects the facts recovery needs
+// (CONTRACT §12, DESIGN §2): whether a request byte was written
+// (net/http/httptrace), the HTTP status and error code, Retry-After /
+// retry-after-ms, whether content had started, and the failure kind, all
+// reported as *provider.Error.
 //
 // It does not retry: recovery.Classify and the run driver decide what a
 // failure means. Error messages are sanitized and bounded and never contain

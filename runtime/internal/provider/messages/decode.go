@@ -2,7 +2,6 @@ package messages
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"strconv"
 
@@ -10,18 +9,15 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/sse"
 )
 
-// unmarshalOpts is lenient where real servers are sloppy: a duplicated
-// member or a stray invalid UTF-8 byte must not end a run. Unknown members
-// are ignored (v2's default), since the API adds members (caller,
-// stop_details, cache_creation, inference_geo, …) over time. Whitespace
-// inside objects (the API pads its events) is plain JSON.
-var unmarshalOpts = json.JoinOptions(
-	jsontext.AllowDuplicateNames(true),
-	jsontext.AllowInvalidUTF8(true),
-)
+// unmarshalOpts are the edge's lenient options: unknown members are
+// ignored, since the API adds members (caller, stop_details,
+// cache_creation, inference_geo, …) over time. Whitespace inside objects
+// (the API pads its events) is plain JSON.
+var unmarshalOpts = edge.Lenient
 
 // tag is a known "type" value of an event, a content block or a delta. It
 // is decoded without allocating; unknown values are tagUnknown.
@@ -115,13 +111,13 @@ func (t *tag) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // wireEvent is the union of the stream's event payloads. It is reused for
 // every event, so decoding a text delta allocates only the text.
 type wireEvent struct {
-	Type         tag          `json:"type"`
-	Index        int64        `json:"index"`
-	Message      *wireMessage `json:"message"` // message_start
-	ContentBlock wireBlock    `json:"content_block"`
-	Delta        wireDelta    `json:"delta"`
-	Usage        *wireUsage   `json:"usage"` // message_delta
-	Error        *wireError   `json:"error"`
+	Type         tag               `json:"type"`
+	Index        int64             `json:"index"`
+	Message      *wireMessage      `json:"message"` // message_start
+	ContentBlock wireBlock         `json:"content_block"`
+	Delta        wireDelta         `json:"delta"`
+	Usage        *wireUsage        `json:"usage"` // message_delta
+	Error        *edge.ErrorObject `json:"error"`
 }
 
 // wireMessage is message_start's message; only its usage is read.
@@ -223,59 +219,6 @@ func (a *usageAcc) neutral() provider.Usage {
 	}
 }
 
-// wireError is Anthropic's error object {"type","message"}. Gateways may
-// add a code, and some send a bare string.
-type wireError struct {
-	Type    flexString `json:"type"`
-	Message flexString `json:"message"`
-	Code    flexString `json:"code"`
-}
-
-// UnmarshalJSONFrom accepts an object or a bare message string.
-func (e *wireError) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if dec.PeekKind() == '{' {
-		type plain wireError // drop the method to avoid recursion
-		return json.UnmarshalDecode(dec, (*plain)(e))
-	}
-	return e.Message.UnmarshalJSONFrom(dec)
-}
-
-// code returns the error type (Anthropic's code, e.g. "overloaded_error"),
-// else the code a gateway sent.
-func (e *wireError) code() string {
-	if e.Type != "" {
-		return string(e.Type)
-	}
-	return string(e.Code)
-}
-
-// flexString takes any JSON value: a string as its text, null as "", and
-// anything else as its compact JSON text.
-type flexString string
-
-// UnmarshalJSONFrom implements json.UnmarshalerFrom.
-func (s *flexString) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	switch dec.PeekKind() {
-	case '"':
-		tok, err := dec.ReadToken()
-		if err != nil {
-			return err
-		}
-		*s = flexString(tok.String())
-	case 'n':
-		_, err := dec.ReadToken()
-		*s = ""
-		return err
-	default:
-		v, err := dec.ReadValue()
-		if err != nil {
-			return err
-		}
-		*s = flexString(v)
-	}
-	return nil
-}
-
 // blockState is one content block of the message being decoded.
 type blockState struct {
 	index    int64
@@ -287,13 +230,6 @@ type blockState struct {
 	stopped  bool
 }
 
-// readError is a failure of the underlying body; the Stream classifies it
-// (idle timeout, cancel, cut) with facts the decoder does not have.
-type readError struct{ err error }
-
-func (e *readError) Error() string { return e.err.Error() }
-func (e *readError) Unwrap() error { return e.err }
-
 // noBlock marks the absence of a held-back tool_use block.
 const noBlock = -1
 
@@ -301,11 +237,9 @@ const noBlock = -1
 // wire decoding of this mode, used by the HTTP Stream and directly by tests
 // and benchmarks.
 type decoder struct {
-	sse    *sse.Reader
-	w      wireEvent
-	events []provider.StreamEvent // queued, delivered from next on
-	next   int
-	ev     provider.StreamEvent
+	sse *sse.Reader
+	w   wireEvent
+	edge.Queue
 
 	blocks []blockState
 	// held is the index in blocks of a closed tool_use block whose call is
@@ -316,50 +250,41 @@ type decoder struct {
 	ended    bool   // message_delta seen
 	calls    int    // tool calls emitted
 	done     bool   // message_stop seen and EventFinish queued
-	started  bool   // any content decoded
 	maxEvent int
-	err      error // *provider.Error or *readError
+	err      error // *provider.Error or what edge.ReadFailure returned
 }
 
 // decodeStream returns a decoder over r with the given event bound (zero or
 // less: sse.DefaultMaxEventBytes).
 func decodeStream(r io.Reader, maxEventBytes int) *decoder {
-	if maxEventBytes <= 0 {
-		maxEventBytes = sse.DefaultMaxEventBytes
-	}
-	return &decoder{sse: sse.NewReader(r, maxEventBytes), maxEvent: maxEventBytes, held: noBlock}
+	d := &decoder{held: noBlock}
+	d.sse, d.maxEvent = edge.NewSSE(r, maxEventBytes)
+	return d
 }
 
 // Next advances to the next event. It returns false at the normal end (after
 // EventFinish) or when err is set.
 func (d *decoder) Next() bool {
-	for d.next >= len(d.events) {
+	for !d.Pop() {
 		if d.done || d.err != nil {
 			return false
 		}
-		d.events, d.next = d.events[:0], 0
 		d.step()
 	}
-	d.ev = d.events[d.next]
-	d.next++
 	return true
 }
 
-// finished reports whether EventFinish was delivered.
-func (d *decoder) finished() bool { return d.done && d.next >= len(d.events) }
+// Err returns the failure that stopped decoding, nil if none.
+func (d *decoder) Err() error { return d.err }
 
-// Event returns the current event.
-func (d *decoder) Event() provider.StreamEvent { return d.ev }
+// Finished reports whether EventFinish was delivered.
+func (d *decoder) Finished() bool { return d.done && d.Drained() }
 
 // step reads one SSE event and queues what it carries.
 func (d *decoder) step() {
 	if !d.sse.Next() {
 		if err := d.sse.Err(); err != nil {
-			if errors.Is(err, sse.ErrEventTooLarge) {
-				d.fail(provider.FailDecode, "", "stream event larger than "+strconv.Itoa(d.maxEvent)+" bytes", err)
-				return
-			}
-			d.err = &readError{err}
+			d.err = edge.ReadFailure(err, d.maxEvent)
 			return
 		}
 		// A message_stop the server sent without the blank line that ends
@@ -430,7 +355,7 @@ func (d *decoder) apply(typ tag, w *wireEvent) {
 		d.messageStop()
 	case tagError:
 		if w.Error != nil {
-			d.fail(provider.FailErrorEvent, w.Error.code(), string(w.Error.Message), nil)
+			d.fail(provider.FailErrorEvent, w.Error.TypeOrCode(), string(w.Error.Message), nil)
 			return
 		}
 		d.fail(provider.FailErrorEvent, "", "error event", nil)
@@ -458,17 +383,17 @@ func (d *decoder) blockStart(w *wireEvent) {
 	// The model went on: a held-back call is complete.
 	d.release()
 	cb := &w.ContentBlock
-	d.started = true
+	d.MarkStarted()
 	d.blocks = append(d.blocks, blockState{index: w.Index, kind: cb.Type, id: cb.ID, name: cb.Name})
 	b := &d.blocks[len(d.blocks)-1]
 	switch cb.Type {
 	case tagText:
 		if cb.Text != "" {
-			d.push(provider.StreamEvent{Kind: provider.EventText, Text: cb.Text})
+			d.Push(provider.StreamEvent{Kind: provider.EventText, Text: cb.Text})
 		}
 	case tagThinking:
 		if cb.Thinking != "" {
-			d.push(provider.StreamEvent{Kind: provider.EventReasoning, Text: cb.Thinking})
+			d.Push(provider.StreamEvent{Kind: provider.EventReasoning, Text: cb.Thinking})
 		}
 		b.sig = cb.Signature
 	case tagToolUse:
@@ -487,11 +412,11 @@ func (d *decoder) blockDelta(w *wireEvent) {
 	switch dl.Type {
 	case tagTextDelta:
 		if dl.Text != "" {
-			d.push(provider.StreamEvent{Kind: provider.EventText, Text: dl.Text})
+			d.Push(provider.StreamEvent{Kind: provider.EventText, Text: dl.Text})
 		}
 	case tagThinkingDelta:
 		if dl.Thinking != "" {
-			d.push(provider.StreamEvent{Kind: provider.EventReasoning, Text: dl.Thinking})
+			d.Push(provider.StreamEvent{Kind: provider.EventReasoning, Text: dl.Thinking})
 		}
 	case tagSignatureDelta:
 		if i := d.block(w.Index); i != noBlock && d.blocks[i].kind == tagThinking && !d.blocks[i].stopped {
@@ -500,7 +425,7 @@ func (d *decoder) blockDelta(w *wireEvent) {
 	case tagInputJSONDelta:
 		if i := d.block(w.Index); i != noBlock && d.blocks[i].kind == tagToolUse && !d.blocks[i].stopped {
 			b := &d.blocks[i]
-			d.started = true
+			d.MarkStarted()
 			b.args = append(b.args, dl.PartialJSON...)
 		}
 	}
@@ -518,7 +443,7 @@ func (d *decoder) blockStop(index int64) {
 	switch b.kind {
 	case tagThinking:
 		if b.sig != "" {
-			d.push(provider.StreamEvent{Kind: provider.EventReasoning, Signature: b.sig})
+			d.Push(provider.StreamEvent{Kind: provider.EventReasoning, Signature: b.sig})
 		}
 	case tagToolUse:
 		if d.stop == "max_tokens" {
@@ -560,9 +485,9 @@ func (d *decoder) messageStop() {
 		d.release()
 	}
 	if d.usage.seen {
-		d.queue(provider.StreamEvent{Kind: provider.EventUsage, Usage: d.usage.neutral()})
+		d.Add(provider.StreamEvent{Kind: provider.EventUsage, Usage: d.usage.neutral()})
 	}
-	d.queue(provider.StreamEvent{Kind: provider.EventFinish, FinishReason: d.finishReason()})
+	d.Add(provider.StreamEvent{Kind: provider.EventFinish, FinishReason: d.finishReason()})
 	d.done = true
 }
 
@@ -583,7 +508,7 @@ func (d *decoder) release() {
 		}
 	}
 	d.calls++
-	d.queue(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: provider.ToolCall{
+	d.Add(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: provider.ToolCall{
 		ID: b.id, Name: b.name, Arguments: args,
 	}})
 }
@@ -621,15 +546,7 @@ func (d *decoder) finishReason() string {
 	return provider.FinishOther
 }
 
-// push queues a content event.
-func (d *decoder) push(ev provider.StreamEvent) {
-	d.started = true
-	d.queue(ev)
-}
-
-func (d *decoder) queue(ev provider.StreamEvent) { d.events = append(d.events, ev) }
-
 // fail records a decoding failure; the Stream completes its facts.
 func (d *decoder) fail(kind provider.FailKind, code, msg string, err error) {
-	d.err = &provider.Error{Kind: kind, Code: code, Message: msg, Err: err, RequestWritten: true}
+	d.err = edge.Failure(kind, code, msg, err)
 }

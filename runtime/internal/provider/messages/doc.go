@@ -22,10 +22,14 @@
 //     usage, the latest value of each figure winning), message_stop, ping,
 //     error, and unknown events (skipped). Usage follows provider.Usage:
 //     InputTokens includes the cache read and cache write tokens;
-//   - the facts recovery needs (CONTRACT §12, DESIGN §2): whether a request
-//     byte was written (net/http/httptrace), the HTTP status and Anthropic's
-//     error type as the code, Retry-After / retry-after-ms, whether content
-//     had started, and the failure kind, all reported as *provider.Error.
+//   - the reading of its error bodies and error events: Anthropic's error
+//     type is the error code (else a gateway's code).
+//
+// Package edge sends the request and collects the facts recovery needs
+// (CONTRACT §12, DESIGN §2): whether a request byte was written
+// (net/http/httptrace), the HTTP status and error code, Retry-After /
+// retry-after-ms, whether content had started, and the failure kind, all
+// reported as *provider.Error.
 //
 // Events are delivered in the order the server sent them: reasoning and text
 // as they arrive, a thinking block's signature as an EventReasoning with

@@ -2,7 +2,6 @@ package responses
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"strconv"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/sse"
 )
 
@@ -102,53 +102,42 @@ type decoder struct {
 	fe      fastEvent
 	scratch []byte // unescaping buffer of the fast path
 	ev      wireEvent
-	events  []provider.StreamEvent // queued, delivered from next on
-	next    int
-	cur     provider.StreamEvent
+	edge.Queue
 
 	items         []item
 	lastText      int // output_index of the last answer text, -1 for none
 	lastReasoning int // output_index of the last reasoning text, -1 for none
 	calls         int // function calls emitted
 	done          bool
-	started       bool // any content decoded
 	maxEvent      int
-	err           error // *provider.Error or *readError
+	err           error // *provider.Error or what edge.ReadFailure returned
 }
 
 // decodeStream returns a decoder over r with the given event bound (zero or
 // less: sse.DefaultMaxEventBytes).
 func decodeStream(r io.Reader, maxEventBytes int) *decoder {
-	if maxEventBytes <= 0 {
-		maxEventBytes = sse.DefaultMaxEventBytes
-	}
-	return &decoder{
-		sse:      sse.NewReader(r, maxEventBytes),
-		maxEvent: maxEventBytes,
-		lastText: -1, lastReasoning: -1,
-	}
+	d := &decoder{lastText: -1, lastReasoning: -1}
+	d.sse, d.maxEvent = edge.NewSSE(r, maxEventBytes)
+	return d
 }
 
 // Next advances to the next event. It returns false at the normal end (after
 // EventFinish) or when err is set.
 func (d *decoder) Next() bool {
-	for d.next >= len(d.events) {
+	for !d.Pop() {
 		if d.done || d.err != nil {
 			return false
 		}
-		d.events, d.next = d.events[:0], 0
 		d.step()
 	}
-	d.cur = d.events[d.next]
-	d.next++
 	return true
 }
 
-// finished reports whether EventFinish was delivered.
-func (d *decoder) finished() bool { return d.done && d.next >= len(d.events) }
+// Err returns the failure that stopped decoding, nil if none.
+func (d *decoder) Err() error { return d.err }
 
-// Event returns the current event.
-func (d *decoder) Event() provider.StreamEvent { return d.cur }
+// Finished reports whether EventFinish was delivered.
+func (d *decoder) Finished() bool { return d.done && d.Drained() }
 
 // doneMarker is Chat Completions' end marker. The Responses API has none,
 // but some gateways append it; it is ignored.
@@ -158,11 +147,7 @@ var doneMarker = []byte("[DONE]")
 func (d *decoder) step() {
 	if !d.sse.Next() {
 		if err := d.sse.Err(); err != nil {
-			if errors.Is(err, sse.ErrEventTooLarge) {
-				d.fail(provider.FailDecode, "", "stream event larger than "+strconv.Itoa(d.maxEvent)+" bytes", err)
-				return
-			}
-			d.err = &readError{err}
+			d.err = edge.ReadFailure(err, d.maxEvent)
 			return
 		}
 		// A terminal event the server sent without the blank line that
@@ -191,7 +176,7 @@ func (d *decoder) peekKind(sseType string, data []byte) eventKind {
 		return kindFor(d.fe.typ, sseType)
 	}
 	var head struct {
-		Type textOnly `json:"type"`
+		Type edge.TextOnly `json:"type"`
 	}
 	if json.Unmarshal(data, &head, unmarshalOpts) != nil {
 		return evUnknown
@@ -227,7 +212,7 @@ func (d *decoder) decodeEvent(sseType string, data []byte) {
 		}
 	} else {
 		var head struct {
-			Type textOnly `json:"type"`
+			Type edge.TextOnly `json:"type"`
 		}
 		if err := json.Unmarshal(data, &head, unmarshalOpts); err != nil {
 			switch {
@@ -270,7 +255,7 @@ func (d *decoder) decodeEvent(sseType string, data []byte) {
 				it.args = append(it.args[:0], ev.Arguments...)
 			}
 			it.argsFinal = true
-			d.started = true
+			d.MarkStarted()
 		}
 	case evItemAdded:
 		if ev.Item != nil {
@@ -285,7 +270,7 @@ func (d *decoder) decodeEvent(sseType string, data []byte) {
 	case evFailed:
 		code, msg := "", "response failed"
 		if r := ev.Response; r != nil && r.Error != nil {
-			code = r.Error.code()
+			code = r.Error.CodeOrType()
 			if r.Error.Message != "" {
 				msg = string(r.Error.Message)
 			}
@@ -295,7 +280,7 @@ func (d *decoder) decodeEvent(sseType string, data []byte) {
 		code, msg := string(ev.Code), string(ev.Message)
 		if e := ev.Error; e != nil {
 			if code == "" {
-				code = e.code()
+				code = e.CodeOrType()
 			}
 			if msg == "" {
 				msg = string(e.Message)
@@ -358,7 +343,7 @@ func (d *decoder) delta(kind eventKind, index, summary int, text string) {
 			it.typ = itemFunctionCall
 		}
 		it.args = append(it.args, text...)
-		d.started = true
+		d.MarkStarted()
 	}
 }
 
@@ -374,10 +359,10 @@ func (d *decoder) text(index int, text string) {
 	}
 	d.item(index).texted = true
 	if d.lastText >= 0 && d.lastText != index {
-		d.push(provider.StreamEvent{Kind: provider.EventText, Text: paragraph})
+		d.Push(provider.StreamEvent{Kind: provider.EventText, Text: paragraph})
 	}
 	d.lastText = index
-	d.push(provider.StreamEvent{Kind: provider.EventText, Text: text})
+	d.Push(provider.StreamEvent{Kind: provider.EventText, Text: text})
 }
 
 // reasoning emits reasoning text of the item at index; summary is the
@@ -394,10 +379,10 @@ func (d *decoder) reasoning(index, summary int, text string) {
 		it.summary = summary
 	}
 	if sep {
-		d.push(provider.StreamEvent{Kind: provider.EventReasoning, Text: paragraph})
+		d.Push(provider.StreamEvent{Kind: provider.EventReasoning, Text: paragraph})
 	}
 	d.lastReasoning = index
-	d.push(provider.StreamEvent{Kind: provider.EventReasoning, Text: text})
+	d.Push(provider.StreamEvent{Kind: provider.EventReasoning, Text: text})
 }
 
 // item returns the item at output index, creating it. The pointer is valid
@@ -422,7 +407,7 @@ func (d *decoder) itemAdded(index int, w *wireItem) {
 	if it.typ != itemFunctionCall {
 		return
 	}
-	d.started = true
+	d.MarkStarted()
 	if w.CallID != "" {
 		it.callID = string(w.CallID)
 	}
@@ -468,7 +453,7 @@ func (d *decoder) itemDone(index int, w *wireItem) {
 			d.reasoningFromParts(index, w)
 		}
 		if w.EncryptedContent != "" {
-			d.push(provider.StreamEvent{Kind: provider.EventReasoning, Signature: string(w.EncryptedContent)})
+			d.Push(provider.StreamEvent{Kind: provider.EventReasoning, Signature: string(w.EncryptedContent)})
 		}
 	case itemMessage:
 		it.done = true
@@ -519,7 +504,7 @@ func (d *decoder) emitCall(it *item) {
 		id = "call_" + strconv.Itoa(it.index)
 	}
 	d.calls++
-	d.push(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: provider.ToolCall{
+	d.Push(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: provider.ToolCall{
 		ID: id, Name: it.name, Arguments: string(it.args),
 	}})
 }
@@ -563,7 +548,7 @@ func (d *decoder) end(kind eventKind, data []byte) {
 		d.emitCall(it)
 	}
 	if resp.Usage != nil {
-		d.queue(provider.StreamEvent{Kind: provider.EventUsage, Usage: resp.Usage.neutral()})
+		d.Add(provider.StreamEvent{Kind: provider.EventUsage, Usage: resp.Usage.neutral()})
 	}
 	reason := provider.FinishStop
 	if d.calls > 0 {
@@ -580,19 +565,11 @@ func (d *decoder) end(kind eventKind, data []byte) {
 			}
 		}
 	}
-	d.queue(provider.StreamEvent{Kind: provider.EventFinish, FinishReason: reason})
+	d.Add(provider.StreamEvent{Kind: provider.EventFinish, FinishReason: reason})
 	d.done = true
 }
 
-// push queues a content event.
-func (d *decoder) push(ev provider.StreamEvent) {
-	d.started = true
-	d.queue(ev)
-}
-
-func (d *decoder) queue(ev provider.StreamEvent) { d.events = append(d.events, ev) }
-
 // fail records a decoding failure; the Stream completes its facts.
 func (d *decoder) fail(kind provider.FailKind, code, msg string, err error) {
-	d.err = &provider.Error{Kind: kind, Code: code, Message: msg, Err: err, RequestWritten: true}
+	d.err = edge.Failure(kind, code, msg, err)
 }

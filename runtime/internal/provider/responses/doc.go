@@ -17,10 +17,14 @@
 //     in function_call_arguments.done, or only in output_item.done, reasoning
 //     as summary deltas or as raw reasoning_text deltas, unknown item and
 //     event types (skipped), and text that is only in a done item;
-//   - the facts recovery needs (CONTRACT §12, DESIGN §2): whether a request
-//     byte was written (net/http/httptrace), the HTTP status and error code,
-//     Retry-After / retry-after-ms, whether content had started, and the
-//     failure kind, all reported as *provider.Error.
+//   - the reading of its error bodies and error events: an OpenAI-style
+//     envelope, whose code (else its type) is the error code.
+//
+// Package edge sends the request and collects the facts recovery needs
+// (CONTRACT §12, DESIGN §2): whether a request byte was written
+// (net/http/httptrace), the HTTP status and error code, Retry-After /
+// retry-after-ms, whether content had started, and the failure kind, all
+// reported as *provider.Error.
 //
 // It does not retry: recovery.Classify and the run driver decide what a
 // failure means. Error messages are sanitized and bounded and never contain

@@ -1,0 +1,132 @@
+package edge
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
+
+	"octet.dev/host/runtime/internal/provider"
+)
+
+// maxErrorBody bounds how much of an error body is read.
+const maxErrorBody = 64 << 10
+
+// Stream posts body, a request the mode encoded, to the route and returns
+// the stream of the answer, decoded by the mode. A failure before the
+// response body (connect, HTTP status, cancel, a JSON answer) is returned as
+// *provider.Error; only a request that cannot be built is a plain error.
+func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Stream, error) {
+	// The request context is also canceled by the idle timer and by Close,
+	// so a stalled read always ends.
+	rctx, cancel := context.WithCancel(ctx)
+	var written, connected atomic.Bool
+	trace := &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
+		// A header written to the connection's buffer may be flushed at
+		// any moment after, so the first one counts (CONTRACT §12: only
+		// a request with no byte written is a network wait).
+		WroteHeaderField: func(string, []string) { written.Store(true) },
+		WroteHeaders:     func() { written.Store(true) },
+		WroteRequest:     func(httptrace.WroteRequestInfo) { written.Store(true) },
+	}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, r.URL, bytes.NewReader(body))
+	if err != nil {
+		// Only a broken endpoint can fail here, and Route validated it:
+		// a plain error, never a network wait.
+		cancel()
+		return nil, fmt.Errorf("%s: building the HTTP request: %w", m.Name, err)
+	}
+	for name, values := range r.Header {
+		hreq.Header[name] = values
+	}
+
+	resp, err := r.Client.Do(hreq)
+	if err != nil {
+		cancel()
+		return nil, requestError(ctx, r.Scrub, err, written.Load(), connected.Load())
+	}
+	rb := newIdleBody(resp.Body, r.Idle, cancel)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer rb.Close()
+		return nil, m.statusError(ctx, r, resp, rb)
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
+		// stream:true answered with a plain JSON body: an error envelope
+		// some servers send with 200, or a server that ignores stream.
+		defer rb.Close()
+		return nil, m.jsonBodyError(ctx, r.Scrub, resp, rb)
+	}
+	return &stream{
+		dec:   m.Decode(rb, r.MaxEvent),
+		body:  rb,
+		ctx:   ctx,
+		mode:  m.Name,
+		idle:  r.Idle,
+		scrub: r.Scrub,
+	}, nil
+}
+
+// requestError classifies a failure before any response arrived.
+func requestError(ctx context.Context, scrub Scrubber, err error, written, connected bool) error {
+	e := &provider.Error{RequestWritten: written, Err: err, Message: scrub.Sanitize(err.Error())}
+	switch {
+	case ctx.Err() != nil:
+		e.Kind = provider.FailCanceled
+	case !written:
+		// No byte of the request left: the provider cannot have seen
+		// it (dial, DNS, refused, unreachable, TLS). connected tells the
+		// two phases apart in the message only.
+		e.Kind = provider.FailConnect
+		if connected {
+			e.Message = scrub.Sanitize("request not sent: " + err.Error())
+		}
+	default:
+		// The request may have reached the provider and no answer came.
+		e.Kind = provider.FailStreamCut
+	}
+	return e
+}
+
+// statusError builds the error for a non-2xx response.
+func (m *Mode) statusError(ctx context.Context, r Route, resp *http.Response, body io.Reader) error {
+	raw, rerr := io.ReadAll(io.LimitReader(body, maxErrorBody))
+	code, msg := parseErrorBody(raw, m.ErrorFields)
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	e := &provider.Error{
+		Kind:           provider.FailHTTPStatus,
+		Status:         resp.StatusCode,
+		Code:           r.Scrub.Sanitize(code),
+		Message:        r.Scrub.Sanitize(msg),
+		RequestWritten: true,
+		RetryAfter:     RetryAfter(resp.Header, r.Now()),
+	}
+	if rerr != nil && ctx.Err() != nil {
+		e.Kind, e.Err = provider.FailCanceled, rerr
+	}
+	return e
+}
+
+// jsonBodyError handles a 2xx application/json answer to a streaming call.
+func (m *Mode) jsonBodyError(ctx context.Context, scrub Scrubber, resp *http.Response, body io.Reader) error {
+	raw, rerr := io.ReadAll(io.LimitReader(body, maxErrorBody))
+	if rerr != nil && ctx.Err() != nil {
+		return &provider.Error{Kind: provider.FailCanceled, Status: resp.StatusCode, Message: "canceled", RequestWritten: true, Err: rerr}
+	}
+	if code, msg, ok := parseErrorEnvelope(raw, m.ErrorFields); ok {
+		return &provider.Error{
+			Kind: provider.FailErrorEvent, Status: resp.StatusCode,
+			Code: scrub.Sanitize(code), Message: scrub.Sanitize(msg), RequestWritten: true,
+		}
+	}
+	return &provider.Error{
+		Kind: provider.FailDecode, Status: resp.StatusCode, RequestWritten: true,
+		Message: "expected text/event-stream, got application/json",
+	}
+}

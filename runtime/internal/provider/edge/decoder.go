@@ -1,0 +1,112 @@
+package edge
+
+import (
+	"errors"
+	"io"
+	"strconv"
+
+	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/sse"
+)
+
+// Queue holds the events a decoder has decoded and not yet delivered. A
+// decoder embeds it, fills it one wire event at a time, and drains it:
+//
+//	for !d.Pop() {
+//		if <ended or failed> { return false }
+//		<decode one wire event into the queue>
+//	}
+//	return true
+//
+// Its storage is reused, so queuing allocates nothing in the steady state.
+type Queue struct {
+	events  []provider.StreamEvent // queued, delivered from next on
+	next    int
+	cur     provider.StreamEvent
+	started bool
+}
+
+// Push queues a content event and records that content started.
+func (q *Queue) Push(ev provider.StreamEvent) {
+	q.started = true
+	q.events = append(q.events, ev)
+}
+
+// Add queues an event without marking content: usage, the finish, or a
+// tool call whose deltas already marked it.
+func (q *Queue) Add(ev provider.StreamEvent) { q.events = append(q.events, ev) }
+
+// MarkStarted records content that produced no event yet (a tool call
+// being assembled).
+func (q *Queue) MarkStarted() { q.started = true }
+
+// Started reports whether any content was decoded.
+func (q *Queue) Started() bool { return q.started }
+
+// Pop makes the next queued event current. When none is left it reports
+// false and empties the queue for refilling.
+func (q *Queue) Pop() bool {
+	if q.next >= len(q.events) {
+		q.events, q.next = q.events[:0], 0
+		return false
+	}
+	q.cur = q.events[q.next]
+	q.next++
+	return true
+}
+
+// Event returns the current event.
+func (q *Queue) Event() provider.StreamEvent { return q.cur }
+
+// Drained reports whether every queued event was delivered.
+func (q *Queue) Drained() bool { return q.next >= len(q.events) }
+
+// Decoder is a mode's stream decoder as the edge drives it: a
+// provider.Stream without Close, plus the facts the edge reports.
+type Decoder interface {
+	// Next advances to the next event, reporting false at the normal end
+	// (after EventFinish) or on failure.
+	Next() bool
+	// Event returns the current event.
+	Event() provider.StreamEvent
+	// Err returns the failure that stopped the decoder: a *provider.Error
+	// the mode built (see Failure), or what ReadFailure returned. It is
+	// nil while decoding and after the normal end.
+	Err() error
+	// Finished reports whether EventFinish was delivered.
+	Finished() bool
+	// Started reports whether any content was decoded.
+	Started() bool
+}
+
+// Failure returns the *provider.Error of a decoding failure. The stream
+// completes it with the facts of the call (ContentStarted, sanitizing).
+func Failure(kind provider.FailKind, code, msg string, err error) *provider.Error {
+	return &provider.Error{Kind: kind, Code: code, Message: msg, Err: err, RequestWritten: true}
+}
+
+// readError is a failure of the underlying body; the stream classifies it
+// (idle timeout, cancel, cut) with facts the decoder does not have.
+type readError struct{ err error }
+
+func (e *readError) Error() string { return e.err.Error() }
+func (e *readError) Unwrap() error { return e.err }
+
+// ReadFailure returns the decoder failure of an sse.Reader that stopped
+// with err: FailDecode for an event larger than maxEventBytes, else a body
+// read error for the stream to classify.
+func ReadFailure(err error, maxEventBytes int) error {
+	if errors.Is(err, sse.ErrEventTooLarge) {
+		return Failure(provider.FailDecode, "", "stream event larger than "+strconv.Itoa(maxEventBytes)+" bytes", err)
+	}
+	return &readError{err}
+}
+
+// NewSSE returns the event reader of a decoder over r and its event bound:
+// maxEventBytes, or sse.DefaultMaxEventBytes when that is zero or less.
+func NewSSE(r io.Reader, maxEventBytes int) (*sse.Reader, int) {
+	if maxEventBytes <= 0 {
+		maxEventBytes = sse.DefaultMaxEventBytes
+	}
+	return sse.NewReader(r, maxEventBytes), maxEventBytes
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,10 +25,19 @@ import (
 // OCTET_GREP_BENCH_DIR to a directory: the tree is generated there once and
 // reused by later runs.
 
+// OCTET_GREP_BENCH_MB sets the tree's total size (default 20 MB; the bench
+// script uses 200).
+var benchFileBytes = func() int {
+	mb, err := strconv.Atoi(os.Getenv("OCTET_GREP_BENCH_MB"))
+	if err != nil || mb < 1 {
+		mb = 20
+	}
+	return mb << 20 / benchFiles
+}()
+
 const (
-	benchFiles     = 2000
-	benchFileBytes = 10 << 10 // ≈ 20 MB in all
-	benchLiteral   = "needle_token_7f3a"
+	benchFiles   = 2000
+	benchLiteral = "needle_token_7f3a"
 	benchRegexp    = `func [A-Z][a-z]+Handler\(`
 )
 

@@ -38,7 +38,7 @@ var benchFileBytes = func() int {
 const (
 	benchFiles   = 2000
 	benchLiteral = "needle_token_7f3a"
-	benchRegexp    = `func [A-Z][a-z]+Handler\(`
+	benchRegexp  = `func [A-Z][a-z]+Handler\(`
 )
 
 // genBenchTree writes a deterministic tree of benchFiles Go-like files of

@@ -201,14 +201,12 @@ func (p *prepared) selectTools(names []string) *RunError {
 	return nil
 }
 
+// trunc cuts s to about n bytes at a rune boundary, marking the cut.
 func trunc(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return truncUTF8(s, n) + "…"
 }
 
 // forbiddenHeaders are hop-by-hop and routing headers (CONTRACT §8) plus

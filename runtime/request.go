@@ -117,14 +117,4 @@ func refuse(code, format string, args ...string) *RunError {
 }
 
 // bound cuts a message to 1 KiB at a rune boundary.
-func bound(s string) string {
-	const max = 1024
-	if len(s) <= max {
-		return s
-	}
-	cut := max - 3
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func bound(s string) string { return trunc(s, 1024-len("…")) }

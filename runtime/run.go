@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -435,20 +436,11 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 		return fail(tools.CodeIOError, err.Error())
 	}
 	for _, c := range res.Changed {
-		if !contains(d.changed, c) {
+		if !slices.Contains(d.changed, c) {
 			d.changed = append(d.changed, c)
 		}
 	}
 	return reply(&ToolFinish{CallID: call.ID, Tool: call.Name, OK: true, Output: res.Output, Truncated: res.Truncated})
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func denialMessage(tool, code string) string {

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -152,4 +156,44 @@ func TestUncertaintyStickyAcrossRuns(t *testing.T) {
 	}
 	checkRecovery(t, evs, true)
 	_ = wire.StatusCompleted
+}
+
+// TestDNSFailureWaitsForNetwork runs the host in a private mount namespace
+// whose /etc/resolv.conf names a resolver on 127.0.0.1 where nothing
+// listens: every lookup fails, with no traffic off loopback. The run waits
+// for the network (a pre-send outage), never retries, and SIGTERM ends the
+// wait with exit 143. It needs root for the mount namespace.
+func TestDNSFailureWaitsForNetwork(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for a private mount namespace")
+	}
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	os.WriteFile(resolv, []byte("nameserver 127.0.0.1\noptions timeout:1 attempts:1\n"), 0o644)
+	script := `mount --bind "$1" /etc/resolv.conf && exec "$2"`
+	if err := exec.Command("unshare", "-m", "sh", "-c", "true").Run(); err != nil {
+		t.Skipf("unshare -m is not available here: %v", err)
+	}
+	h := startEnv(t, nil, "unshare", "-m", "sh", "-c", script, "sh", resolv, hostBin)
+	line := fmt.Sprintf(`{"protocol_version":1,"request_id":"dns","command":"run","run_id":"run-1","workspace":%q,"model":"m","prompt":"p","provider":"x","base_url":"http://octet-dns-test.example/v1","tools":[]}`, t.TempDir())
+	h.send(t, line)
+	var types []string
+	for len(types) < 4 {
+		ev := h.next(t)
+		types = append(types, ev.Type)
+		if ev.Type == "provider_waiting_for_network" {
+			if !strings.Contains(string(ev.Data), "lookup octet-dns-test.example") || strings.Contains(string(ev.Data), "max_attempts") {
+				t.Fatalf("wait event %s", ev.Data)
+			}
+		}
+		if ev.Type == "final_result" || ev.Type == "provider_retry" {
+			t.Fatalf("a DNS failure must wait for the network: %v", types)
+		}
+	}
+	if strings.Join(types, ",") != "accepted,started,provider_waiting_for_network,provider_waiting_for_network" {
+		t.Fatalf("events %v", types)
+	}
+	h.cmd.Process.Signal(syscall.SIGTERM)
+	if code := h.wait(t); code != 143 {
+		t.Errorf("exit %d after SIGTERM during a network wait, want 143", code)
+	}
 }

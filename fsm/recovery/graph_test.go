@@ -11,15 +11,13 @@ package recovery_test
 // while no ceiling is an intended endless wait.
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
+	"octet.dev/host/fsm/internal/graphcheck"
 	"octet.dev/host/fsm/recovery"
 )
 
@@ -82,13 +80,7 @@ type specState struct {
 	Waits     int    `json:"waits"`
 }
 
-func (s specState) key() string {
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
+func (s specState) key() string { return graphcheck.Key(s) }
 
 // toSpec maps a machine state and its configuration's max network wait to
 // the spec's variables: phase strings are the same, Code "" is None,
@@ -169,18 +161,17 @@ func mustFromState(t *testing.T, cfg recovery.Config, st recovery.State) *recove
 	return m
 }
 
-type edge struct{ from, action, to string }
-
 // machineGraph is the machine's reachable graph over every model
 // configuration, states keyed by their spec mapping.
 type machineGraph struct {
+	graphcheck.Graph
 	states   map[string]recovery.State
 	maxWait  map[string]*int64
-	initial  []string
-	edges    map[edge]bool
-	succ     map[string][]string // without Done
-	maxWaits map[string]int      // per configuration ("nil", "0", "2"): the most network waits reached
+	maxWaits map[string]int // per configuration ("nil", "0", "2"): the most network waits reached
 }
+
+// terminal says whether the state keyed k is an outcome.
+func (g machineGraph) terminal(k string) bool { return g.states[k].Phase.Terminal() }
 
 // node is a state of the exploration: the machine's state and the
 // environment's clock, the earliest reading the next failure may carry
@@ -206,10 +197,9 @@ func limitName(p *int64) string {
 func explore(t *testing.T, limits []*int64, maxClock int64, faultSet []string) machineGraph {
 	t.Helper()
 	g := machineGraph{
+		Graph:    graphcheck.New("the machine"),
 		states:   map[string]recovery.State{},
 		maxWait:  map[string]*int64{},
-		edges:    map[edge]bool{},
-		succ:     map[string][]string{},
 		maxWaits: map[string]int{},
 	}
 	for _, limit := range limits {
@@ -221,6 +211,7 @@ func explore(t *testing.T, limits []*int64, maxClock int64, faultSet []string) m
 			}
 			g.states[k] = st
 			g.maxWait[k] = limit
+			g.AddState(k)
 			return k
 		}
 		m0, err := recovery.New(cfg)
@@ -228,7 +219,7 @@ func explore(t *testing.T, limits []*int64, maxClock int64, faultSet []string) m
 			t.Fatal(err)
 		}
 		start := m0.State()
-		g.initial = append(g.initial, add(start))
+		g.Initial = append(g.Initial, add(start))
 		seen := map[node]bool{{start, 0}: true}
 		queue := []node{{start, 0}}
 		for len(queue) > 0 {
@@ -237,6 +228,7 @@ func explore(t *testing.T, limits []*int64, maxClock int64, faultSet []string) m
 			st := n.st
 			from := toSpec(st, limit).key()
 			g.maxWaits[limitName(limit)] = max(g.maxWaits[limitName(limit)], st.NetworkWaits)
+			moved := false
 			for _, tr := range recovery.Triggers {
 				for _, in := range inputs(tr, n.clock, maxClock, faultSet) {
 					m := mustFromState(t, cfg, st)
@@ -272,15 +264,12 @@ func explore(t *testing.T, limits []*int64, maxClock int64, faultSet []string) m
 						seen[nn] = true
 						queue = append(queue, nn)
 					}
-					e := edge{from, actionOf[tr], to}
-					if !g.edges[e] {
-						g.edges[e] = true
-						g.succ[from] = append(g.succ[from], to)
-					}
+					g.AddEdge(from, actionOf[tr], to)
+					moved = true
 				}
 			}
-			if len(g.succ[from]) == 0 && st.Phase.Terminal() {
-				g.edges[edge{from, doneAction, from}] = true
+			if !moved && st.Phase.Terminal() {
+				g.AddEdge(from, doneAction, from)
 			}
 		}
 	}
@@ -376,61 +365,6 @@ func checkStep(t *testing.T, cfg recovery.Config, from recovery.State, in recove
 	}
 }
 
-// specGraph is tla/Recovery.graph.json.
-type specGraph struct {
-	Spec    string      `json:"spec"`
-	View    string      `json:"view"`
-	Initial []int       `json:"initial"`
-	States  []specState `json:"states"`
-	Edges   [][3]any    `json:"edges"`
-}
-
-// normalize makes a decoded number an int64, as toSpec has it.
-func normalize(v any) any {
-	if f, ok := v.(float64); ok {
-		return int64(f)
-	}
-	return v
-}
-
-func loadSpecGraph(t *testing.T) (states map[string]bool, initial []string, edges map[edge]bool) {
-	t.Helper()
-	raw, err := os.ReadFile(graphFile)
-	if err != nil {
-		t.Fatalf("%v (tla/check.mjs --update writes it)", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var g specGraph
-	if err := dec.Decode(&g); err != nil {
-		t.Fatalf("%s: %v", graphFile, err)
-	}
-	if g.Spec != "Recovery" || g.View != "GraphView" {
-		t.Fatalf("%s: spec %q view %q, want Recovery/GraphView", graphFile, g.Spec, g.View)
-	}
-	keys := make([]string, len(g.States))
-	states = map[string]bool{}
-	for i, s := range g.States {
-		s.MaxWait, s.Outage = normalize(s.MaxWait), normalize(s.Outage)
-		keys[i] = s.key()
-		states[keys[i]] = true
-	}
-	for _, i := range g.Initial {
-		initial = append(initial, keys[i])
-	}
-	edges = map[edge]bool{}
-	for _, e := range g.Edges {
-		from, ok1 := e[0].(float64)
-		act, ok2 := e[1].(string)
-		to, ok3 := e[2].(float64)
-		if !ok1 || !ok2 || !ok3 || int(from) >= len(keys) || int(to) >= len(keys) {
-			t.Fatalf("%s: bad edge %v", graphFile, e)
-		}
-		edges[edge{keys[int(from)], act, keys[int(to)]}] = true
-	}
-	return states, initial, edges
-}
-
 var (
 	modelOnce  sync.Once
 	modelCache machineGraph
@@ -441,67 +375,38 @@ var (
 func modelGraph(t *testing.T) machineGraph {
 	t.Helper()
 	modelOnce.Do(func() { modelCache = explore(t, modelWaitLimits, modelMaxClock, faultNames) })
-	if len(modelCache.states) == 0 {
+	if len(modelCache.States) == 0 {
 		t.Fatal("the model graph could not be explored")
 	}
 	return modelCache
 }
 
 func TestGraphMatchesSpec(t *testing.T) {
-	g := modelGraph(t)
-	specStates, specInitial, specEdges := loadSpecGraph(t)
-
-	slices.Sort(specInitial)
-	initial := slices.Sorted(slices.Values(g.initial))
-	if !slices.Equal(specInitial, initial) {
-		t.Errorf("initial states: spec %v, machine %v", specInitial, initial)
+	raw, err := os.ReadFile(graphFile)
+	if err != nil {
+		t.Fatalf("%v (tla/check.mjs --update writes it)", err)
 	}
-	var diffs []string
-	for k := range g.states {
-		if !specStates[k] {
-			diffs = append(diffs, "state only in the machine: "+k)
-		}
+	summary, err := graphcheck.MatchSpec(modelGraph(t).Graph, raw, "Recovery")
+	t.Log(summary)
+	if err != nil {
+		t.Errorf("%s: %v", graphFile, err)
 	}
-	for k := range specStates {
-		if _, ok := g.states[k]; !ok {
-			diffs = append(diffs, "state only in the spec:    "+k)
-		}
-	}
-	for e := range g.edges {
-		if !specEdges[e] {
-			diffs = append(diffs, fmt.Sprintf("step only in the machine: %s -%s-> %s", e.from, e.action, e.to))
-		}
-	}
-	for e := range specEdges {
-		if !g.edges[e] {
-			diffs = append(diffs, fmt.Sprintf("step only in the spec:    %s -%s-> %s", e.from, e.action, e.to))
-		}
-	}
-	slices.Sort(diffs)
-	if len(diffs) > 0 {
-		const show = 40
-		more := ""
-		if len(diffs) > show {
-			diffs, more = diffs[:show], fmt.Sprintf("\n… and %d more", len(diffs)-show)
-		}
-		t.Errorf("machine and tla/Recovery.tla differ:\n%s%s", strings.Join(diffs, "\n"), more)
-	}
-	t.Logf("machine: %d states, %d steps; spec: %d states, %d steps", len(g.states), len(g.edges), len(specStates), len(specEdges))
 }
 
 // TestNoDeadlock: only the outcomes have no successor.
 func TestNoDeadlock(t *testing.T) {
 	g := modelGraph(t)
-	for k, st := range g.states {
-		if len(g.succ[k]) == 0 && !st.Phase.Terminal() {
-			t.Errorf("deadlock in %+v", st)
-		}
+	if err := graphcheck.CheckNoDeadlock(g.Without(doneAction), g.terminal); err != nil {
+		t.Error(err)
 	}
 }
 
 // TestTerminalAbsorbing: succeeded and failed accept no input at all.
 func TestTerminalAbsorbing(t *testing.T) {
 	g := modelGraph(t)
+	if err := graphcheck.CheckAbsorbing(g.Graph, g.terminal); err != nil {
+		t.Error(err)
+	}
 	terminals := 0
 	for k, st := range g.states {
 		if !st.Phase.Terminal() {
@@ -537,35 +442,13 @@ func TestTerminalAbsorbing(t *testing.T) {
 // reach is reached.
 func TestCanFinish(t *testing.T) {
 	g := modelGraph(t)
-	pred := map[string][]string{}
-	for from, tos := range g.succ {
-		for _, to := range tos {
-			pred[to] = append(pred[to], from)
-		}
+	if err := graphcheck.CheckReaches(g.Without(doneAction), g.terminal, nil); err != nil {
+		t.Errorf("an outcome: %v", err)
 	}
-	good := map[string]bool{}
-	var queue []string
 	codes := map[string]bool{}
-	for k, st := range g.states {
+	for _, st := range g.states {
 		if st.Phase.Terminal() {
-			good[k] = true
-			queue = append(queue, k)
 			codes[string(st.Phase)+" "+st.Code] = true
-		}
-	}
-	for len(queue) > 0 {
-		k := queue[0]
-		queue = queue[1:]
-		for _, p := range pred[k] {
-			if !good[p] {
-				good[p] = true
-				queue = append(queue, p)
-			}
-		}
-	}
-	for k, st := range g.states {
-		if !good[k] {
-			t.Errorf("%+v cannot reach an outcome", st)
 		}
 	}
 	for _, c := range []string{
@@ -584,27 +467,8 @@ func TestCanFinish(t *testing.T) {
 // number of waits is bounded whatever the readings (TestNetworkWaitBounded).
 func TestAcyclic(t *testing.T) {
 	g := modelGraph(t)
-	const (
-		white = iota
-		grey
-		black
-	)
-	colour := map[string]int{}
-	var visit func(k string)
-	visit = func(k string) {
-		colour[k] = grey
-		for _, to := range g.succ[k] {
-			switch colour[to] {
-			case grey:
-				t.Errorf("cycle through %s", to)
-			case white:
-				visit(to)
-			}
-		}
-		colour[k] = black
-	}
-	for _, k := range g.initial {
-		visit(k)
+	if err := graphcheck.CheckNoLivelock(g.Without(doneAction), nil); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -9,14 +9,12 @@ package run_test
 // streaming's own (no livelock).
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 
+	"octet.dev/host/fsm/internal/graphcheck"
 	"octet.dev/host/fsm/run"
 )
 
@@ -39,13 +37,7 @@ type specState struct {
 	Status string `json:"status"`
 }
 
-func (s specState) key() string {
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
+func (s specState) key() string { return graphcheck.Key(s) }
 
 // toSpec maps a machine state to the spec's variables: phase strings are
 // the same, Status "" is None, any other status is itself.
@@ -93,16 +85,15 @@ func inputs(t run.Trigger) []run.Input {
 
 func validStatus(s string) bool { return slices.Contains(run.Statuses, s) }
 
-type edge struct{ from, action, to string }
-
 // machineGraph is the machine's reachable graph, states keyed by their
 // spec mapping.
 type machineGraph struct {
-	states  map[string]run.State
-	initial string
-	edges   map[edge]bool
-	succ    map[string][]string // without Done
+	graphcheck.Graph
+	states map[string]run.State
 }
+
+// final says whether the state keyed k is final.
+func (g machineGraph) final(k string) bool { return g.states[k].Phase == run.Final }
 
 // node is a state of the exploration: the machine's state and the number
 // of streaming events written, the bound the spec puts on Stream (the
@@ -121,18 +112,15 @@ type node struct {
 func explore(t *testing.T) machineGraph {
 	t.Helper()
 	start := run.New().State()
-	g := machineGraph{
-		states:  map[string]run.State{},
-		initial: toSpec(start).key(),
-		edges:   map[edge]bool{},
-		succ:    map[string][]string{},
-	}
+	g := machineGraph{Graph: graphcheck.New("the machine"), states: map[string]run.State{}}
+	g.Initial = []string{toSpec(start).key()}
 	add := func(st run.State) string {
 		k := toSpec(st).key()
 		if prev, ok := g.states[k]; ok && prev != st {
 			t.Fatalf("mapping not injective: %+v and %+v both map to %s", prev, st, k)
 		}
 		g.states[k] = st
+		g.AddState(k)
 		return k
 	}
 	add(start)
@@ -143,6 +131,7 @@ func explore(t *testing.T) machineGraph {
 		queue = queue[1:]
 		st := n.st
 		from := toSpec(st).key()
+		moved := false
 		for _, tr := range run.Triggers {
 			if tr == run.TrStream && n.streams >= maxStream {
 				continue
@@ -180,16 +169,13 @@ func explore(t *testing.T) machineGraph {
 					seen[nn] = true
 					queue = append(queue, nn)
 				}
-				e := edge{from, actionOf[tr], to}
-				if !g.edges[e] {
-					g.edges[e] = true
-					g.succ[from] = append(g.succ[from], to)
-				}
+				g.AddEdge(from, actionOf[tr], to)
+				moved = true
 			}
 		}
-		if len(g.succ[from]) == 0 && st.Phase == run.Final {
+		if !moved && st.Phase == run.Final {
 			// The run is over: the spec stutters here (Done).
-			g.edges[edge{from, doneAction, from}] = true
+			g.AddEdge(from, doneAction, from)
 		}
 	}
 	return g
@@ -216,94 +202,23 @@ func wantEffect(from run.State, in run.Input, to run.State) run.Effect {
 	panic(fmt.Sprintf("no effect for %+v (%+v -> %+v)", in, from, to))
 }
 
-// specGraph is tla/RunLifecycle.graph.json.
-type specGraph struct {
-	Spec    string      `json:"spec"`
-	View    string      `json:"view"`
-	Initial []int       `json:"initial"`
-	States  []specState `json:"states"`
-	Edges   [][3]any    `json:"edges"`
-}
-
-func loadSpecGraph(t *testing.T) (states map[string]bool, initial []string, edges map[edge]bool) {
-	t.Helper()
+func TestGraphMatchesSpec(t *testing.T) {
 	raw, err := os.ReadFile(graphFile)
 	if err != nil {
 		t.Fatalf("%v (tla/check.mjs --update writes it)", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var g specGraph
-	if err := dec.Decode(&g); err != nil {
-		t.Fatalf("%s: %v", graphFile, err)
+	summary, err := graphcheck.MatchSpec(explore(t).Graph, raw, "RunLifecycle")
+	t.Log(summary)
+	if err != nil {
+		t.Errorf("%s: %v", graphFile, err)
 	}
-	if g.Spec != "RunLifecycle" || g.View != "GraphView" {
-		t.Fatalf("%s: spec %q view %q, want RunLifecycle/GraphView", graphFile, g.Spec, g.View)
-	}
-	keys := make([]string, len(g.States))
-	states = map[string]bool{}
-	for i, s := range g.States {
-		keys[i] = s.key()
-		states[keys[i]] = true
-	}
-	for _, i := range g.Initial {
-		initial = append(initial, keys[i])
-	}
-	edges = map[edge]bool{}
-	for _, e := range g.Edges {
-		from, ok1 := e[0].(float64)
-		act, ok2 := e[1].(string)
-		to, ok3 := e[2].(float64)
-		if !ok1 || !ok2 || !ok3 || int(from) >= len(keys) || int(to) >= len(keys) {
-			t.Fatalf("%s: bad edge %v", graphFile, e)
-		}
-		edges[edge{keys[int(from)], act, keys[int(to)]}] = true
-	}
-	return states, initial, edges
-}
-
-func TestGraphMatchesSpec(t *testing.T) {
-	g := explore(t)
-	specStates, specInitial, specEdges := loadSpecGraph(t)
-
-	if len(specInitial) != 1 || specInitial[0] != g.initial {
-		t.Errorf("initial state: spec %v, machine %s", specInitial, g.initial)
-	}
-	var diffs []string
-	for k := range g.states {
-		if !specStates[k] {
-			diffs = append(diffs, "state only in the machine: "+k)
-		}
-	}
-	for k := range specStates {
-		if _, ok := g.states[k]; !ok {
-			diffs = append(diffs, "state only in the spec:    "+k)
-		}
-	}
-	for e := range g.edges {
-		if !specEdges[e] {
-			diffs = append(diffs, fmt.Sprintf("step only in the machine: %s -%s-> %s", e.from, e.action, e.to))
-		}
-	}
-	for e := range specEdges {
-		if !g.edges[e] {
-			diffs = append(diffs, fmt.Sprintf("step only in the spec:    %s -%s-> %s", e.from, e.action, e.to))
-		}
-	}
-	slices.Sort(diffs)
-	if len(diffs) > 0 {
-		t.Errorf("machine and tla/RunLifecycle.tla differ (%d):\n%s", len(diffs), strings.Join(diffs, "\n"))
-	}
-	t.Logf("machine: %d states, %d steps; spec: %d states, %d steps", len(g.states), len(g.edges), len(specStates), len(specEdges))
 }
 
 // TestNoDeadlock: only final has no successor.
 func TestNoDeadlock(t *testing.T) {
 	g := explore(t)
-	for k, st := range g.states {
-		if len(g.succ[k]) == 0 && st.Phase != run.Final {
-			t.Errorf("deadlock in %+v", st)
-		}
+	if err := graphcheck.CheckNoDeadlock(g.Without(doneAction), g.final); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -311,6 +226,9 @@ func TestNoDeadlock(t *testing.T) {
 // argument.
 func TestFinalAbsorbing(t *testing.T) {
 	g := explore(t)
+	if err := graphcheck.CheckAbsorbing(g.Graph, g.final); err != nil {
+		t.Error(err)
+	}
 	finals := 0
 	for _, st := range g.states {
 		if st.Phase != run.Final {
@@ -342,34 +260,8 @@ func TestFinalAbsorbing(t *testing.T) {
 // liveness the spec leaves unchecked.
 func TestCanFinish(t *testing.T) {
 	g := explore(t)
-	pred := map[string][]string{}
-	for from, tos := range g.succ {
-		for _, to := range tos {
-			pred[to] = append(pred[to], from)
-		}
-	}
-	good := map[string]bool{}
-	var queue []string
-	for k, st := range g.states {
-		if st.Phase == run.Final {
-			good[k] = true
-			queue = append(queue, k)
-		}
-	}
-	for len(queue) > 0 {
-		k := queue[0]
-		queue = queue[1:]
-		for _, p := range pred[k] {
-			if !good[p] {
-				good[p] = true
-				queue = append(queue, p)
-			}
-		}
-	}
-	for k, st := range g.states {
-		if !good[k] {
-			t.Errorf("%+v cannot reach final", st)
-		}
+	if err := graphcheck.CheckReaches(g.Without(doneAction), g.final, nil); err != nil {
+		t.Errorf("final: %v", err)
 	}
 }
 
@@ -379,47 +271,28 @@ func TestCanFinish(t *testing.T) {
 func TestNoLivelock(t *testing.T) {
 	g := explore(t)
 	streaming := toSpec(run.State{Phase: run.Streaming}).key()
-	if !g.edges[edge{streaming, actionOf[run.TrStream], streaming}] {
+	stream := graphcheck.Edge{From: streaming, Action: actionOf[run.TrStream], To: streaming}
+	if !g.Edges[stream] {
 		t.Errorf("no Stream self-loop in streaming (raise maxStream to 2 or more?)")
 	}
-	const (
-		white = iota
-		grey
-		black
-	)
-	colour := map[string]int{}
-	var visit func(k string, path []string)
-	visit = func(k string, path []string) {
-		colour[k] = grey
-		for _, to := range g.succ[k] {
-			if to == k && k == streaming {
-				continue // Stream, checked above
-			}
-			switch colour[to] {
-			case grey:
-				t.Errorf("cycle among non-final states: %s -> %s", strings.Join(append(path, k), " -> "), to)
-			case white:
-				visit(to, append(path, k))
-			}
-		}
-		colour[k] = black
+	if err := graphcheck.CheckNoLivelock(g.Without(doneAction), func(e graphcheck.Edge) bool { return e == stream }); err != nil {
+		t.Error(err)
 	}
-	visit(g.initial, nil)
 }
 
 // TestStatusSticky: the status is unset until settled fixes it (or a
 // rejection sets error) and never changes afterwards.
 func TestStatusSticky(t *testing.T) {
 	g := explore(t)
-	for e := range g.edges {
-		from, to := g.states[e.from], g.states[e.to]
+	for e := range g.Edges {
+		from, to := g.states[e.From], g.states[e.To]
 		switch {
 		case from.Status != "" && to.Status != from.Status:
-			t.Errorf("%+v -%s-> %+v changes the status", from, e.action, to)
+			t.Errorf("%+v -%s-> %+v changes the status", from, e.Action, to)
 		case to.Status != "" && to.Phase != run.Settled && to.Phase != run.Final:
-			t.Errorf("%+v -%s-> %+v: status before settled", from, e.action, to)
+			t.Errorf("%+v -%s-> %+v: status before settled", from, e.Action, to)
 		case (to.Phase == run.Settled || to.Phase == run.Final) && !validStatus(to.Status):
-			t.Errorf("%+v -%s-> %+v: %s without a valid status", from, e.action, to, to.Phase)
+			t.Errorf("%+v -%s-> %+v: %s without a valid status", from, e.Action, to, to.Phase)
 		}
 	}
 }

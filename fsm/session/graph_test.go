@@ -8,14 +8,11 @@ package session_test
 // still finish (reach idle or closed), and that closed/failed are absorbing.
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"testing"
 
+	"octet.dev/host/fsm/internal/graphcheck"
 	"octet.dev/host/fsm/session"
 )
 
@@ -42,13 +39,7 @@ type specState struct {
 	Used    []string `json:"used"`
 }
 
-func (s specState) key() string {
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
-}
+func (s specState) key() string { return graphcheck.Key(s) }
 
 // toSpec maps a machine state to the spec's variables: phase strings are
 // the same, Current "" is None, Seq is seq, Used is the set used (a sorted
@@ -108,16 +99,15 @@ func inputs(t session.Trigger) []session.Input {
 
 func final(p session.Phase) bool { return p == session.Closed || p == session.Failed }
 
-type edge struct{ from, action, to string }
-
 // machineGraph is the machine's reachable graph, states keyed by their
 // spec mapping.
 type machineGraph struct {
-	states  map[string]session.State
-	initial string
-	edges   map[edge]bool
-	succ    map[string][]string // without Done
+	graphcheck.Graph
+	states map[string]session.State
 }
+
+// final says whether the state keyed k is closed or failed.
+func (g machineGraph) final(k string) bool { return final(g.states[k].Phase) }
 
 // explore enumerates the machine breadth-first from session.New(), firing
 // every input of every trigger from every state (TrEvent only while
@@ -125,12 +115,8 @@ type machineGraph struct {
 func explore(t *testing.T) machineGraph {
 	t.Helper()
 	start := session.New().State()
-	g := machineGraph{
-		states:  map[string]session.State{},
-		initial: toSpec(start).key(),
-		edges:   map[edge]bool{},
-		succ:    map[string][]string{},
-	}
+	g := machineGraph{Graph: graphcheck.New("the machine"), states: map[string]session.State{}}
+	g.Initial = []string{toSpec(start).key()}
 	goKey := map[string]string{} // spec key -> State.Key, to prove the mapping injective
 	add := func(st session.State) (string, bool) {
 		k := toSpec(st).key()
@@ -142,6 +128,7 @@ func explore(t *testing.T) machineGraph {
 		}
 		goKey[k] = st.Key()
 		g.states[k] = st
+		g.AddState(k)
 		return k, true
 	}
 	add(start)
@@ -150,6 +137,7 @@ func explore(t *testing.T) machineGraph {
 		st := queue[0]
 		queue = queue[1:]
 		from := toSpec(st).key()
+		moved := false
 		for _, tr := range session.Triggers {
 			if tr == session.TrEvent && st.Seq >= maxEvents {
 				continue
@@ -176,109 +164,35 @@ func explore(t *testing.T) machineGraph {
 				if isNew {
 					queue = append(queue, next)
 				}
-				e := edge{from, actionOf[tr], to}
-				if !g.edges[e] {
-					g.edges[e] = true
-					g.succ[from] = append(g.succ[from], to)
-				}
+				g.AddEdge(from, actionOf[tr], to)
+				moved = true
 			}
 		}
-		if len(g.succ[from]) == 0 && final(st.Phase) {
+		if !moved && final(st.Phase) {
 			// Terminated: the spec stutters here (Done).
-			g.edges[edge{from, doneAction, from}] = true
+			g.AddEdge(from, doneAction, from)
 		}
 	}
 	return g
 }
 
-// specGraph is tla/Session.graph.json.
-type specGraph struct {
-	Spec    string      `json:"spec"`
-	View    string      `json:"view"`
-	Initial []int       `json:"initial"`
-	States  []specState `json:"states"`
-	Edges   [][3]any    `json:"edges"`
-}
-
-func loadSpecGraph(t *testing.T) (states map[string]bool, initial []string, edges map[edge]bool) {
-	t.Helper()
+func TestGraphMatchesSpec(t *testing.T) {
 	raw, err := os.ReadFile(graphFile)
 	if err != nil {
 		t.Fatalf("%v (tla/check.mjs --update writes it)", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var g specGraph
-	if err := dec.Decode(&g); err != nil {
-		t.Fatalf("%s: %v", graphFile, err)
+	summary, err := graphcheck.MatchSpec(explore(t).Graph, raw, "Session")
+	t.Log(summary)
+	if err != nil {
+		t.Errorf("%s: %v", graphFile, err)
 	}
-	if g.Spec != "Session" || g.View != "GraphView" {
-		t.Fatalf("%s: spec %q view %q, want Session/GraphView", graphFile, g.Spec, g.View)
-	}
-	keys := make([]string, len(g.States))
-	states = map[string]bool{}
-	for i, s := range g.States {
-		keys[i] = s.key()
-		states[keys[i]] = true
-	}
-	for _, i := range g.Initial {
-		initial = append(initial, keys[i])
-	}
-	edges = map[edge]bool{}
-	for _, e := range g.Edges {
-		from, ok1 := e[0].(float64)
-		act, ok2 := e[1].(string)
-		to, ok3 := e[2].(float64)
-		if !ok1 || !ok2 || !ok3 || int(from) >= len(keys) || int(to) >= len(keys) {
-			t.Fatalf("%s: bad edge %v", graphFile, e)
-		}
-		edges[edge{keys[int(from)], act, keys[int(to)]}] = true
-	}
-	return states, initial, edges
-}
-
-func TestGraphMatchesSpec(t *testing.T) {
-	g := explore(t)
-	specStates, specInitial, specEdges := loadSpecGraph(t)
-
-	if len(specInitial) != 1 || specInitial[0] != g.initial {
-		t.Errorf("initial state: spec %v, machine %s", specInitial, g.initial)
-	}
-	var diffs []string
-	for k := range g.states {
-		if !specStates[k] {
-			diffs = append(diffs, "state only in the machine: "+k)
-		}
-	}
-	for k := range specStates {
-		if _, ok := g.states[k]; !ok {
-			diffs = append(diffs, "state only in the spec:    "+k)
-		}
-	}
-	for e := range g.edges {
-		if !specEdges[e] {
-			diffs = append(diffs, fmt.Sprintf("step only in the machine: %s -%s-> %s", e.from, e.action, e.to))
-		}
-	}
-	for e := range specEdges {
-		if !g.edges[e] {
-			diffs = append(diffs, fmt.Sprintf("step only in the spec:    %s -%s-> %s", e.from, e.action, e.to))
-		}
-	}
-	slices.Sort(diffs)
-	if len(diffs) > 0 {
-		t.Errorf("machine and tla/Session.tla differ (%d):\n%s", len(diffs), strings.Join(diffs, "\n"))
-	}
-	t.Logf("machine: %d states, %d steps; spec: %d states, %d steps", len(g.states), len(g.edges), len(specStates), len(specEdges))
 }
 
 // TestNoDeadlock: only closed and failed have no successor.
 func TestNoDeadlock(t *testing.T) {
 	g := explore(t)
-	for k, st := range g.states {
-		if len(g.succ[k]) == 0 && !final(st.Phase) {
-			t.Errorf("deadlock in %s", st.Key())
-		}
+	if err := graphcheck.CheckNoDeadlock(g.Without(doneAction), g.final); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -286,6 +200,9 @@ func TestNoDeadlock(t *testing.T) {
 // beyond the model's bound on events).
 func TestFinalAbsorbing(t *testing.T) {
 	g := explore(t)
+	if err := graphcheck.CheckAbsorbing(g.Graph, g.final); err != nil {
+		t.Error(err)
+	}
 	for _, st := range g.states {
 		if !final(st.Phase) {
 			continue
@@ -310,45 +227,24 @@ func TestFinalAbsorbing(t *testing.T) {
 // leaves unchecked.
 func TestNoLivelock(t *testing.T) {
 	g := explore(t)
-	pred := map[string][]string{}
-	for from, tos := range g.succ {
-		for _, to := range tos {
-			pred[to] = append(pred[to], from)
-		}
+	finishes := func(k string) bool {
+		p := g.states[k].Phase
+		return p == session.Idle || p == session.Closed
 	}
-	good := map[string]bool{}
-	var queue []string
-	for k, st := range g.states {
-		if st.Phase == session.Idle || st.Phase == session.Closed {
-			good[k] = true
-			queue = append(queue, k)
-		}
-	}
-	for len(queue) > 0 {
-		k := queue[0]
-		queue = queue[1:]
-		for _, p := range pred[k] {
-			if !good[p] {
-				good[p] = true
-				queue = append(queue, p)
-			}
-		}
-	}
-	for k, st := range g.states {
-		if !final(st.Phase) && !good[k] {
-			t.Errorf("%s cannot reach idle or closed", st.Key())
-		}
+	mustFinish := func(k string) bool { return !g.final(k) }
+	if err := graphcheck.CheckReaches(g.Without(doneAction), finishes, mustFinish); err != nil {
+		t.Errorf("idle or closed: %v", err)
 	}
 }
 
 // TestSticky: a used request_id stays used, along every step.
 func TestSticky(t *testing.T) {
 	g := explore(t)
-	for e := range g.edges {
-		from, to := g.states[e.from], g.states[e.to]
+	for e := range g.Edges {
+		from, to := g.states[e.From], g.states[e.To]
 		for _, id := range from.Used {
 			if !slices.Contains(to.Used, id) {
-				t.Errorf("%s -%s-> %s forgets used id %q", from.Key(), e.action, to.Key(), id)
+				t.Errorf("%s -%s-> %s forgets used id %q", from.Key(), e.Action, to.Key(), id)
 			}
 		}
 	}

@@ -1,11 +1,8 @@
 package chat
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge/edgetest"
 )
 
 func TestMain(m *testing.M) {
@@ -23,69 +21,24 @@ func TestMain(m *testing.M) {
 }
 
 // summary is what a consumer ends up with after a whole stream.
-type summary struct {
-	Text      string
-	Reasoning string
-	ToolCalls []provider.ToolCall
-	Usage     *provider.Usage
-	Finish    string
-}
+type summary = edgetest.Summary
 
 // drain reads a stream to its end, checking the ordering rules every stream
 // must keep: nothing after EventFinish, usage before finish, a finish
 // exactly when Err is nil.
 func drain(t *testing.T, s provider.Stream) (summary, []provider.StreamEvent, error) {
 	t.Helper()
-	defer s.Close()
-	var (
-		sum    summary
-		events []provider.StreamEvent
-	)
-	for s.Next() {
-		ev := s.Event()
-		if sum.Finish != "" {
-			t.Fatalf("event %+v after EventFinish", ev)
-		}
-		events = append(events, ev)
-		switch ev.Kind {
-		case provider.EventText:
-			sum.Text += ev.Text
-		case provider.EventReasoning:
-			sum.Reasoning += ev.Text
-		case provider.EventToolCall:
-			sum.ToolCalls = append(sum.ToolCalls, ev.ToolCall)
-		case provider.EventUsage:
-			u := ev.Usage
-			sum.Usage = &u
-		case provider.EventFinish:
-			if ev.FinishReason == "" {
-				t.Fatal("EventFinish without a reason")
-			}
-			sum.Finish = ev.FinishReason
-		default:
-			t.Fatalf("unknown event kind %d", ev.Kind)
-		}
-	}
-	err := s.Err()
-	if (err == nil) != (sum.Finish != "") {
-		t.Fatalf("Err() = %v with finish %q: a nil error needs EventFinish and vice versa", err, sum.Finish)
-	}
-	if s.Next() {
-		t.Fatal("Next returned true after the end")
-	}
-	return sum, events, err
+	return edgetest.Drain(t, s, nil)
 }
 
 // testProvider returns a Provider aimed at srv with a transport of its own,
 // closed when the test ends so goleak sees no idle connection.
 func testProvider(t *testing.T, srv *httptest.Server, mod func(*Config)) *Provider {
 	t.Helper()
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
 	cfg := Config{
 		BaseURL:    srv.URL + "/v1",
 		APIKey:     testKey,
-		HTTPClient: &http.Client{Transport: tr},
+		HTTPClient: edgetest.Client(t),
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -99,49 +52,16 @@ func testProvider(t *testing.T, srv *httptest.Server, mod func(*Config)) *Provid
 
 const testKey = "sk-test-0123456789abcdefSECRET"
 
-func newServer(t *testing.T, h http.HandlerFunc) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 // fixtureBody returns the body to serve for a fixture: .sse files raw,
 // .chunks.jsonl files as one data: event per line and a final [DONE]
 // (fixtures/providers/SOURCES.md).
 func fixtureBody(t *testing.T, name string) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "openai-chat", name))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := edgetest.ReadFixture(t, filepath.Join("testdata", "openai-chat"), name)
 	if strings.HasSuffix(name, ".sse") {
 		return raw
 	}
-	var b bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		if len(sc.Bytes()) == 0 {
-			continue
-		}
-		b.WriteString("data: ")
-		b.Write(sc.Bytes())
-		b.WriteString("\n\n")
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	b.WriteString("data: [DONE]\n\n")
-	return b.Bytes()
-}
-
-func sseHandler(body []byte) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write(body)
-	}
+	return edgetest.DataEvents(t, raw)
 }
 
 var simpleRequest = provider.Request{
@@ -265,7 +185,7 @@ func TestFixtures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
-			srv := newServer(t, sseHandler(fixtureBody(t, tc.file)))
+			srv := edgetest.NewServer(t, edgetest.SSEHandler(fixtureBody(t, tc.file)))
 			got, _, err := streamFrom(t, testProvider(t, srv, nil))
 			if err != nil {
 				t.Fatalf("Err() = %v", err)

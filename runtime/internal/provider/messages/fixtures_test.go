@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge/edgetest"
 )
 
 func TestMain(m *testing.M) {
@@ -24,79 +24,24 @@ func TestMain(m *testing.M) {
 }
 
 // summary is what a consumer ends up with after a whole stream.
-type summary struct {
-	Text       string
-	Reasoning  string
-	Signatures []string
-	ToolCalls  []provider.ToolCall
-	Usage      *provider.Usage
-	Finish     string
-}
+type summary = edgetest.Summary
 
 // drain reads a stream to its end, checking the ordering rules every stream
 // must keep: nothing after EventFinish, usage before finish, a finish
 // exactly when Err is nil, no empty content events.
 func drain(t *testing.T, s provider.Stream) (summary, []provider.StreamEvent, error) {
 	t.Helper()
-	defer s.Close()
-	var (
-		sum    summary
-		events []provider.StreamEvent
-	)
-	for s.Next() {
-		ev := s.Event()
-		if sum.Finish != "" {
-			t.Fatalf("event %+v after EventFinish", ev)
-		}
-		events = append(events, ev)
-		switch ev.Kind {
-		case provider.EventText:
-			if ev.Text == "" {
-				t.Fatal("empty EventText")
-			}
-			sum.Text += ev.Text
-		case provider.EventReasoning:
-			if ev.Text == "" && ev.Signature == "" {
-				t.Fatal("empty EventReasoning")
-			}
-			sum.Reasoning += ev.Text
-			if ev.Signature != "" {
-				sum.Signatures = append(sum.Signatures, ev.Signature)
-			}
-		case provider.EventToolCall:
-			sum.ToolCalls = append(sum.ToolCalls, ev.ToolCall)
-		case provider.EventUsage:
-			u := ev.Usage
-			sum.Usage = &u
-		case provider.EventFinish:
-			if ev.FinishReason == "" {
-				t.Fatal("EventFinish without a reason")
-			}
-			sum.Finish = ev.FinishReason
-		default:
-			t.Fatalf("unknown event kind %d", ev.Kind)
-		}
-	}
-	err := s.Err()
-	if (err == nil) != (sum.Finish != "") {
-		t.Fatalf("Err() = %v with finish %q: a nil error needs EventFinish and vice versa", err, sum.Finish)
-	}
-	if s.Next() {
-		t.Fatal("Next returned true after the end")
-	}
-	return sum, events, err
+	return edgetest.Drain(t, s, checkNonEmpty)
 }
 
 // testProvider returns a Provider aimed at srv with a transport of its own,
 // closed when the test ends so goleak sees no idle connection.
 func testProvider(t *testing.T, srv *httptest.Server, mod func(*Config)) *Provider {
 	t.Helper()
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
 	cfg := Config{
 		BaseURL:    srv.URL,
 		APIKey:     testKey,
-		HTTPClient: &http.Client{Transport: tr},
+		HTTPClient: edgetest.Client(t),
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -109,13 +54,6 @@ func testProvider(t *testing.T, srv *httptest.Server, mod func(*Config)) *Provid
 }
 
 const testKey = "sk-ant-api03-test-0123456789abcdefSECRET"
-
-func newServer(t *testing.T, h http.HandlerFunc) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv
-}
 
 // fixtureBody returns the body to serve for a fixture: .sse files raw,
 // .chunks.jsonl files as one "event: <type>" + "data: <line>" event per
@@ -153,45 +91,14 @@ func fixtureBody(t *testing.T, name string) []byte {
 	return b.Bytes()
 }
 
-// recorded is a .headers.json file.
-type recorded struct {
-	Status  int                 `json:"status"`
-	Headers map[string][]string `json:"headers"`
-}
-
 // fixtureHandler serves a fixture with the status and headers recorded with
 // it, when there are any, else as plain text/event-stream.
 func fixtureHandler(t *testing.T, name string) http.HandlerFunc {
 	t.Helper()
 	body := fixtureBody(t, name)
-	rec := recorded{Status: http.StatusOK, Headers: map[string][]string{"Content-Type": {"text/event-stream"}}}
 	stem := strings.TrimSuffix(strings.TrimSuffix(name, ".sse"), ".chunks.jsonl")
-	if raw, err := os.ReadFile(filepath.Join("testdata", "anthropic", stem+".headers.json")); err == nil {
-		rec = recorded{}
-		if err := json.Unmarshal(raw, &rec); err != nil {
-			t.Fatalf("%s.headers.json: %v", stem, err)
-		}
-	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		for k, vs := range rec.Headers {
-			switch http.CanonicalHeaderKey(k) {
-			case "Transfer-Encoding", "Connection", "Content-Length", "Date":
-				continue // the test server's own framing
-			}
-			w.Header()[http.CanonicalHeaderKey(k)] = vs
-		}
-		w.WriteHeader(rec.Status)
-		_, _ = w.Write(body)
-	}
-}
-
-func sseHandler(body []byte) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write(body)
-	}
+	rec := edgetest.ReadRecorded(t, filepath.Join("testdata", "anthropic", stem+".headers.json"), false)
+	return rec.Handler(body, "Date") // the test server's own framing
 }
 
 var simpleRequest = provider.Request{
@@ -388,7 +295,7 @@ func TestFixtureCoverage(t *testing.T) {
 func TestFixtures(t *testing.T) {
 	for _, tc := range fixtureTests {
 		t.Run(tc.file, func(t *testing.T) {
-			srv := newServer(t, fixtureHandler(t, tc.file))
+			srv := edgetest.NewServer(t, fixtureHandler(t, tc.file))
 			got, _, err := streamFrom(t, testProvider(t, srv, nil))
 			if err != nil {
 				t.Fatalf("Err() = %v", err)
@@ -462,3 +369,14 @@ type decoderStream struct{ *decoder }
 
 func (d *decoderStream) Err() error   { return d.err }
 func (d *decoderStream) Close() error { return nil }
+
+// checkNonEmpty is this package's own drain rule: no empty content events.
+func checkNonEmpty(t testing.TB, ev provider.StreamEvent) {
+	t.Helper()
+	switch {
+	case ev.Kind == provider.EventText && ev.Text == "":
+		t.Fatal("empty EventText")
+	case ev.Kind == provider.EventReasoning && ev.Text == "" && ev.Signature == "":
+		t.Fatal("empty EventReasoning")
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge"
+	"octet.dev/host/runtime/internal/provider/edge/edgetest"
 )
 
 // captured is what the fake server saw of one request.
@@ -50,7 +52,7 @@ func captureHandler(got chan<- captured) http.HandlerFunc {
 func sendRequest(t *testing.T, req provider.Request, mod func(*Config)) captured {
 	t.Helper()
 	got := make(chan captured, 1)
-	srv := newServer(t, captureHandler(got))
+	srv := edgetest.NewServer(t, captureHandler(got))
 	p := testProvider(t, srv, mod)
 	s, err := p.Stream(context.Background(), req)
 	if err != nil {
@@ -424,15 +426,6 @@ func TestBuildRequestErrors(t *testing.T) {
 // errorOpts compares provider errors on their facts, not the wrapped error.
 var errorOpts = cmpopts.IgnoreFields(provider.Error{}, "Err")
 
-func asProviderError(t *testing.T, err error) *provider.Error {
-	t.Helper()
-	var pe *provider.Error
-	if !errors.As(err, &pe) {
-		t.Fatalf("error %v (%T) is not a *provider.Error", err, err)
-	}
-	return pe
-}
-
 func TestHTTPErrors(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	fixture := func(name string) string {
@@ -522,7 +515,7 @@ func TestHTTPErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
+			srv := edgetest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
 				for k, v := range tc.headers {
 					w.Header().Set(k, v)
 				}
@@ -535,11 +528,11 @@ func TestHTTPErrors(t *testing.T) {
 			if s != nil {
 				t.Fatal("Stream returned a stream for an error status")
 			}
-			pe := asProviderError(t, err)
+			pe := edgetest.AsProviderError(t, err)
 			if diff := cmp.Diff(&tc.want, pe, errorOpts); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
-			if len(pe.Message) > maxMessage {
+			if len(pe.Message) > edge.MaxMessage {
 				t.Errorf("message is %d bytes", len(pe.Message))
 			}
 		})
@@ -571,7 +564,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 	}
 	for name, h := range bodies {
 		t.Run(name, func(t *testing.T) {
-			srv := newServer(t, h)
+			srv := edgetest.NewServer(t, h)
 			p := testProvider(t, srv, func(c *Config) {
 				c.Headers = map[string]string{"X-Gateway-Key": "header-secret-value"}
 			})
@@ -585,7 +578,7 @@ func TestKeyNeverInErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("no error")
 			}
-			pe := asProviderError(t, err)
+			pe := edgetest.AsProviderError(t, err)
 			for _, text := range []string{err.Error(), pe.Message, pe.Code} {
 				for _, secret := range []string{testKey, testKey[len(testKey)-8:], masked[len(masked)-4:], "header-secret-value"} {
 					if strings.Contains(text, secret) {
@@ -597,18 +590,6 @@ func TestKeyNeverInErrors(t *testing.T) {
 				t.Errorf("message lost its useful part: %q", pe.Message)
 			}
 		})
-	}
-}
-
-// stallAfter serves body, flushes, then holds the response open until the
-// client goes away.
-func stallAfter(body string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.WriteHeader(http.StatusOK)
-		_, _ = io.WriteString(w, body)
-		w.(http.Flusher).Flush()
-		<-r.Context().Done()
 	}
 }
 
@@ -628,7 +609,7 @@ func TestStreamFailures(t *testing.T) {
 	}{
 		{
 			name: "mid-stream overloaded_error event",
-			handler: sseHandler([]byte(startHel +
+			handler: edgetest.SSEHandler([]byte(startHel +
 				"event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}\n\n")),
 			wantText: "Hel",
 			want: provider.Error{Kind: provider.FailErrorEvent, Code: "overloaded_error", RequestWritten: true, ContentStarted: true,
@@ -636,49 +617,49 @@ func TestStreamFailures(t *testing.T) {
 		},
 		{
 			name:    "error event before content",
-			handler: sseHandler([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"Internal server error\"}}\n\n")),
+			handler: edgetest.SSEHandler([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"Internal server error\"}}\n\n")),
 			want:    provider.Error{Kind: provider.FailErrorEvent, Code: "api_error", RequestWritten: true, Message: "Internal server error"},
 		},
 		{
 			name:     "cut after content",
-			handler:  sseHandler([]byte(startHel)),
+			handler:  edgetest.SSEHandler([]byte(startHel)),
 			wantText: "Hel",
 			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before message_stop"},
 		},
 		{
 			name: "cut after message_delta",
-			handler: sseHandler([]byte(startHel + "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+			handler: edgetest.SSEHandler([]byte(startHel + "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
 				"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n")),
 			wantText: "Hel",
 			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before message_stop"},
 		},
 		{
 			name:    "empty body",
-			handler: sseHandler(nil),
+			handler: edgetest.SSEHandler(nil),
 			want:    provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, Message: "stream ended before message_stop"},
 		},
 		{
 			name:     "cut inside an event",
-			handler:  sseHandler([]byte(startHel + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"lo\"}}")),
+			handler:  edgetest.SSEHandler([]byte(startHel + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"lo\"}}")),
 			wantText: "Hel",
 			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before message_stop"},
 		},
 		{
 			name:     "invalid JSON",
-			handler:  sseHandler([]byte(startHel + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n\n")),
+			handler:  edgetest.SSEHandler([]byte(startHel + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n\n")),
 			wantText: "Hel",
 			want:     provider.Error{Kind: provider.FailDecode, RequestWritten: true, ContentStarted: true, Message: "invalid event JSON"},
 		},
 		{
 			name:     "idle after content",
-			handler:  stallAfter(startHel),
+			handler:  edgetest.StallAfter(startHel),
 			idle:     100 * time.Millisecond,
 			wantText: "Hel",
 			want:     provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, ContentStarted: true, Message: "no stream data for 100ms"},
 		},
 		{
 			name:    "idle before any byte",
-			handler: stallAfter(""),
+			handler: edgetest.StallAfter(""),
 			idle:    100 * time.Millisecond,
 			want:    provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, Message: "no stream data for 100ms"},
 		},
@@ -712,7 +693,7 @@ func TestStreamFailures(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newServer(t, tc.handler)
+			srv := edgetest.NewServer(t, tc.handler)
 			p := testProvider(t, srv, func(c *Config) { c.IdleTimeout = tc.idle })
 			var (
 				err error
@@ -727,7 +708,7 @@ func TestStreamFailures(t *testing.T) {
 			if sum.Text != tc.wantText {
 				t.Errorf("text = %q, want %q", sum.Text, tc.wantText)
 			}
-			pe := asProviderError(t, err)
+			pe := edgetest.AsProviderError(t, err)
 			opts := []cmp.Option{errorOpts}
 			if tc.want.Message == "" {
 				opts = append(opts, cmpopts.IgnoreFields(provider.Error{}, "Message"))
@@ -740,15 +721,8 @@ func TestStreamFailures(t *testing.T) {
 }
 
 func TestConnectionRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	p, err := New(Config{BaseURL: "http://" + addr, APIKey: testKey, HTTPClient: &http.Client{Transport: tr}})
+	addr := edgetest.RefusedAddr(t)
+	p, err := New(Config{BaseURL: "http://" + addr, APIKey: testKey, HTTPClient: edgetest.Client(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -756,7 +730,7 @@ func TestConnectionRefused(t *testing.T) {
 	if s != nil {
 		t.Fatal("got a stream from a closed port")
 	}
-	pe := asProviderError(t, err)
+	pe := edgetest.AsProviderError(t, err)
 	if pe.Kind != provider.FailConnect || pe.RequestWritten || pe.ContentStarted || pe.Status != 0 {
 		t.Errorf("got %+v, want FailConnect with RequestWritten false", pe)
 	}
@@ -770,101 +744,9 @@ func TestConnectionRefused(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	t.Run("mid-stream", func(t *testing.T) {
-		srv := newServer(t, stallAfter(startHel))
-		p := testProvider(t, srv, nil)
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		s, err := p.Stream(ctx, simpleRequest)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		if !s.Next() || s.Event().Text != "Hel" {
-			t.Fatalf("first event: %+v, err %v", s.Event(), s.Err())
-		}
-		cancel()
-		if s.Next() {
-			t.Fatalf("Next after cancel returned %+v", s.Event())
-		}
-		pe := asProviderError(t, s.Err())
-		if pe.Kind != provider.FailCanceled || !pe.RequestWritten || !pe.ContentStarted {
-			t.Errorf("got %+v, want FailCanceled, written, started", pe)
-		}
-	})
-	t.Run("before the request", func(t *testing.T) {
-		srv := newServer(t, sseHandler(nil))
-		p := testProvider(t, srv, nil)
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		_, err := p.Stream(ctx, simpleRequest)
-		pe := asProviderError(t, err)
-		if pe.Kind != provider.FailCanceled || pe.RequestWritten {
-			t.Errorf("got %+v, want FailCanceled, not written", pe)
-		}
-	})
-	t.Run("while waiting for headers", func(t *testing.T) {
-		arrived := make(chan struct{})
-		srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
-			_, _ = io.Copy(io.Discard, r.Body)
-			close(arrived)
-			<-r.Context().Done()
-		})
-		p := testProvider(t, srv, nil)
-		ctx, cancel := context.WithCancel(context.Background())
-		go func() {
-			<-arrived
-			cancel()
-		}()
-		_, err := p.Stream(ctx, simpleRequest)
-		pe := asProviderError(t, err)
-		if pe.Kind != provider.FailCanceled || !pe.RequestWritten {
-			t.Errorf("got %+v, want FailCanceled, written", pe)
-		}
-	})
-	t.Run("close from another goroutine", func(t *testing.T) {
-		srv := newServer(t, stallAfter(startHel))
-		p := testProvider(t, srv, nil)
-		s, err := p.Stream(context.Background(), simpleRequest)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !s.Next() {
-			t.Fatal(s.Err())
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = s.Close()
-		}()
-		for s.Next() {
-		}
-		<-done
-		if pe := asProviderError(t, s.Err()); pe.Kind != provider.FailCanceled || !pe.ContentStarted {
-			t.Errorf("got %+v, want FailCanceled with content started", pe)
-		}
-	})
-	t.Run("close mid-stream", func(t *testing.T) {
-		srv := newServer(t, stallAfter(startHel))
-		p := testProvider(t, srv, nil)
-		s, err := p.Stream(context.Background(), simpleRequest)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !s.Next() {
-			t.Fatal(s.Err())
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-		_ = s.Close()
-		if s.Next() {
-			t.Fatal("Next after Close returned true")
-		}
-		if pe := asProviderError(t, s.Err()); pe.Kind != provider.FailCanceled {
-			t.Errorf("got %+v, want FailCanceled", pe)
-		}
-	})
+	edgetest.CheckCancel(t, func(t *testing.T, ctx context.Context, h http.HandlerFunc) (provider.Stream, error) {
+		return testProvider(t, edgetest.NewServer(t, h), nil).Stream(ctx, simpleRequest)
+	}, startHel, true)
 }
 
 func TestNew(t *testing.T) {
@@ -902,50 +784,9 @@ func TestNew(t *testing.T) {
 }
 
 func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := []struct {
-		h    map[string]string
-		want time.Duration
-	}{
-		{nil, 0},
-		{map[string]string{"Retry-After": "0"}, 0},
-		{map[string]string{"Retry-After": "12"}, 12 * time.Second},
-		{map[string]string{"Retry-After": "1.5"}, 1500 * time.Millisecond},
-		{map[string]string{"Retry-After": "-3"}, 0},
-		{map[string]string{"Retry-After": "soon"}, 0},
-		{map[string]string{"Retry-After": now.Add(90 * time.Second).Format(http.TimeFormat)}, 90 * time.Second},
-		{map[string]string{"Retry-After-Ms": "250", "Retry-After": "12"}, 250 * time.Millisecond},
-		{map[string]string{"Retry-After-Ms": "junk", "Retry-After": "12"}, 12 * time.Second},
-		{map[string]string{"Retry-After": "1e300"}, time.Duration(1<<63 - 1)},
-		{map[string]string{"Retry-After": "NaN"}, 0},
-	}
-	for _, tc := range tests {
-		h := http.Header{}
-		for k, v := range tc.h {
-			h.Set(k, v)
-		}
-		if got := retryAfter(h, now); got != tc.want {
-			t.Errorf("retryAfter(%v) = %v, want %v", tc.h, got, tc.want)
-		}
-	}
+	edgetest.CheckRetryAfter(t)
 }
 
 func TestSanitize(t *testing.T) {
-	s := newScrubber("sk-ant-abcdefghijklmnop", map[string]string{"X-Short": "v1", "X-Gateway-Key": "gateway-secret-key"})
-	tests := []struct{ in, want string }{
-		{"key sk-ant-abcdefghijklmnop here", "key [redacted] here"},
-		{"masked sk-ant-abc**********mnop!", "masked [redacted]!"},
-		{"gateway-secret-key and v1", "[redacted] and v1"},
-		{"line\nbreak\ttab\x00nul", "line break tab nul"},
-		{"bad \xff utf8", "bad \uFFFD utf8"},
-		{"  trimmed  ", "trimmed"},
-	}
-	for _, tc := range tests {
-		if got := s.sanitize(tc.in); got != tc.want {
-			t.Errorf("sanitize(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-	if got := s.sanitize(strings.Repeat("a", 2000)); len(got) > maxMessage {
-		t.Errorf("sanitize did not bound: %d bytes", len(got))
-	}
+	edgetest.CheckSanitize(t, "sk-ant-abcdefghijklmnop", "sk-ant-abc**********mnop", "X-Gateway-Key", "gateway-secret-key")
 }

@@ -4,13 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"runtime"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge/edgetest"
 )
 
 // dataOnly frames each payload as one data: event, without event lines.
@@ -240,7 +241,7 @@ func TestDecodeQuirks(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, _, err := drainDecoder(t, []byte(tc.body))
 			if tc.wantKind != "" {
-				pe := asProviderError(t, err)
+				pe := edgetest.AsProviderError(t, err)
 				if pe.Kind != tc.wantKind {
 					t.Fatalf("kind = %s, want %s (%v)", pe.Kind, tc.wantKind, err)
 				}
@@ -284,27 +285,9 @@ func deltaStream(n int) []byte {
 // allocs/delta are the figures to watch.
 func BenchmarkDecodeDeltas(b *testing.B) {
 	const n = 20000
-	in := deltaStream(n)
-	var ms0, ms1 runtime.MemStats
-	b.SetBytes(int64(len(in)))
-	b.ReportAllocs()
-	runtime.ReadMemStats(&ms0)
-	for b.Loop() {
-		d := decodeStream(bytes.NewReader(in), 0)
-		texts := 0
-		for d.Next() {
-			if d.Event().Kind == provider.EventText {
-				texts++
-			}
-		}
-		if d.err != nil || texts != n {
-			b.Fatalf("texts %d err %v", texts, d.err)
-		}
-	}
-	runtime.ReadMemStats(&ms1)
-	deltas := float64(b.N) * n
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/deltas, "ns/delta")
-	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/deltas, "allocs/delta")
+	edgetest.BenchDecodeDeltas(b, deltaStream(n), n, func(r io.Reader) provider.Stream {
+		return &decoderStream{decodeStream(r, 0)}
+	})
 }
 
 // FuzzDecode feeds arbitrary streams to the decoder: it must never panic,

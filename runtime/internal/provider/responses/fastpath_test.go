@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"octet.dev/host/runtime/internal/provider/edge"
 )
 
 // eventSeeds returns every data payload of the recorded fixtures.
@@ -83,7 +84,7 @@ func checkFastPath(t *testing.T, data []byte) (accepted bool) {
 		t.Fatalf("fast path accepted invalid JSON: %q", data)
 	}
 	var head struct {
-		Type textOnly `json:"type"`
+		Type edge.TextOnly `json:"type"`
 	}
 	if err := json.Unmarshal(data, &head, unmarshalOpts); err != nil {
 		t.Fatalf("fast path accepted what json v2 rejects (%v): %q", err, data)
@@ -152,8 +153,8 @@ func TestSurrogatesPaired(t *testing.T) {
 		`plain`, `\n\t\"\\\/`, `\u00e9`, `\ud83e\udd8a`, `\ud83e`, `\ud83ex`, `\ud83e\n`, `\ud83e\u0041`,
 		`\udd8a`, `x\ud83e\udd8a\ud83e\udd8ay`, `\ud83e\ud83e\udd8a`, `\\ud83e`,
 	} {
-		_, want := unescape(nil, []byte(raw))
-		if got := surrogatesPaired([]byte(raw)); got != want {
+		_, want := edge.Unescape(nil, []byte(raw))
+		if got := edge.SurrogatesPaired([]byte(raw)); got != want {
 			t.Errorf("surrogatesPaired(%s) = %v, unescape says %v", raw, got, want)
 		}
 	}

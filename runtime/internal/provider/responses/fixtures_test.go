@@ -1,10 +1,8 @@
 package responses
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge/edgetest"
 )
 
 func TestMain(m *testing.M) {
@@ -28,80 +27,24 @@ func TestMain(m *testing.M) {
 var fixtureDir = filepath.Join("testdata", "openai-responses")
 
 // summary is what a consumer ends up with after a whole stream.
-type summary struct {
-	Text      string
-	Reasoning string
-	// Signatures are the encrypted reasoning tokens, in order.
-	Signatures []string
-	ToolCalls  []provider.ToolCall
-	Usage      *provider.Usage
-	Finish     string
-}
+type summary = edgetest.Summary
 
 // drain reads a stream to its end, checking the ordering rules every stream
 // must keep: nothing after EventFinish, usage before finish, a finish
 // exactly when Err is nil.
 func drain(t *testing.T, s provider.Stream) (summary, []provider.StreamEvent, error) {
 	t.Helper()
-	defer s.Close()
-	var (
-		sum    summary
-		events []provider.StreamEvent
-	)
-	for s.Next() {
-		ev := s.Event()
-		if sum.Finish != "" {
-			t.Fatalf("event %+v after EventFinish", ev)
-		}
-		events = append(events, ev)
-		switch ev.Kind {
-		case provider.EventText:
-			if ev.Text == "" {
-				t.Error("EventText without text")
-			}
-			sum.Text += ev.Text
-		case provider.EventReasoning:
-			if ev.Text == "" && ev.Signature == "" {
-				t.Error("EventReasoning without text or signature")
-			}
-			sum.Reasoning += ev.Text
-			if ev.Signature != "" {
-				sum.Signatures = append(sum.Signatures, ev.Signature)
-			}
-		case provider.EventToolCall:
-			sum.ToolCalls = append(sum.ToolCalls, ev.ToolCall)
-		case provider.EventUsage:
-			u := ev.Usage
-			sum.Usage = &u
-		case provider.EventFinish:
-			if ev.FinishReason == "" {
-				t.Fatal("EventFinish without a reason")
-			}
-			sum.Finish = ev.FinishReason
-		default:
-			t.Fatalf("unknown event kind %d", ev.Kind)
-		}
-	}
-	err := s.Err()
-	if (err == nil) != (sum.Finish != "") {
-		t.Fatalf("Err() = %v with finish %q: a nil error needs EventFinish and vice versa", err, sum.Finish)
-	}
-	if s.Next() {
-		t.Fatal("Next returned true after the end")
-	}
-	return sum, events, err
+	return edgetest.Drain(t, s, checkNonEmpty)
 }
 
 // testProvider returns a Provider aimed at srv with a transport of its own,
 // closed when the test ends so goleak sees no idle connection.
 func testProvider(t *testing.T, srv *httptest.Server, mod func(*Config)) *Provider {
 	t.Helper()
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
 	cfg := Config{
 		BaseURL:    srv.URL + "/v1",
 		APIKey:     testKey,
-		HTTPClient: &http.Client{Transport: tr},
+		HTTPClient: edgetest.Client(t),
 	}
 	if mod != nil {
 		mod(&cfg)
@@ -115,54 +58,16 @@ func testProvider(t *testing.T, srv *httptest.Server, mod func(*Config)) *Provid
 
 const testKey = "sk-test-0123456789abcdefSECRET"
 
-func newServer(t *testing.T, h http.HandlerFunc) *httptest.Server {
-	t.Helper()
-	srv := httptest.NewServer(h)
-	t.Cleanup(srv.Close)
-	return srv
-}
-
 // fixtureBody returns the body to serve for a fixture: .sse files raw,
 // .chunks.jsonl files as "event: <type>\ndata: <line>\n\n" per line, where
 // <type> is the line's JSON type (fixtures/providers/SOURCES.md).
 func fixtureBody(t testing.TB, name string) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(fixtureDir, name))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := edgetest.ReadFixture(t, fixtureDir, name)
 	if strings.HasSuffix(name, ".sse") {
 		return raw
 	}
-	var b bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(line) == 0 {
-			continue
-		}
-		var head struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(line, &head); err != nil || head.Type == "" {
-			t.Fatalf("%s: line without a JSON type: %v", name, err)
-		}
-		b.WriteString("event: " + head.Type + "\ndata: ")
-		b.Write(line)
-		b.WriteString("\n\n")
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
-}
-
-// recorded is a .headers.json file: the status and headers recorded with
-// the .sse file of the same stem.
-type recorded struct {
-	Status  int                 `json:"status"`
-	Headers map[string][]string `json:"headers"`
+	return edgetest.TypedEvents(t, name, raw)
 }
 
 // fixtureHandler serves a fixture, with its recorded status and headers
@@ -171,36 +76,11 @@ type recorded struct {
 func fixtureHandler(t *testing.T, name string) http.HandlerFunc {
 	t.Helper()
 	body := fixtureBody(t, name)
-	rec := recorded{Status: http.StatusOK, Headers: map[string][]string{"Content-Type": {"text/event-stream"}}}
+	rec := edgetest.PlainStream()
 	if stem, ok := strings.CutSuffix(name, ".sse"); ok {
-		raw, err := os.ReadFile(filepath.Join(fixtureDir, stem+".headers.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(raw, &rec); err != nil {
-			t.Fatal(err)
-		}
+		rec = edgetest.ReadRecorded(t, filepath.Join(fixtureDir, stem+".headers.json"), true)
 	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		for k, v := range rec.Headers {
-			switch http.CanonicalHeaderKey(k) {
-			case "Connection", "Transfer-Encoding", "Content-Length":
-				continue
-			}
-			w.Header()[http.CanonicalHeaderKey(k)] = v
-		}
-		w.WriteHeader(rec.Status)
-		_, _ = w.Write(body)
-	}
-}
-
-func sseHandler(body []byte) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write(body)
-	}
+	return rec.Handler(body)
 }
 
 var simpleRequest = provider.Request{
@@ -354,10 +234,10 @@ func TestFixtureCoverage(t *testing.T) {
 func TestFixtures(t *testing.T) {
 	for _, tc := range fixtureCases {
 		t.Run(tc.file, func(t *testing.T) {
-			srv := newServer(t, fixtureHandler(t, tc.file))
+			srv := edgetest.NewServer(t, fixtureHandler(t, tc.file))
 			got, _, err := streamFrom(t, testProvider(t, srv, nil))
 			if tc.wantErr != nil {
-				pe := asProviderError(t, err)
+				pe := edgetest.AsProviderError(t, err)
 				if diff := cmp.Diff(tc.wantErr, pe, errorOpts); diff != "" {
 					t.Errorf("error (-want +got):\n%s", diff)
 				}
@@ -506,3 +386,14 @@ type decoderStream struct{ *decoder }
 
 func (d *decoderStream) Err() error   { return d.err }
 func (d *decoderStream) Close() error { return nil }
+
+// checkNonEmpty is this package's own drain rule: no empty content events.
+func checkNonEmpty(t testing.TB, ev provider.StreamEvent) {
+	t.Helper()
+	switch {
+	case ev.Kind == provider.EventText && ev.Text == "":
+		t.Error("EventText without text")
+	case ev.Kind == provider.EventReasoning && ev.Text == "" && ev.Signature == "":
+		t.Error("EventReasoning without text or signature")
+	}
+}

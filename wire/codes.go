@@ -22,37 +22,10 @@ const (
 	CodeOutputTooLarge             = Code("output_too_large")             // an outbound event would exceed 1 MiB
 )
 
-// Run error codes (final_result.data.error.code), CONTRACT §8–§14.
-const (
-	CodeUnsupported         = Code("unsupported")          // the command is recognised but this build cannot do it
-	CodeInternal            = Code("internal_error")       // a broken invariant inside the host
-	CodePromptTooLarge      = Code("prompt_too_large")     // prompt over 512 KiB
-	CodeDisplayTextInvalid  = Code("display_text_invalid") // display_text over 256 KiB or with control characters
-	CodeWorkspaceInvalid    = Code("workspace_invalid")    // workspace missing, relative or not a directory
-	CodeModelNotFound       = Code("model_not_found")      // no catalog entry and no inline route
-	CodeCredentialsMissing  = Code("credentials_missing")  // the route needs a key that is not configured
-	CodeRouteInvalid        = Code("route_invalid")        // inline route fields break the rules of CONTRACT §8
-	CodeHeadersRejected     = Code("headers_rejected")     // custom headers over the caps or forbidden
-	CodeToolsInvalid        = Code("tools_invalid")        // tools names an unknown tool or repeats one
-	CodeMediaInvalid        = Code("media_invalid")        // media rules of CONTRACT §16
-	CodeHistoryInvalid      = Code("history_invalid")      // history entries malformed
-	CodeSessionLocked       = Code("session_locked")       // another process holds the session
-	CodeSessionCorrupt      = Code("session_corrupt")      // the session file is invalid before its tail
-	CodeSessionDirInvalid   = Code("session_dir_invalid")  // session_dir unusable
-	CodeInvalidValue        = Code("invalid_value")        // a numeric or enumerated value out of range
-	CodeReasoningUnsupport  = Code("reasoning_unsupported")
-	CodeMaxStepsReached     = Code("max_steps_reached")
-	CodeProviderError       = Code("provider_error")
-	CodeRetriesExhausted    = Code("retries_exhausted")
-	CodeNetworkWaitExceeded = Code("network_wait_exceeded")
-	CodeCanceled            = Code("canceled")
-)
-
-// Discovery issue codes (models.data.discovery[].code): a configured
-// endpoint's live listing failed; the command still answers (CONTRACT §7).
-const (
-	CodeDiscoveryFailed  = Code("discovery_failed")  // refused, HTTP error
-	CodeDiscoveryTimeout = Code("discovery_timeout") // no answer within 2 s
-	CodeDiscoveryInvalid = Code("discovery_invalid") // not a model list
-	CodeConfigInvalid    = Code("config_invalid")    // ~/.octet/models.json or settings malformed
-)
+// CodeInternal is the final_result error of a run whose failure carries no
+// code of its own (a broken invariant). The run codes themselves are owned
+// by the runtime (runtime.Code*, fsm/recovery's outcome codes, the tools'
+// codes, discovery's issue codes), which the host passes through unchanged
+// and the README documents; they are not repeated here, so they cannot
+// drift.
+const CodeInternal = Code("internal_error")

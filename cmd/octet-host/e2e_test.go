@@ -190,8 +190,11 @@ func TestShutdownFlushesAndExitsZero(t *testing.T) {
 	if ev := p.next(t); ev.Type != "models" {
 		t.Fatalf("models answered with %s", ev.Type)
 	}
-	p.send(t, `{"protocol_version":1,"request_id":"bye","command":"shutdown"}`)
-	p.send(t, `{"protocol_version":1,"request_id":"late","command":"hello"}`)
+	// One write holding both lines: the host may exit as soon as it has read
+	// the shutdown, so a second write could meet a closed pipe. The late
+	// hello is already in the host's input buffer and must be ignored.
+	p.send(t, `{"protocol_version":1,"request_id":"bye","command":"shutdown"}`+"\n"+
+		`{"protocol_version":1,"request_id":"late","command":"hello"}`)
 	if ev := p.next(t); ev.Type != "shutdown" || ev.Seq != 1 {
 		t.Fatalf("shutdown answered with %+v", ev)
 	}

@@ -432,7 +432,7 @@ func TestStreamBuildError(t *testing.T) {
 func TestIdleBodyResetsOnData(t *testing.T) {
 	pr, pw := io.Pipe()
 	canceled := make(chan struct{})
-	b := newIdleBody(pr, 80*time.Millisecond, func() {
+	b := newIdleBody(pr, 300*time.Millisecond, func() {
 		select {
 		case <-canceled:
 		default:
@@ -440,15 +440,18 @@ func TestIdleBodyResetsOnData(t *testing.T) {
 		}
 	})
 	defer b.Close()
+	// Eight writes 60 ms apart span longer than the 300 ms timeout, so the
+	// reads only succeed if every byte re-arms the timer; each gap leaves a
+	// 5x margin for a loaded machine.
 	go func() {
-		for range 4 {
-			time.Sleep(30 * time.Millisecond)
+		for range 8 {
+			time.Sleep(60 * time.Millisecond)
 			_, _ = pw.Write([]byte("x"))
 		}
 	}()
 	var got bytes.Buffer
 	buf := make([]byte, 8)
-	for got.Len() < 4 {
+	for got.Len() < 8 {
 		n, err := b.Read(buf)
 		got.Write(buf[:n])
 		if err != nil {

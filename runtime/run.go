@@ -236,7 +236,10 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			return fail(CodeProviderError, scrub(providerMessage(err), p.key))
 		}
 		d.steps++
-		assistant := provider.Message{Role: provider.RoleAssistant, Text: turn.text, Reasoning: turn.reasoning, ReasoningSignature: turn.signature, ToolCalls: turn.calls}
+		assistant := provider.Message{
+			Role: provider.RoleAssistant, Text: turn.text, Reasoning: turn.reasoning,
+			ReasoningBlocks: turn.reasoningBlocks, ToolCalls: turn.calls,
+		}
 		cost := d.account(step, turn.usage)
 		if err := p.sess.Append(
 			store.Record{Body: store.Message{RunID: p.req.RunID, Message: assistant}},
@@ -273,10 +276,11 @@ const defaultSystemPrompt = `You are a coding agent working inside one workspace
 
 // turn is one model call's committed result.
 type turn struct {
-	text, reasoning, signature string
-	calls                      []provider.ToolCall
-	usage                      provider.Usage
-	finish                     string
+	text, reasoning string
+	reasoningBlocks []provider.ReasoningBlock
+	calls           []provider.ToolCall
+	usage           provider.Usage
+	finish          string
 }
 
 func (d *driver) callModel(ctx context.Context, step int, req provider.Request) (turn, error) {
@@ -286,7 +290,8 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 		return t, err
 	}
 	defer s.Close()
-	var text, reasoning strings.Builder
+	var text strings.Builder
+	var reasoning provider.ReasoningCollector
 	for s.Next() {
 		ev := s.Event()
 		switch ev.Kind {
@@ -294,10 +299,7 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 			text.WriteString(ev.Text)
 			d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelText, Text: ev.Text})
 		case provider.EventReasoning:
-			reasoning.WriteString(ev.Text)
-			if ev.Signature != "" {
-				t.signature = ev.Signature
-			}
+			reasoning.Add(ev)
 			if ev.Text != "" {
 				d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelReasoning, Text: ev.Text})
 			}
@@ -311,7 +313,7 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 	}
 	// On failure the partial text is returned too: it becomes recovered
 	// output when recovery discards the attempt.
-	t.text, t.reasoning = text.String(), reasoning.String()
+	t.text, t.reasoning, t.reasoningBlocks = text.String(), reasoning.Text(), reasoning.Blocks()
 	return t, s.Err()
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/spec"
 	"octet.dev/host/wire"
@@ -527,5 +529,60 @@ func TestHelloAdvertisesRunFeatures(t *testing.T) {
 		InlineModels: true, Tools: true, ProcessGroupAbort: true}
 	if f != want {
 		t.Errorf("features %+v, want %+v", f, want)
+	}
+}
+
+// TestAnthropicThinkingGoesBackUnchanged: the thinking and redacted_thinking
+// blocks of a tool-use turn are sent back exactly, in order, on the next
+// step and again after the session resumes in another host process (the
+// Messages API rejects a tool-use turn whose thinking was dropped).
+func TestAnthropicThinkingGoesBackUnchanged(t *testing.T) {
+	e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{
+		{Reasoning: "Look first.", Signature: "sig-1", RedactedReasoning: "opaque-1",
+			ToolCalls: []fakeprovider.ToolCall{{ID: "toolu_1", Name: "read", Arguments: `{"path":"hello.txt"}`}}},
+		{Text: "It says hi."},
+		{Text: "Still hi."},
+	}})
+	os.WriteFile(filepath.Join(e.ws, "hello.txt"), []byte("hi\n"), 0o644)
+	str := func(s string) *string { return &s }
+	yes := true
+	req := e.modeReq(fakeprovider.ModeAnthropic, "run-1", "What does hello.txt say?")
+	req.SessionID, req.SupportsReasoning = str("s-thinking"), &yes
+	if _, final := e.run(e.c, req); final.Status != "completed" {
+		t.Fatalf("first run: %+v", final)
+	}
+	e.c.Close()
+	c2 := e.start()
+	req = e.modeReq(fakeprovider.ModeAnthropic, "run-2", "And now?")
+	req.SessionID, req.SupportsReasoning = str("s-thinking"), &yes
+	if _, final := e.run(c2, req); final.Status != "completed" {
+		t.Fatalf("resumed run: %+v", final)
+	}
+
+	want := []any{
+		map[string]any{"type": "thinking", "thinking": "Look first.", "signature": "sig-1"},
+		map[string]any{"type": "redacted_thinking", "data": "opaque-1"},
+		map[string]any{"type": "tool_use", "id": "toolu_1", "name": "read", "input": map[string]any{"path": "hello.txt"}},
+	}
+	reqs := e.fake.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d provider requests, want 3", len(reqs))
+	}
+	for i, r := range reqs[1:] {
+		var body struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content []any  `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(mustJSON(t, r.Body), &body); err != nil {
+			t.Fatal(err)
+		}
+		if len(body.Messages) < 2 || body.Messages[1].Role != "assistant" {
+			t.Fatalf("request %d: messages %+v", i+2, body.Messages)
+		}
+		if diff := cmp.Diff(want, body.Messages[1].Content); diff != "" {
+			t.Errorf("request %d: the tool-use turn went back changed (-want +got):\n%s", i+2, diff)
+		}
 	}
 }

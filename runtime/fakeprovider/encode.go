@@ -336,6 +336,11 @@ func encodeAnthropic(p *encodeParams) encoded {
 		delta(obj{"type", "signature_delta", "signature", sig})
 		stop()
 	}
+	if t.RedactedReasoning != "" {
+		// Complete in its start event; no deltas.
+		start(obj{"type", "redacted_thinking", "data", t.RedactedReasoning})
+		stop()
+	}
 	for _, text := range []string{t.Text, t.Refusal} {
 		if text == "" {
 			continue

@@ -35,6 +35,10 @@ type Turn struct {
 	// asked for "reasoning.encrypted_content". Empty means a fixed fake
 	// value.
 	Signature string `json:"signature,omitempty"`
+	// RedactedReasoning, in the Anthropic mode only, is the data of a
+	// redacted_thinking block streamed right after the thinking block (the
+	// other wire formats have no such block and ignore it).
+	RedactedReasoning string `json:"redacted_reasoning,omitempty"`
 	// Text is the answer text.
 	Text string `json:"text,omitempty"`
 	// Refusal is refusal text, streamed after Text: chat delta.refusal, a

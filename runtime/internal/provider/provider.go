@@ -10,6 +10,7 @@ package provider
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -29,12 +30,14 @@ type Message struct {
 	// Text is the user prompt, the assistant's answer text, or the tool
 	// result's content.
 	Text string `json:"text,omitempty"`
-	// Reasoning is the assistant's reasoning text (kept for providers that
-	// require it to be sent back, e.g. Anthropic thinking with signatures).
+	// Reasoning is all of the assistant's reasoning text, as streamed (for
+	// the record; providers send back ReasoningBlocks instead).
 	Reasoning string `json:"reasoning,omitempty"`
-	// ReasoningSignature is an opaque provider token that authenticates
-	// Reasoning (Anthropic thinking signature, Responses encrypted content).
-	ReasoningSignature string `json:"reasoning_signature,omitempty"`
+	// ReasoningBlocks are the reasoning blocks the provider authenticated,
+	// in the order the model produced them: what must be sent back, unmodified,
+	// for the model to continue its reasoning (Anthropic thinking with its
+	// signature and redacted_thinking, Responses encrypted reasoning items).
+	ReasoningBlocks []ReasoningBlock `json:"reasoning_blocks,omitempty"`
 	// ToolCalls are the assistant's tool calls, in the order the model made them.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID and ToolName identify the call a RoleTool message answers.
@@ -42,6 +45,20 @@ type Message struct {
 	ToolName   string `json:"tool_name,omitempty"`
 	// IsError marks a tool result that reports a failure or a denial.
 	IsError bool `json:"is_error,omitempty"`
+}
+
+// ReasoningBlock is one authenticated block of reasoning. Exactly one of
+// Signature and Redacted is set.
+type ReasoningBlock struct {
+	// Text is the block's reasoning text (may be empty, e.g. when the
+	// provider only sends an encrypted form).
+	Text string `json:"text,omitempty"`
+	// Signature is the opaque token that authenticates Text (Anthropic
+	// thinking signature, Responses encrypted_content).
+	Signature string `json:"signature,omitempty"`
+	// Redacted is reasoning the provider encrypted whole (Anthropic
+	// redacted_thinking data): nothing to show, everything to send back.
+	Redacted string `json:"redacted,omitempty"`
 }
 
 // ToolCall is one complete tool call made by the model.
@@ -116,9 +133,14 @@ const (
 
 // StreamEvent is one decoded piece of a streamed response.
 type StreamEvent struct {
-	Kind         EventKind
-	Text         string   // EventText, EventReasoning
-	Signature    string   // EventReasoning: opaque signature when the provider sends one
+	Kind EventKind
+	Text string // EventText, EventReasoning
+	// Signature (EventReasoning) closes a reasoning block: it authenticates
+	// all reasoning text since the previous block closed.
+	Signature string
+	// Redacted (EventReasoning) is a whole reasoning block the provider
+	// encrypted; it carries no text and closes no other block.
+	Redacted     string
 	ToolCall     ToolCall // EventToolCall
 	Usage        Usage    // EventUsage
 	FinishReason string   // EventFinish
@@ -190,3 +212,34 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// ReasoningCollector gathers one response's EventReasoning events into the
+// reasoning text and the authenticated blocks of the assistant message. The
+// zero value is ready to use.
+type ReasoningCollector struct {
+	text   strings.Builder
+	open   int // where in text the block not yet closed begins
+	blocks []ReasoningBlock
+}
+
+// Add takes one EventReasoning (other kinds are ignored).
+func (c *ReasoningCollector) Add(ev StreamEvent) {
+	if ev.Kind != EventReasoning {
+		return
+	}
+	c.text.WriteString(ev.Text)
+	if ev.Signature != "" {
+		c.blocks = append(c.blocks, ReasoningBlock{Text: c.text.String()[c.open:], Signature: ev.Signature})
+		c.open = c.text.Len()
+	}
+	if ev.Redacted != "" {
+		c.blocks = append(c.blocks, ReasoningBlock{Redacted: ev.Redacted})
+	}
+}
+
+// Text is all reasoning text so far.
+func (c *ReasoningCollector) Text() string { return c.text.String() }
+
+// Blocks are the closed blocks so far. Text after the last signature is
+// not authenticated and belongs to no block.
+func (c *ReasoningCollector) Blocks() []ReasoningBlock { return c.blocks }

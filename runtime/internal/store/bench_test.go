@@ -39,8 +39,9 @@ func realisticRecords(n int) []Record {
 			recs = append(recs, Record{Body: RunStart{RunID: runID}},
 				Record{Body: Message{RunID: runID, Message: provider.Message{Role: provider.RoleUser, Text: text()}}})
 		case step%4 == 1:
+			thought := text()[:150]
 			recs = append(recs, Record{Body: Message{RunID: runID, Message: provider.Message{
-				Role: provider.RoleAssistant, Reasoning: text()[:150], ReasoningSignature: "EqQBCkgIARABGAIiQ",
+				Role: provider.RoleAssistant, Reasoning: thought, ReasoningBlocks: []provider.ReasoningBlock{{Text: thought, Signature: "EqQBCkgIARABGAIiQ"}},
 				ToolCalls: []provider.ToolCall{{ID: "call_" + runID, Name: "read", Arguments: `{"path":"internal/store/session.go"}`}},
 			}}})
 		case step%4 == 2:

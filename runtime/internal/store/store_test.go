@@ -53,10 +53,10 @@ func sampleRecords() []Record {
 		{Body: ReasoningChange{Effort: "high"}},
 		{Body: Message{RunID: "run-1", Message: provider.Message{Role: provider.RoleUser, Text: "Summarize MEMORY.md"}}},
 		{Body: Message{RunID: "run-1", Message: provider.Message{
-			Role:               provider.RoleAssistant,
-			Reasoning:          "look first",
-			ReasoningSignature: "sig==",
-			ToolCalls:          []provider.ToolCall{{ID: "call_1", Name: "read", Arguments: `{"path":"MEMORY.md"}`}},
+			Role:            provider.RoleAssistant,
+			Reasoning:       "look first",
+			ReasoningBlocks: []provider.ReasoningBlock{{Text: "look first", Signature: "sig=="}, {Redacted: "EmwKAhgBEgy3va3pzix"}},
+			ToolCalls:       []provider.ToolCall{{ID: "call_1", Name: "read", Arguments: `{"path":"MEMORY.md"}`}},
 		}}},
 		{Body: Message{RunID: "run-1", Message: provider.Message{
 			Role: provider.RoleTool, ToolCallID: "call_1", ToolName: "read", Text: "line\n\"quoted\"\t<&>", IsError: true,

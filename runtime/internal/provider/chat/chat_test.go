@@ -50,7 +50,7 @@ func TestRequestBody(t *testing.T) {
 		Messages: []provider.Message{
 			{Role: provider.RoleUser, Text: "Weather in Paris?"},
 			{
-				Role: provider.RoleAssistant, Text: "Checking.", Reasoning: "private chain", ReasoningSignature: "sig",
+				Role: provider.RoleAssistant, Text: "Checking.", Reasoning: "private chain", ReasoningBlocks: []provider.ReasoningBlock{{Text: "private chain", Signature: "sig"}},
 				ToolCalls: []provider.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`}},
 			},
 			{Role: provider.RoleTool, ToolCallID: "call_1", ToolName: "get_weather", Text: "18C"},

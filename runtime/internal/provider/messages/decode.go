@@ -133,6 +133,7 @@ type wireBlock struct {
 	Text      string         `json:"text"`
 	Thinking  string         `json:"thinking"`
 	Signature string         `json:"signature"`
+	Data      string         `json:"data"`
 	Input     jsontext.Value `json:"input"`
 }
 
@@ -396,14 +397,18 @@ func (d *decoder) blockStart(w *wireEvent) {
 			d.Push(provider.StreamEvent{Kind: provider.EventReasoning, Text: cb.Thinking})
 		}
 		b.sig = cb.Signature
+	case tagRedactedThinking:
+		// Encrypted whole, complete in its start event: nothing to show,
+		// but it must go back with the turn.
+		if cb.Data != "" {
+			d.Push(provider.StreamEvent{Kind: provider.EventReasoning, Redacted: cb.Data})
+		}
 	case tagToolUse:
 		if len(cb.Input) > 0 {
 			b.input = bytes.Clone(cb.Input)
 		}
 	}
-	// redacted_thinking is encrypted: nothing to show, and the neutral
-	// conversation has no place to keep it. Server tool blocks and other
-	// kinds are not this host's to run.
+	// Server tool blocks and other kinds are not this host's to run.
 }
 
 // blockDelta applies one content_block_delta.

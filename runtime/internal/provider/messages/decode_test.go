@@ -131,7 +131,7 @@ func TestDecodeQuirks(t *testing.T) {
 			want: summary{Text: "t", Usage: base, Finish: provider.FinishStop},
 		},
 		{
-			name: "thinking with initial text and a split signature, redacted thinking skipped",
+			name: "thinking with initial text and a split signature, then redacted thinking",
 			body: sseOf(msgStart,
 				`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"Let","signature":""}}`,
 				`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":" me"}}`,
@@ -140,7 +140,32 @@ func TestDecodeQuirks(t *testing.T) {
 				`{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"}}`, stop1,
 				`{"type":"content_block_start","index":2,"content_block":{"type":"text","text":"Hi"}}`, textDelta(2, "!"),
 				`{"type":"content_block_stop","index":2}`, endTurn, msgStop),
-			want: summary{Text: "Hi!", Reasoning: "Let me", Signatures: []string{"ABCD"}, Usage: base, Finish: provider.FinishStop},
+			want: summary{Text: "Hi!", Reasoning: "Let me", Usage: base, Finish: provider.FinishStop, Blocks: []provider.ReasoningBlock{
+				{Text: "Let me", Signature: "ABCD"},
+				{Redacted: "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"},
+			}},
+		},
+		{
+			// Interleaved thinking: each block keeps its own text and
+			// signature, in order, around the tool call between them.
+			name: "two signed thinking blocks around redacted thinking and a tool call",
+			body: sseOf(msgStart,
+				`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`,
+				`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"first"}}`,
+				`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"S1"}}`, stop0,
+				`{"type":"content_block_start","index":1,"content_block":{"type":"redacted_thinking","data":"R1"}}`, stop1,
+				`{"type":"content_block_start","index":2,"content_block":{"type":"tool_use","id":"toolu_1","name":"ls","input":{}}}`,
+				jsonDelta(2, `{}`), `{"type":"content_block_stop","index":2}`,
+				`{"type":"content_block_start","index":3,"content_block":{"type":"thinking","thinking":"","signature":""}}`,
+				`{"type":"content_block_delta","index":3,"delta":{"type":"thinking_delta","thinking":" second"}}`,
+				`{"type":"content_block_delta","index":3,"delta":{"type":"signature_delta","signature":"S2"}}`,
+				`{"type":"content_block_stop","index":3}`,
+				`{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":5}}`, msgStop),
+			want: summary{Reasoning: "first second", Usage: base, Finish: provider.FinishToolCalls,
+				ToolCalls: []provider.ToolCall{{ID: "toolu_1", Name: "ls", Arguments: "{}"}},
+				Blocks: []provider.ReasoningBlock{
+					{Text: "first", Signature: "S1"}, {Redacted: "R1"}, {Text: " second", Signature: "S2"},
+				}},
 		},
 		{
 			name: "signature only (thinking display omitted)",
@@ -148,7 +173,7 @@ func TestDecodeQuirks(t *testing.T) {
 				`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}`,
 				`{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"SIG"}}`, stop0,
 				endTurn, msgStop),
-			want: summary{Signatures: []string{"SIG"}, Usage: base, Finish: provider.FinishStop},
+			want: summary{Usage: base, Finish: provider.FinishStop}.Signed("SIG"),
 		},
 		{
 			name: "thinking without a signature emits none",

@@ -10,7 +10,8 @@
 //     none), system, the messages as content blocks, tools, thinking
 //     (a budget derived from the reasoning effort, or adaptive thinking with
 //     output_config.effort) and stream:true. Assistant turns are sent back as
-//     thinking (only with its signature), text and tool_use blocks; tool
+//     their thinking (only with its signature) and redacted_thinking blocks,
+//     unchanged and in order, then text and tool_use blocks; tool
 //     results become tool_result blocks of one user message, so that every
 //     tool_use is answered in the next user turn. A tool_use left without a
 //     result (a canceled run, an output cut) gets a synthetic error result,
@@ -33,7 +34,8 @@
 //
 // Events are delivered in the order the server sent them: reasoning and text
 // as they arrive, a thinking block's signature as an EventReasoning with
-// empty Text when the block stops, each tool call when its block is known to
+// empty Text when the block stops, a redacted_thinking block as an
+// EventReasoning with its Redacted data when it starts, each tool call when its block is known to
 // be complete, then EventUsage and EventFinish at message_stop. A stream
 // that ends before message_stop is FailStreamCut.
 //

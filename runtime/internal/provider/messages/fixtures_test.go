@@ -191,24 +191,21 @@ var fixtureTests = []struct {
 		Text: "- Captain\n- Scoop",
 		Reasoning: "The user wants two names for a pet pelican, and wants me to be brief. I'll give two simple, fitting names." +
 			"\n\nSome options:\n- Pete\n- Percy\n- Captain\n- Scoop\n- Bill\n- Gully\n\nI'll pick two good ones and keep it very short.",
-		Signatures: []string{sigThinkingLong},
-		Usage:      usage(46, 0, 0, 84, 0),
-		Finish:     provider.FinishStop,
-	}},
+		Usage:  usage(46, 0, 0, 84, 0),
+		Finish: provider.FinishStop,
+	}.Signed(sigThinkingLong)},
 	{"llm-anthropic_adaptive-thinking-opus-4-6.sse", summary{
-		Text:       "\n\n1. **Captain Scoop**\n2. **Gullet**",
-		Reasoning:  "Brief answer with two pet pelican names.",
-		Signatures: []string{sigAdaptive},
-		Usage:      usage(34, 0, 0, 44, 0),
-		Finish:     provider.FinishStop,
-	}},
+		Text:      "\n\n1. **Captain Scoop**\n2. **Gullet**",
+		Reasoning: "Brief answer with two pet pelican names.",
+		Usage:     usage(34, 0, 0, 44, 0),
+		Finish:    provider.FinishStop,
+	}.Signed(sigAdaptive)},
 	{"llm-anthropic_thinking-then-tool-use.sse", summary{
-		Reasoning:  "The user wants me to:\n1. Use the fixed_version tool\n2. Tell them the version\n3. Make a short joke about it\n\nLet me first call the fixed_version tool to see what version it returns.",
-		Signatures: []string{sigThenTool},
-		ToolCalls:  []provider.ToolCall{{ID: "toolu_01825dXWLSoJwCst1qTsiWdb", Name: "fixed_version", Arguments: `{}`}},
-		Usage:      usage(598, 0, 0, 92, 53),
-		Finish:     provider.FinishToolCalls,
-	}},
+		Reasoning: "The user wants me to:\n1. Use the fixed_version tool\n2. Tell them the version\n3. Make a short joke about it\n\nLet me first call the fixed_version tool to see what version it returns.",
+		ToolCalls: []provider.ToolCall{{ID: "toolu_01825dXWLSoJwCst1qTsiWdb", Name: "fixed_version", Arguments: `{}`}},
+		Usage:     usage(598, 0, 0, 92, 53),
+		Finish:    provider.FinishToolCalls,
+	}.Signed(sigThenTool)},
 	{"llm-anthropic_after-tool-with-thinking.sse", summary{
 		Text: "The version is **0.32a0**.\n\nHere's a joke about it: \n\nLooks like this version is still in alpha testing... " +
 			"I guess you could say it's going through a \"0.32a good time\" before becoming stable! 😄\n\n" +
@@ -233,12 +230,11 @@ var fixtureTests = []struct {
 		Finish:    provider.FinishToolCalls,
 	}},
 	{"vercel_sonnet-5-thinking-summarized.chunks.jsonl", summary{
-		Text:       gcdText,
-		Reasoning:  "I'm working through the Euclidean algorithm to find the GCD of 1071 and 462, applying successive division until I reach a remainder of zero, which gives me 21 as the greatest common divisor.",
-		Signatures: []string{sigSonnet5},
-		Usage:      usage(47, 0, 0, 373, 62),
-		Finish:     provider.FinishStop,
-	}},
+		Text:      gcdText,
+		Reasoning: "I'm working through the Euclidean algorithm to find the GCD of 1071 and 462, applying successive division until I reach a remainder of zero, which gives me 21 as the greatest common divisor.",
+		Usage:     usage(47, 0, 0, 373, 62),
+		Finish:    provider.FinishStop,
+	}.Signed(sigSonnet5)},
 	{"vercel_message-delta-input-tokens.chunks.jsonl", summary{
 		// message_delta's input_tokens (61) replaces message_start's (43).
 		Text:   "pong",
@@ -376,7 +372,7 @@ func checkNonEmpty(t testing.TB, ev provider.StreamEvent) {
 	switch {
 	case ev.Kind == provider.EventText && ev.Text == "":
 		t.Fatal("empty EventText")
-	case ev.Kind == provider.EventReasoning && ev.Text == "" && ev.Signature == "":
+	case ev.Kind == provider.EventReasoning && ev.Text == "" && ev.Signature == "" && ev.Redacted == "":
 		t.Fatal("empty EventReasoning")
 	}
 }

@@ -73,7 +73,7 @@ func TestRequestBody(t *testing.T) {
 			{Role: provider.RoleUser, Text: "Weather in Paris and Rome?"},
 			{
 				Role: provider.RoleAssistant, Text: "Checking both.",
-				Reasoning: "Two cities, two calls.", ReasoningSignature: "EqQBCkYIBxgCKkA=",
+				Reasoning: "Two cities, two calls.", ReasoningBlocks: []provider.ReasoningBlock{{Text: "Two cities, two calls.", Signature: "EqQBCkYIBxgCKkA="}},
 				ToolCalls: []provider.ToolCall{
 					{ID: "toolu_01", Name: "get_weather", Arguments: `{"city": "Paris"}`},
 					{ID: "toolu_02", Name: "get_weather", Arguments: `{"city": "Rome"`}, // cut: invalid
@@ -349,9 +349,26 @@ func TestPairingRule(t *testing.T) {
 		},
 		{
 			name: "signature without reasoning text",
-			in:   []provider.Message{user("go"), {Role: provider.RoleAssistant, ReasoningSignature: "sig", Text: "hi"}, user("more")},
+			in:   []provider.Message{user("go"), {Role: provider.RoleAssistant, ReasoningBlocks: []provider.ReasoningBlock{{Signature: "sig"}}, Text: "hi"}, user("more")},
 			want: []string{msg("user", text("go")),
 				msg("assistant", `{"type":"thinking","thinking":"","signature":"sig"}`, text("hi")), msg("user", text("more"))},
+		},
+		{
+			// The API rejects a tool-use turn whose thinking was dropped,
+			// reordered or changed: every block goes back as it came.
+			name: "reasoning blocks replayed in order, redacted thinking included, unsigned text left out",
+			in: []provider.Message{user("go"), {
+				Role: provider.RoleAssistant, Reasoning: "one two tail",
+				ReasoningBlocks: []provider.ReasoningBlock{{Text: "one", Signature: "S1"}, {Redacted: "R1"}, {Text: " two", Signature: "S2"}},
+				ToolCalls:       []provider.ToolCall{{ID: "a", Name: "t", Arguments: "{}"}},
+			}, result("a", "ok")},
+			want: []string{msg("user", text("go")),
+				msg("assistant",
+					`{"type":"thinking","thinking":"one","signature":"S1"}`,
+					`{"type":"redacted_thinking","data":"R1"}`,
+					`{"type":"thinking","thinking":" two","signature":"S2"}`,
+					use("a")),
+				msg("user", res("a", "ok", false))},
 		},
 	}
 	for _, tc := range tests {

@@ -70,6 +70,11 @@ type thinkingBlock struct {
 	Signature string `json:"signature"`
 }
 
+type redactedThinkingBlock struct {
+	Type string `json:"type"`
+	Data string `json:"data"`
+}
+
 type toolUseBlock struct {
 	Type  string         `json:"type"`
 	ID    string         `json:"id"`
@@ -198,13 +203,20 @@ func buildMessages(msgs []provider.Message) ([]outMessage, error) {
 	return b.out, nil
 }
 
-// addAssistant appends an assistant turn: thinking (only with its
-// signature, which authenticates it), text, then tool_use blocks.
+// addAssistant appends an assistant turn: the thinking and
+// redacted_thinking blocks exactly as the model produced them (the API
+// rejects a tool-use turn whose thinking was dropped or changed), text, then
+// tool_use blocks.
 func (b *convBuilder) addAssistant(m *provider.Message) {
 	b.closeTurn()
 	var blocks []any
-	if m.ReasoningSignature != "" {
-		blocks = append(blocks, thinkingBlock{Type: "thinking", Thinking: m.Reasoning, Signature: m.ReasoningSignature})
+	for _, r := range m.ReasoningBlocks {
+		switch {
+		case r.Redacted != "":
+			blocks = append(blocks, redactedThinkingBlock{Type: "redacted_thinking", Data: r.Redacted})
+		case r.Signature != "":
+			blocks = append(blocks, thinkingBlock{Type: "thinking", Thinking: r.Text, Signature: r.Signature})
+		}
 	}
 	if m.Text != "" {
 		blocks = append(blocks, textBlock{Type: "text", Text: m.Text})

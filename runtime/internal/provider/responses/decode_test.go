@@ -130,7 +130,7 @@ func TestDecodeQuirks(t *testing.T) {
 				reasoningDone,
 				f(textDeltaFmt, 1, "Answer."),
 				completedNoU),
-			want: summary{Reasoning: "**One** first.\n\n**Two** second.", Signatures: []string{"enc-xyz"}, Text: "Answer.", Finish: provider.FinishStop},
+			want: summary{Reasoning: "**One** first.\n\n**Two** second.", Text: "Answer.", Finish: provider.FinishStop}.Signed("enc-xyz"),
 		},
 		{
 			name: "text and reasoning only in done items",
@@ -151,10 +151,10 @@ func TestDecodeQuirks(t *testing.T) {
 					`{"type":"function_call","call_id":"c1","name":"n","arguments":"{}"}],`+
 					`"usage":{"input_tokens":10,"output_tokens":5,"total_tokens":15}}}`),
 			want: summary{
-				Signatures: []string{"enc"}, Text: "Done.",
+				Text:      "Done.",
 				ToolCalls: []provider.ToolCall{{ID: "c1", Name: "n", Arguments: "{}"}},
 				Usage:     u15, Finish: provider.FinishToolCalls,
-			},
+			}.Signed("enc"),
 		},
 		{
 			name: "unknown events and items of any shape are skipped",

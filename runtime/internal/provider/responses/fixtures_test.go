@@ -145,11 +145,10 @@ var fixtureCases = []struct {
 	{file: "vercel_gpt-5.1-codex-max_step1.chunks.jsonl", want: summary{
 		Reasoning: "**Calculating step-by-step using calculator**\n\nI'll compute 12 plus 7, then multiply the result by 3, " +
 			"and finally multiply that by 10, reporting the final product.",
-		Signatures: []string{step1Signature},
-		ToolCalls:  []provider.ToolCall{{ID: "call_AB6AaRZ1FYZB2RwS6A5vbdqn", Name: "calculator", Arguments: `{"a":12,"b":7,"op":"add"}`}},
-		Usage:      usage(134, 28, 162, 0, 0),
-		Finish:     provider.FinishToolCalls,
-	}},
+		ToolCalls: []provider.ToolCall{{ID: "call_AB6AaRZ1FYZB2RwS6A5vbdqn", Name: "calculator", Arguments: `{"a":12,"b":7,"op":"add"}`}},
+		Usage:     usage(134, 28, 162, 0, 0),
+		Finish:    provider.FinishToolCalls,
+	}.Signed(step1Signature)},
 	{file: "vercel_gpt-5.1-codex-max_step2.chunks.jsonl", want: summary{
 		ToolCalls: []provider.ToolCall{{ID: "call_Q6pW65MUgW9vF59BmItYGos3", Name: "calculator", Arguments: `{"a":19,"b":3,"op":"multiply"}`}},
 		Usage:     usage(221, 26, 247, 0, 0),

@@ -155,11 +155,14 @@ func buildRequest(req provider.Request, opts requestOptions) ([]byte, error) {
 // Reasoning text is not sent back; only its encrypted form carries the
 // model's reasoning across turns, and only when asked for.
 func appendAssistant(input []any, m *provider.Message, encrypted bool) []any {
-	withReasoning := encrypted && m.ReasoningSignature != ""
-	if withReasoning {
-		input = append(input, &reasoningItem{
-			Type: "reasoning", Summary: []summaryPart{}, EncryptedContent: m.ReasoningSignature,
-		})
+	withReasoning := false
+	for _, r := range m.ReasoningBlocks {
+		if encrypted && r.Signature != "" {
+			withReasoning = true
+			input = append(input, &reasoningItem{
+				Type: "reasoning", Summary: []summaryPart{}, EncryptedContent: r.Signature,
+			})
+		}
 	}
 	if m.Text != "" || (len(m.ToolCalls) == 0 && !withReasoning) {
 		input = append(input, &assistantMessage{

@@ -53,8 +53,8 @@ type Config struct {
 	// IncludeEncryptedReasoning asks for "reasoning.encrypted_content":
 	// reasoning items then come back with an opaque encrypted copy of the
 	// model's reasoning (reported as an EventReasoning Signature), and a
-	// prior assistant message's ReasoningSignature is sent back as a
-	// reasoning input item, so the model keeps its reasoning across turns
+	// prior assistant message's signed ReasoningBlocks go back as
+	// reasoning input items, so the model keeps its reasoning across turns
 	// without server-side storage.
 	IncludeEncryptedReasoning bool
 }

@@ -58,7 +58,7 @@ var multiTurn = provider.Request{
 	Messages: []provider.Message{
 		{Role: provider.RoleUser, Text: "Weather in Paris and Rome?"},
 		{
-			Role: provider.RoleAssistant, Text: "Checking both.", Reasoning: "private chain", ReasoningSignature: "enc-1",
+			Role: provider.RoleAssistant, Text: "Checking both.", Reasoning: "private chain", ReasoningBlocks: []provider.ReasoningBlock{{Text: "private chain", Signature: "enc-1"}},
 			ToolCalls: []provider.ToolCall{
 				{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`},
 				{ID: "call_2", Name: "get_weather", Arguments: `{"city":"Rome"}`},
@@ -66,7 +66,7 @@ var multiTurn = provider.Request{
 		},
 		{Role: provider.RoleTool, ToolCallID: "call_1", ToolName: "get_weather", Text: "18C"},
 		{Role: provider.RoleTool, ToolCallID: "call_2", ToolName: "get_weather", Text: "denied", IsError: true},
-		{Role: provider.RoleAssistant, ReasoningSignature: "enc-2", ToolCalls: []provider.ToolCall{{ID: "call_3", Name: "noop"}}},
+		{Role: provider.RoleAssistant, ReasoningBlocks: []provider.ReasoningBlock{{Signature: "enc-2"}}, ToolCalls: []provider.ToolCall{{ID: "call_3", Name: "noop"}}},
 		{Role: provider.RoleTool, ToolCallID: "call_3", ToolName: "noop", Text: ""},
 		{Role: provider.RoleAssistant, Text: "Paris 18C; Rome unknown.", Reasoning: "no signature"},
 		{Role: provider.RoleUser, Text: "<b>&</b> \"quoted\"\n\xff"},
@@ -193,9 +193,19 @@ func TestBuildRequest(t *testing.T) {
 		},
 		{
 			name: "reasoning-only assistant message",
-			req:  provider.Request{Model: "m", Messages: []provider.Message{{Role: provider.RoleAssistant, ReasoningSignature: "enc"}}},
+			req:  provider.Request{Model: "m", Messages: []provider.Message{{Role: provider.RoleAssistant, ReasoningBlocks: []provider.ReasoningBlock{{Signature: "enc"}}}}},
 			opts: requestOptions{encrypted: true},
 			want: `{"model":"m","input":[{"type":"reasoning","summary":[],"encrypted_content":"enc"}],"include":["reasoning.encrypted_content"],"store":false,"stream":true}`,
+		},
+		{
+			name: "every encrypted reasoning item goes back, in order",
+			req: provider.Request{Model: "m", Messages: []provider.Message{{
+				Role: provider.RoleAssistant, Text: "t",
+				ReasoningBlocks: []provider.ReasoningBlock{{Text: "a", Signature: "enc-1"}, {Text: "b", Signature: "enc-2"}},
+			}}},
+			opts: requestOptions{encrypted: true},
+			want: `{"model":"m","input":[{"type":"reasoning","summary":[],"encrypted_content":"enc-1"},{"type":"reasoning","summary":[],"encrypted_content":"enc-2"},` +
+				`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"t"}]}],"include":["reasoning.encrypted_content"],"store":false,"stream":true}`,
 		},
 		{
 			name: "negative max output tokens are left out",

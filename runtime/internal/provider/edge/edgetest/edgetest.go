@@ -28,11 +28,19 @@ import (
 type Summary struct {
 	Text      string
 	Reasoning string
-	// Signatures are the reasoning signatures, in order.
-	Signatures []string
-	ToolCalls  []provider.ToolCall
-	Usage      *provider.Usage
-	Finish     string
+	// Blocks are the authenticated reasoning blocks, as the agent loop
+	// records them (provider.ReasoningCollector).
+	Blocks    []provider.ReasoningBlock
+	ToolCalls []provider.ToolCall
+	Usage     *provider.Usage
+	Finish    string
+}
+
+// Signed returns s with one reasoning block holding all of s.Reasoning,
+// authenticated by sig: the usual shape of a turn that reasoned once.
+func (s Summary) Signed(sig string) Summary {
+	s.Blocks = []provider.ReasoningBlock{{Text: s.Reasoning, Signature: sig}}
+	return s
 }
 
 // Drain reads a stream to its end, checking the ordering rules every stream
@@ -43,8 +51,9 @@ func Drain(t testing.TB, s provider.Stream, check func(testing.TB, provider.Stre
 	t.Helper()
 	defer s.Close()
 	var (
-		sum    Summary
-		events []provider.StreamEvent
+		sum       Summary
+		events    []provider.StreamEvent
+		reasoning provider.ReasoningCollector
 	)
 	for s.Next() {
 		ev := s.Event()
@@ -59,10 +68,8 @@ func Drain(t testing.TB, s provider.Stream, check func(testing.TB, provider.Stre
 		case provider.EventText:
 			sum.Text += ev.Text
 		case provider.EventReasoning:
-			sum.Reasoning += ev.Text
-			if ev.Signature != "" {
-				sum.Signatures = append(sum.Signatures, ev.Signature)
-			}
+			reasoning.Add(ev)
+			sum.Reasoning, sum.Blocks = reasoning.Text(), reasoning.Blocks()
 		case provider.EventToolCall:
 			sum.ToolCalls = append(sum.ToolCalls, ev.ToolCall)
 		case provider.EventUsage:

@@ -236,6 +236,15 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			return fail(CodeProviderError, scrub(providerMessage(err), p.key))
 		}
 		d.steps++
+		if !turn.usageReported {
+			// The call was billed but the server never said how much: the
+			// figures from here on are known subtotals, exactly as after a
+			// discarded attempt (CONTRACT §12), never zeros presented as fact.
+			if err := p.sess.RecordUsageUncertainty(p.model.Provider, p.model.ID, operationAssistantTurn); err != nil {
+				return fail(CodeSessionFailed, "the usage uncertainty record could not be written: "+err.Error())
+			}
+			d.markUncertain()
+		}
 		assistant := provider.Message{
 			Role: provider.RoleAssistant, Text: turn.text, Reasoning: turn.reasoning,
 			ReasoningBlocks: turn.reasoningBlocks, ToolCalls: turn.calls,
@@ -280,6 +289,7 @@ type turn struct {
 	reasoningBlocks []provider.ReasoningBlock
 	calls           []provider.ToolCall
 	usage           provider.Usage
+	usageReported   bool // the server sent usage figures for this call
 	finish          string
 }
 
@@ -306,7 +316,7 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 		case provider.EventToolCall:
 			t.calls = append(t.calls, ev.ToolCall)
 		case provider.EventUsage:
-			t.usage = ev.Usage
+			t.usage, t.usageReported = ev.Usage, true
 		case provider.EventFinish:
 			t.finish = ev.FinishReason
 		}

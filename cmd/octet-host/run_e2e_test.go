@@ -187,6 +187,9 @@ func TestRunReplaysEveryFixture(t *testing.T) {
 					t.Fatal(err)
 				}
 				evs, final := e.run(e.c, e.modeReq(mode, "run-1", "replay"))
+				if !noUsageFixtures[name] && strings.Contains(eventTypes(evs), "provider_usage_uncertain") {
+					t.Errorf("usage marked uncertain on a stream that reports it: %s", eventTypes(evs))
+				}
 				var toolStarts int
 				for _, ev := range evs {
 					if ev.Type == "tool_start" {
@@ -208,6 +211,17 @@ func TestRunReplaysEveryFixture(t *testing.T) {
 					if final.Status != "error" || final.Error.Code != "output_incomplete" || toolStarts != 0 {
 						t.Errorf("final %+v, %d tool calls", final, toolStarts)
 					}
+				case noUsageFixtures[name]:
+					// The server never said what the call cost: the step is
+					// marked uncertain, durably, never reported as free.
+					steps := modelSteps(t, evs)
+					if final.Status != "completed" || len(steps) == 0 || !steps[0].UsageUncertain ||
+						!strings.Contains(eventTypes(evs), "provider_usage_uncertain") {
+						t.Errorf("final %+v, steps %+v, events %s", final, steps, eventTypes(evs))
+					}
+					if data, _ := os.ReadFile(*final.SessionFile); !strings.Contains(string(data), `"usage_uncertainty"`) {
+						t.Error("no usage_uncertainty record in the session")
+					}
 				case toolStarts > 0:
 					if final.Status != "completed" || final.Output != "follow-up answer" || final.ToolCalls != toolStarts || final.Steps != 2 {
 						t.Errorf("final %+v after %d tool calls", final, toolStarts)
@@ -223,6 +237,28 @@ func TestRunReplaysEveryFixture(t *testing.T) {
 			})
 		}
 	}
+}
+
+// noUsageFixtures are the recorded streams whose server reports no usage.
+var noUsageFixtures = map[string]bool{"vercel_anthropic-openai-compat-tool-call": true}
+
+type modelStep struct {
+	Step           int  `json:"step"`
+	UsageUncertain bool `json:"usage_uncertain"`
+}
+
+func modelSteps(t *testing.T, evs []client.Event) []modelStep {
+	var out []modelStep
+	for _, ev := range evs {
+		if ev.Type == "model_step" {
+			var m modelStep
+			if err := ev.Decode(&m); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // TestCrossModeConformance runs one scripted conversation (reasoning, text,

@@ -81,7 +81,9 @@ func (a *Agent) defaultFactory(r Route) (Provider, error) {
 		// requested and carried forward so that reasoning survives turns.
 		return responses.New(responses.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now, IncludeEncryptedReasoning: r.SupportsReasoning})
 	case catalog.ModeAnthropicMessages:
-		return messages.New(messages.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now})
+		// The thinking form follows the model generation (catalog.AdaptiveThinking).
+		return messages.New(messages.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now,
+			AdaptiveThinking: catalog.AdaptiveThinking(r.APIModel)})
 	}
 	return nil, errUnsupportedMode{r.Mode}
 }

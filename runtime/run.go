@@ -304,12 +304,12 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 	var reasoning provider.ReasoningCollector
 	for s.Next() {
 		ev := s.Event()
+		reasoning.Add(ev)
 		switch ev.Kind {
 		case provider.EventText:
 			text.WriteString(ev.Text)
 			d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelText, Text: ev.Text})
 		case provider.EventReasoning:
-			reasoning.Add(ev)
 			if ev.Text != "" {
 				d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelReasoning, Text: ev.Text})
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -620,5 +621,72 @@ func TestAnthropicThinkingGoesBackUnchanged(t *testing.T) {
 		if diff := cmp.Diff(want, body.Messages[1].Content); diff != "" {
 			t.Errorf("request %d: the tool-use turn went back changed (-want +got):\n%s", i+2, diff)
 		}
+	}
+}
+
+// TestAnthropicThinkingFormFollowsModel: Claude models from 4.6 on are asked
+// for adaptive thinking with the effort in output_config (the newest reject
+// budget_tokens); older ones get a budget below max_tokens.
+func TestAnthropicThinkingFormFollowsModel(t *testing.T) {
+	for model, want := range map[string]string{
+		"claude-opus-4-8":  `{"thinking":{"type":"adaptive"},"output_config":{"effort":"medium"}}`,
+		"claude-sonnet-5":  `{"thinking":{"type":"adaptive"},"output_config":{"effort":"medium"}}`,
+		"claude-haiku-4-5": `{"thinking":{"budget_tokens":8192,"type":"enabled"}}`,
+	} {
+		t.Run(model, func(t *testing.T) {
+			e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "ok"}}})
+			req := e.modeReq(fakeprovider.ModeAnthropic, "run-1", "think")
+			yes := true
+			req.Model, req.SupportsReasoning, req.Reasoning = model, &yes, &wire.Reasoning{Effort: "medium"}
+			if _, final := e.run(e.c, req); final.Status != "completed" {
+				t.Fatalf("final %+v", final)
+			}
+			var got struct {
+				Thinking     any `json:"thinking,omitempty"`
+				OutputConfig any `json:"output_config,omitempty"`
+			}
+			if err := json.Unmarshal(mustJSON(t, e.fake.Requests()[0].Body), &got); err != nil {
+				t.Fatal(err)
+			}
+			if b := string(mustJSON(t, got)); b != want {
+				t.Errorf("thinking request %s, want %s", b, want)
+			}
+		})
+	}
+}
+
+// TestResponsesReasoningGoesBack: on a reasoning Responses route the
+// encrypted reasoning item comes back on the next step with its item id, and
+// earlier answers go back as input messages (store:false keeps nothing).
+func TestResponsesReasoningGoesBack(t *testing.T) {
+	e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{
+		{Reasoning: "Look first.", Signature: "enc-1", Text: "Checking.",
+			ToolCalls: []fakeprovider.ToolCall{{ID: "call_1", Name: "read", Arguments: `{"path":"hello.txt"}`}}},
+		{Text: "It says hi."},
+	}})
+	os.WriteFile(filepath.Join(e.ws, "hello.txt"), []byte("hi\n"), 0o644)
+	yes := true
+	req := e.modeReq(fakeprovider.ModeResponses, "run-1", "What does hello.txt say?")
+	req.SupportsReasoning = &yes
+	if _, final := e.run(e.c, req); final.Status != "completed" {
+		t.Fatalf("final %+v", final)
+	}
+	var body struct {
+		Input   []map[string]any `json:"input"`
+		Include []string         `json:"include"`
+		Store   bool             `json:"store"`
+	}
+	if err := json.Unmarshal(mustJSON(t, e.fake.Requests()[1].Body), &body); err != nil {
+		t.Fatal(err)
+	}
+	if len(body.Input) < 3 || body.Store || !reflect.DeepEqual(body.Include, []string{"reasoning.encrypted_content"}) {
+		t.Fatalf("second request: %+v", body)
+	}
+	r, m := body.Input[1], body.Input[2]
+	if r["type"] != "reasoning" || r["encrypted_content"] != "enc-1" || !strings.HasPrefix(fmt.Sprint(r["id"]), "rs_") {
+		t.Errorf("reasoning item %v", r)
+	}
+	if m["type"] != "message" || m["role"] != "assistant" || m["content"] != "Checking." {
+		t.Errorf("assistant item %v", m)
 	}
 }

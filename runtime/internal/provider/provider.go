@@ -56,9 +56,29 @@ type ReasoningBlock struct {
 	// Signature is the opaque token that authenticates Text (Anthropic
 	// thinking signature, Responses encrypted_content).
 	Signature string `json:"signature,omitempty"`
+	// ID is the provider's id of the block, when it has one (a Responses
+	// reasoning item id, which the item must carry when it goes back).
+	ID string `json:"id,omitempty"`
 	// Redacted is reasoning the provider encrypted whole (Anthropic
 	// redacted_thinking data): nothing to show, everything to send back.
 	Redacted string `json:"redacted,omitempty"`
+	// AfterToolCalls is how many of the message's tool calls the model made
+	// before this block: with interleaved thinking a block can follow a
+	// call, and it goes back in that place.
+	AfterToolCalls int `json:"after_tool_calls,omitempty"`
+}
+
+// ReasoningAfter returns the blocks of m that follow exactly n tool calls,
+// in order: n = 0 are the blocks before the first call.
+func (m *Message) ReasoningAfter(n int) []ReasoningBlock {
+	var out []ReasoningBlock
+	for _, b := range m.ReasoningBlocks {
+		at := min(b.AfterToolCalls, len(m.ToolCalls))
+		if at == n {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // ToolCall is one complete tool call made by the model.
@@ -140,7 +160,10 @@ type StreamEvent struct {
 	Signature string
 	// Redacted (EventReasoning) is a whole reasoning block the provider
 	// encrypted; it carries no text and closes no other block.
-	Redacted     string
+	Redacted string
+	// BlockID (EventReasoning, with Signature) is the provider's id of the
+	// block, when it has one (a Responses reasoning item id).
+	BlockID      string
 	ToolCall     ToolCall // EventToolCall
 	Usage        Usage    // EventUsage
 	FinishReason string   // EventFinish
@@ -213,27 +236,34 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// ReasoningCollector gathers one response's EventReasoning events into the
-// reasoning text and the authenticated blocks of the assistant message. The
-// zero value is ready to use.
+// ReasoningCollector gathers one response's events into the reasoning text
+// and the authenticated blocks of the assistant message, each placed after
+// the tool calls that preceded it. The zero value is ready to use.
 type ReasoningCollector struct {
 	text   strings.Builder
 	open   int // where in text the block not yet closed begins
+	calls  int // tool calls seen so far
 	blocks []ReasoningBlock
 }
 
-// Add takes one EventReasoning (other kinds are ignored).
+// Add takes every event of the stream, in order; it keeps reasoning and
+// counts tool calls.
 func (c *ReasoningCollector) Add(ev StreamEvent) {
-	if ev.Kind != EventReasoning {
+	switch ev.Kind {
+	case EventToolCall:
+		c.calls++
+		return
+	case EventReasoning:
+	default:
 		return
 	}
 	c.text.WriteString(ev.Text)
 	if ev.Signature != "" {
-		c.blocks = append(c.blocks, ReasoningBlock{Text: c.text.String()[c.open:], Signature: ev.Signature})
+		c.blocks = append(c.blocks, ReasoningBlock{Text: c.text.String()[c.open:], Signature: ev.Signature, ID: ev.BlockID, AfterToolCalls: c.calls})
 		c.open = c.text.Len()
 	}
 	if ev.Redacted != "" {
-		c.blocks = append(c.blocks, ReasoningBlock{Redacted: ev.Redacted})
+		c.blocks = append(c.blocks, ReasoningBlock{Redacted: ev.Redacted, AfterToolCalls: c.calls})
 	}
 }
 

@@ -164,7 +164,7 @@ func TestDecodeQuirks(t *testing.T) {
 			want: summary{Reasoning: "first second", Usage: base, Finish: provider.FinishToolCalls,
 				ToolCalls: []provider.ToolCall{{ID: "toolu_1", Name: "ls", Arguments: "{}"}},
 				Blocks: []provider.ReasoningBlock{
-					{Text: "first", Signature: "S1"}, {Redacted: "R1"}, {Text: " second", Signature: "S2"},
+					{Text: "first", Signature: "S1"}, {Redacted: "R1"}, {Text: " second", Signature: "S2", AfterToolCalls: 1},
 				}},
 		},
 		{

@@ -370,6 +370,23 @@ func TestPairingRule(t *testing.T) {
 					use("a")),
 				msg("user", res("a", "ok", false))},
 		},
+		{
+			// Interleaved thinking: a block that followed a tool_use goes
+			// back after it; one past the last call goes last.
+			name: "interleaved thinking keeps its place among the tool calls",
+			in: []provider.Message{user("go"), {
+				Role: provider.RoleAssistant, Text: "t",
+				ReasoningBlocks: []provider.ReasoningBlock{{Text: "one", Signature: "S1"}, {Text: "two", Signature: "S2", AfterToolCalls: 1},
+					{Redacted: "R3", AfterToolCalls: 9}},
+				ToolCalls: []provider.ToolCall{{ID: "a", Name: "t", Arguments: "{}"}, {ID: "b", Name: "t", Arguments: "{}"}},
+			}, result("a", "ok"), result("b", "ok")},
+			want: []string{msg("user", text("go")),
+				msg("assistant",
+					`{"type":"thinking","thinking":"one","signature":"S1"}`, text("t"), use("a"),
+					`{"type":"thinking","thinking":"two","signature":"S2"}`, use("b"),
+					`{"type":"redacted_thinking","data":"R3"}`),
+				msg("user", res("a", "ok", false), res("b", "ok", false))},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -204,25 +204,19 @@ func buildMessages(msgs []provider.Message) ([]outMessage, error) {
 }
 
 // addAssistant appends an assistant turn: the thinking and
-// redacted_thinking blocks exactly as the model produced them (the API
-// rejects a tool-use turn whose thinking was dropped or changed), text, then
-// tool_use blocks.
+// redacted_thinking blocks exactly as the model produced them and in their
+// place among the tool_use blocks (the API rejects a tool-use turn whose
+// thinking was dropped, changed or reordered), the text before the first
+// tool_use.
 func (b *convBuilder) addAssistant(m *provider.Message) {
 	b.closeTurn()
-	var blocks []any
-	for _, r := range m.ReasoningBlocks {
-		switch {
-		case r.Redacted != "":
-			blocks = append(blocks, redactedThinkingBlock{Type: "redacted_thinking", Data: r.Redacted})
-		case r.Signature != "":
-			blocks = append(blocks, thinkingBlock{Type: "thinking", Thinking: r.Text, Signature: r.Signature})
-		}
-	}
+	blocks := appendThinking(nil, m.ReasoningAfter(0))
 	if m.Text != "" {
 		blocks = append(blocks, textBlock{Type: "text", Text: m.Text})
 	}
-	for _, tc := range m.ToolCalls {
+	for i, tc := range m.ToolCalls {
 		blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: toolInput(tc.Arguments)})
+		blocks = appendThinking(blocks, m.ReasoningAfter(i+1))
 		b.open = append(b.open, tc.ID)
 	}
 	if len(blocks) == 0 {
@@ -231,6 +225,20 @@ func (b *convBuilder) addAssistant(m *provider.Message) {
 		return
 	}
 	b.out = append(b.out, outMessage{Role: "assistant", Content: blocks})
+}
+
+// appendThinking appends reasoning blocks as thinking (with its
+// signature) or redacted_thinking blocks.
+func appendThinking(blocks []any, rs []provider.ReasoningBlock) []any {
+	for _, r := range rs {
+		switch {
+		case r.Redacted != "":
+			blocks = append(blocks, redactedThinkingBlock{Type: "redacted_thinking", Data: r.Redacted})
+		case r.Signature != "":
+			blocks = append(blocks, thinkingBlock{Type: "thinking", Thinking: r.Text, Signature: r.Signature})
+		}
+	}
+	return blocks
 }
 
 // addResult appends a tool result to the current user turn: as a

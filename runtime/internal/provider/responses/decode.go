@@ -453,7 +453,7 @@ func (d *decoder) itemDone(index int, w *wireItem) {
 			d.reasoningFromParts(index, w)
 		}
 		if w.EncryptedContent != "" {
-			d.Push(provider.StreamEvent{Kind: provider.EventReasoning, Signature: string(w.EncryptedContent)})
+			d.Push(provider.StreamEvent{Kind: provider.EventReasoning, Signature: string(w.EncryptedContent), BlockID: string(w.ID)})
 		}
 	case itemMessage:
 		it.done = true

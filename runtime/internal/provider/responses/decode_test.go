@@ -130,7 +130,7 @@ func TestDecodeQuirks(t *testing.T) {
 				reasoningDone,
 				f(textDeltaFmt, 1, "Answer."),
 				completedNoU),
-			want: summary{Reasoning: "**One** first.\n\n**Two** second.", Text: "Answer.", Finish: provider.FinishStop}.Signed("enc-xyz"),
+			want: summary{Reasoning: "**One** first.\n\n**Two** second.", Text: "Answer.", Finish: provider.FinishStop}.SignedItem("rs_1", "enc-xyz"),
 		},
 		{
 			name: "text and reasoning only in done items",

@@ -148,7 +148,7 @@ var fixtureCases = []struct {
 		ToolCalls: []provider.ToolCall{{ID: "call_AB6AaRZ1FYZB2RwS6A5vbdqn", Name: "calculator", Arguments: `{"a":12,"b":7,"op":"add"}`}},
 		Usage:     usage(134, 28, 162, 0, 0),
 		Finish:    provider.FinishToolCalls,
-	}.Signed(step1Signature)},
+	}.SignedItem("rs_01830d662ab3856501693c321405c88190be3ab04d5782d5f9", step1Signature)},
 	{file: "vercel_gpt-5.1-codex-max_step2.chunks.jsonl", want: summary{
 		ToolCalls: []provider.ToolCall{{ID: "call_Q6pW65MUgW9vF59BmItYGos3", Name: "calculator", Arguments: `{"a":19,"b":3,"op":"multiply"}`}},
 		Usage:     usage(221, 26, 247, 0, 0),

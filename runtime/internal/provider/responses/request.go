@@ -34,10 +34,13 @@ type userMessage struct {
 	Content []contentPart `json:"content"`
 }
 
+// assistantMessage is an earlier answer, sent back in the input-message form
+// with string content: the output-message form would need the id and status
+// of an item the provider never stored (store:false).
 type assistantMessage struct {
-	Type    string        `json:"type"`
-	Role    string        `json:"role"`
-	Content []contentPart `json:"content"`
+	Type    string `json:"type"`
+	Role    string `json:"role"`
+	Content string `json:"content"`
 }
 
 type contentPart struct {
@@ -63,6 +66,7 @@ type functionCallOutput struct {
 // it look one up.
 type reasoningItem struct {
 	Type             string        `json:"type"`
+	ID               string        `json:"id"`
 	Summary          []summaryPart `json:"summary"`
 	EncryptedContent string        `json:"encrypted_content"`
 }
@@ -151,26 +155,22 @@ func buildRequest(req provider.Request, opts requestOptions) ([]byte, error) {
 }
 
 // appendAssistant appends the input items of one assistant message in the
-// order the model produced them: reasoning, answer text, function calls.
+// order the model produced them: reasoning, answer text, function calls, each
+// followed by the reasoning that came after it.
 // Reasoning text is not sent back; only its encrypted form carries the
 // model's reasoning across turns, and only when asked for.
 func appendAssistant(input []any, m *provider.Message, encrypted bool) []any {
-	withReasoning := false
-	for _, r := range m.ReasoningBlocks {
-		if encrypted && r.Signature != "" {
-			withReasoning = true
-			input = append(input, &reasoningItem{
-				Type: "reasoning", Summary: []summaryPart{}, EncryptedContent: r.Signature,
-			})
-		}
+	n := len(input)
+	if encrypted {
+		input = appendReasoning(input, m.ReasoningAfter(0))
 	}
+	withReasoning := len(input) > n
 	if m.Text != "" || (len(m.ToolCalls) == 0 && !withReasoning) {
 		input = append(input, &assistantMessage{
-			Type: "message", Role: "assistant",
-			Content: []contentPart{{Type: "output_text", Text: m.Text}},
+			Type: "message", Role: "assistant", Content: m.Text,
 		})
 	}
-	for _, tc := range m.ToolCalls {
+	for i, tc := range m.ToolCalls {
 		args := tc.Arguments
 		if args == "" {
 			args = "{}" // servers that parse arguments reject ""
@@ -178,6 +178,23 @@ func appendAssistant(input []any, m *provider.Message, encrypted bool) []any {
 		input = append(input, &functionCall{
 			Type: "function_call", CallID: tc.ID, Name: tc.Name, Arguments: args,
 		})
+		if encrypted {
+			input = appendReasoning(input, m.ReasoningAfter(i+1))
+		}
+	}
+	return input
+}
+
+// appendReasoning appends the signed blocks as encrypted reasoning items. A
+// block without the item id the server gave it is left out: the API requires
+// the id on a reasoning input item.
+func appendReasoning(input []any, rs []provider.ReasoningBlock) []any {
+	for _, r := range rs {
+		if r.Signature != "" && r.ID != "" {
+			input = append(input, &reasoningItem{
+				Type: "reasoning", ID: r.ID, Summary: []summaryPart{}, EncryptedContent: r.Signature,
+			})
+		}
 	}
 	return input
 }

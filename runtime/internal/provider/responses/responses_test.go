@@ -58,7 +58,7 @@ var multiTurn = provider.Request{
 	Messages: []provider.Message{
 		{Role: provider.RoleUser, Text: "Weather in Paris and Rome?"},
 		{
-			Role: provider.RoleAssistant, Text: "Checking both.", Reasoning: "private chain", ReasoningBlocks: []provider.ReasoningBlock{{Text: "private chain", Signature: "enc-1"}},
+			Role: provider.RoleAssistant, Text: "Checking both.", Reasoning: "private chain", ReasoningBlocks: []provider.ReasoningBlock{{Text: "private chain", Signature: "enc-1", ID: "rs_1"}},
 			ToolCalls: []provider.ToolCall{
 				{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`},
 				{ID: "call_2", Name: "get_weather", Arguments: `{"city":"Rome"}`},
@@ -66,7 +66,7 @@ var multiTurn = provider.Request{
 		},
 		{Role: provider.RoleTool, ToolCallID: "call_1", ToolName: "get_weather", Text: "18C"},
 		{Role: provider.RoleTool, ToolCallID: "call_2", ToolName: "get_weather", Text: "denied", IsError: true},
-		{Role: provider.RoleAssistant, ReasoningBlocks: []provider.ReasoningBlock{{Signature: "enc-2"}}, ToolCalls: []provider.ToolCall{{ID: "call_3", Name: "noop"}}},
+		{Role: provider.RoleAssistant, ReasoningBlocks: []provider.ReasoningBlock{{Signature: "enc-2", ID: "rs_2"}}, ToolCalls: []provider.ToolCall{{ID: "call_3", Name: "noop"}}},
 		{Role: provider.RoleTool, ToolCallID: "call_3", ToolName: "noop", Text: ""},
 		{Role: provider.RoleAssistant, Text: "Paris 18C; Rome unknown.", Reasoning: "no signature"},
 		{Role: provider.RoleUser, Text: "<b>&</b> \"quoted\"\n\xff"},
@@ -189,23 +189,46 @@ func TestBuildRequest(t *testing.T) {
 		{
 			name: "empty assistant message is kept",
 			req:  provider.Request{Model: "m", Messages: []provider.Message{{Role: provider.RoleAssistant}}},
-			want: `{"model":"m","input":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":""}]}],"store":false,"stream":true}`,
+			want: `{"model":"m","input":[{"type":"message","role":"assistant","content":""}],"store":false,"stream":true}`,
 		},
 		{
 			name: "reasoning-only assistant message",
-			req:  provider.Request{Model: "m", Messages: []provider.Message{{Role: provider.RoleAssistant, ReasoningBlocks: []provider.ReasoningBlock{{Signature: "enc"}}}}},
+			req:  provider.Request{Model: "m", Messages: []provider.Message{{Role: provider.RoleAssistant, ReasoningBlocks: []provider.ReasoningBlock{{Signature: "enc", ID: "rs_1"}}}}},
 			opts: requestOptions{encrypted: true},
-			want: `{"model":"m","input":[{"type":"reasoning","summary":[],"encrypted_content":"enc"}],"include":["reasoning.encrypted_content"],"store":false,"stream":true}`,
+			want: `{"model":"m","input":[{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"enc"}],"include":["reasoning.encrypted_content"],"store":false,"stream":true}`,
 		},
 		{
 			name: "every encrypted reasoning item goes back, in order",
 			req: provider.Request{Model: "m", Messages: []provider.Message{{
 				Role: provider.RoleAssistant, Text: "t",
-				ReasoningBlocks: []provider.ReasoningBlock{{Text: "a", Signature: "enc-1"}, {Text: "b", Signature: "enc-2"}},
+				ReasoningBlocks: []provider.ReasoningBlock{{Text: "a", Signature: "enc-1", ID: "rs_1"}, {Text: "b", Signature: "enc-2", ID: "rs_2"}},
 			}}},
 			opts: requestOptions{encrypted: true},
-			want: `{"model":"m","input":[{"type":"reasoning","summary":[],"encrypted_content":"enc-1"},{"type":"reasoning","summary":[],"encrypted_content":"enc-2"},` +
-				`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"t"}]}],"include":["reasoning.encrypted_content"],"store":false,"stream":true}`,
+			want: `{"model":"m","input":[{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"enc-1"},{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"enc-2"},` +
+				`{"type":"message","role":"assistant","content":"t"}],"include":["reasoning.encrypted_content"],"store":false,"stream":true}`,
+		},
+		{
+			// The API requires the id on a reasoning input item; a server
+			// that gave none gets the answer back without its reasoning.
+			name: "a reasoning block without an item id is left out",
+			req: provider.Request{Model: "m", Messages: []provider.Message{{
+				Role: provider.RoleAssistant, Text: "t", ReasoningBlocks: []provider.ReasoningBlock{{Text: "a", Signature: "enc-1"}},
+			}}},
+			opts: requestOptions{encrypted: true},
+			want: `{"model":"m","input":[{"type":"message","role":"assistant","content":"t"}],"include":["reasoning.encrypted_content"],"store":false,"stream":true}`,
+		},
+		{
+			name: "reasoning that followed a function call goes back after it",
+			req: provider.Request{Model: "m", Messages: []provider.Message{{
+				Role:            provider.RoleAssistant,
+				ReasoningBlocks: []provider.ReasoningBlock{{Signature: "enc-1", ID: "rs_1"}, {Signature: "enc-2", ID: "rs_2", AfterToolCalls: 1}},
+				ToolCalls:       []provider.ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}, {ID: "c2", Name: "f", Arguments: "{}"}},
+			}}},
+			opts: requestOptions{encrypted: true},
+			want: `{"model":"m","input":[{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"enc-1"},` +
+				`{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},` +
+				`{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"enc-2"},` +
+				`{"type":"function_call","call_id":"c2","name":"f","arguments":"{}"}],"include":["reasoning.encrypted_content"],"store":false,"stream":true}`,
 		},
 		{
 			name: "negative max output tokens are left out",

@@ -40,6 +40,7 @@ type wireDelta struct {
 // package does not know are skipped, whatever their shape.
 type wireItem struct {
 	Type             edge.TextOnly `json:"type"`
+	ID               edge.TextOnly `json:"id"`
 	Status           edge.TextOnly `json:"status"`
 	CallID           edge.TextOnly `json:"call_id"`
 	Name             edge.TextOnly `json:"name"`

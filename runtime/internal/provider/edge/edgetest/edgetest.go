@@ -39,7 +39,12 @@ type Summary struct {
 // Signed returns s with one reasoning block holding all of s.Reasoning,
 // authenticated by sig: the usual shape of a turn that reasoned once.
 func (s Summary) Signed(sig string) Summary {
-	s.Blocks = []provider.ReasoningBlock{{Text: s.Reasoning, Signature: sig}}
+	return s.SignedItem("", sig)
+}
+
+// SignedItem is Signed for a block the provider gave an id.
+func (s Summary) SignedItem(id, sig string) Summary {
+	s.Blocks = []provider.ReasoningBlock{{Text: s.Reasoning, Signature: sig, ID: id}}
 	return s
 }
 
@@ -64,11 +69,11 @@ func Drain(t testing.TB, s provider.Stream, check func(testing.TB, provider.Stre
 			check(t, ev)
 		}
 		events = append(events, ev)
+		reasoning.Add(ev)
 		switch ev.Kind {
 		case provider.EventText:
 			sum.Text += ev.Text
 		case provider.EventReasoning:
-			reasoning.Add(ev)
 			sum.Reasoning, sum.Blocks = reasoning.Text(), reasoning.Blocks()
 		case provider.EventToolCall:
 			sum.ToolCalls = append(sum.ToolCalls, ev.ToolCall)

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,7 +148,7 @@ func (d *driver) drive(ctx context.Context) Result {
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrStart}, Event{})
 	d.sessionUncertain(p.sess) // sticky across resume: every later run says so again
 
-	status, output, errInfo := d.loop(ctx)
+	status, output, errInfo := d.contain(ctx)
 
 	if err := p.sess.Append(store.Record{Body: store.RunEnd{RunID: p.req.RunID, Status: status}}); err != nil && errInfo == nil {
 		status, errInfo = fsmrun.StatusError, &ErrorInfo{Code: CodeSessionFailed, Message: "the session could not be written: " + bound(err.Error())}
@@ -160,6 +162,22 @@ func (d *driver) drive(ctx context.Context) Result {
 	res := Result{Status: status, Output: output, Error: errInfo, FilesChanged: changed, ToolCalls: d.toolCalls, Steps: d.steps, SessionFile: &path}
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrFinalize}, Event{EventFinal, &res})
 	return res
+}
+
+// contain runs the loop and turns a panic inside it (a bug in a decoder or a
+// tool) into an internal_error result, so that the run still ends with its
+// one final_result and the host serves on; the stack goes to the log. The
+// loop's deferred cleanups (shell process groups, descriptors) have run by
+// then.
+func (d *driver) contain(ctx context.Context) (status, output string, errInfo *ErrorInfo) {
+	defer func() {
+		if v := recover(); v != nil {
+			d.a.log.Error().Str("run_id", d.p.req.RunID).Str("panic", fmt.Sprint(v)).Bytes("stack", debug.Stack()).
+				Msg("the run failed on an internal error")
+			status, errInfo = fsmrun.StatusError, &ErrorInfo{Code: CodeInternal, Message: bound("internal error: " + fmt.Sprint(v))}
+		}
+	}()
+	return d.loop(ctx)
 }
 
 // loop is the agent loop: model steps and tool calls until the model stops,

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/rs/zerolog"
 
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/spec"
@@ -568,5 +569,53 @@ func TestModelsDiscovery(t *testing.T) {
 	req.Route, req.Model = nil, "lab/qwen-coder"
 	if _, res := f.run(req); res.Status != "completed" || f.lastRoute.APIModel != "qwen-coder" || f.lastRoute.BaseURL != srv.URL+"/v1" {
 		t.Errorf("run on a discovered model: %+v, route %+v", res, f.lastRoute)
+	}
+}
+
+// panicky panics on its first call (a bug in a decoder, say), then
+// delegates.
+type panicky struct {
+	panicked bool
+	next     Provider
+}
+
+func (p *panicky) Stream(ctx context.Context, req ProviderRequest) (ProviderStream, error) {
+	if !p.panicked {
+		p.panicked = true
+		panic("decoder index out of range")
+	}
+	return p.next.Stream(ctx, req)
+}
+
+// TestPanicEndsTheRunNotTheHost: a panic inside a run becomes that run's
+// internal_error final_result (after settled, with the session released),
+// and the agent serves the next run on the same session.
+func TestPanicEndsTheRunNotTheHost(t *testing.T) {
+	f := newFixture(t, text("after the panic"))
+	var logs strings.Builder
+	log := zerolog.New(&logs)
+	p := &panicky{next: f.prov}
+	a, err := New(Options{Home: f.home, Getenv: func(string) string { return "" }, Logger: &log,
+		ProviderFactory: func(Route) (Provider, error) { return p, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.agent = a
+	req := f.req("q")
+	req.SessionID = "s"
+	evs, res := f.run(req)
+	if res.Status != "error" || res.Error == nil || res.Error.Code != CodeInternal ||
+		!strings.Contains(res.Error.Message, "decoder index out of range") {
+		t.Fatalf("result %+v %+v", res, res.Error)
+	}
+	if got := evs[len(evs)-2].Type; got != EventSettled {
+		t.Errorf("event before final_result is %s", got)
+	}
+	if !strings.Contains(logs.String(), "internal error") || !strings.Contains(logs.String(), "goroutine") {
+		t.Errorf("no stack in the log: %s", logs.String())
+	}
+	req.RunID = "run-2"
+	if _, res := f.run(req); res.Status != "completed" || res.Output != "after the panic" {
+		t.Fatalf("next run on the same session: %+v", res)
 	}
 }

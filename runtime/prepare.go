@@ -16,6 +16,7 @@ import (
 
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/confine"
+	"octet.dev/host/runtime/internal/media"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
@@ -33,6 +34,7 @@ type prepared struct {
 	tools    []toolDef
 	policy   policy.Effective
 	maxSteps int
+	media    []provider.Media // the run's typed inputs, bytes read
 	newSess  bool
 	key      string // the route's credential, scrubbed from every message
 }
@@ -95,9 +97,6 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 	if err := checkDisplayText(req.DisplayText); err != nil {
 		return nil, err
 	}
-	if len(req.Media) > 0 {
-		return nil, refuse(CodeUnsupported, "media input is not served by this build yet")
-	}
 	if len(req.ResourceRoots) > 0 {
 		return nil, refuse(CodeUnsupported, "resource_roots are not served by this build yet")
 	}
@@ -145,6 +144,9 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 	if req.ReasoningEffort != "" && !p.model.SupportsReasoning {
 		return nil, refuse(CodeReasoningUnsupport, "the route does not support reasoning; omit reasoning")
 	}
+	if err := p.loadMedia(); err != nil {
+		return nil, err
+	}
 	layers, perr := a.policyLayers(p.root, req.Workspace)
 	if perr != nil {
 		return nil, perr
@@ -162,6 +164,47 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 	}
 	ok = true
 	return p, nil
+}
+
+// loadMedia checks the run's media against the route, then reads each
+// input beneath the workspace (CONTRACT §16). A type the route cannot take
+// is refused before any file is read.
+func (p *prepared) loadMedia() *RunError {
+	refs := p.req.Media
+	for i, r := range refs {
+		switch {
+		case r.Type == provider.MediaImage && !p.model.Vision():
+			return refuse(CodeMediaUnsupported, "media[%s] is an image, but the route does not accept image input", strconv.Itoa(i))
+		case r.Type == provider.MediaAudio && !p.model.Audio():
+			return refuse(CodeMediaUnsupported, "media[%s] is audio, but the route does not accept audio input (only OpenAI Chat routes that declare audio do)", strconv.Itoa(i))
+		}
+	}
+	var images, audio int64
+	for i, r := range refs {
+		m, err := media.Load(p.root, i, media.Ref{Type: r.Type, Path: r.Path})
+		switch {
+		case errors.Is(err, media.ErrTooLarge):
+			return refuse(CodeMediaTooLarge, "%s", strings.TrimPrefix(err.Error(), media.ErrTooLarge.Error()+": "))
+		case err != nil:
+			return refuse(CodeMediaInvalid, "%s", strings.TrimPrefix(err.Error(), media.ErrInvalid.Error()+": "))
+		}
+		if m.Type == provider.MediaAudio && !slices.Contains(catalog.AudioFormats, m.Format) {
+			return refuse(CodeMediaUnsupported, "media[%s] is %s audio; the route accepts only %s", strconv.Itoa(i), m.Format, strings.Join(catalog.AudioFormats, " and "))
+		}
+		if m.Type == provider.MediaImage {
+			images += m.Bytes
+		} else {
+			audio += m.Bytes
+		}
+		if images > media.MaxImageTotalBytes {
+			return refuse(CodeMediaTooLarge, "the images add up to more than 20971520 bytes (at media[%s])", strconv.Itoa(i))
+		}
+		if audio > media.MaxAudioTotalBytes {
+			return refuse(CodeMediaTooLarge, "the audio clips add up to more than 41943040 bytes (at media[%s])", strconv.Itoa(i))
+		}
+		p.media = append(p.media, m)
+	}
+	return nil
 }
 
 func checkDisplayText(s string) *RunError {

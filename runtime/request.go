@@ -32,9 +32,11 @@ type RunRequest struct {
 	MaxSteps int
 	// ReasoningEffort is "", "low", "medium" or "high".
 	ReasoningEffort string
-	// Media and ResourceRoots are decoded by the protocol but not served
-	// by this build: a run that sets them is refused as unsupported.
-	Media         []MediaRef
+	// Media are typed inputs (images, audio) read from the workspace and
+	// sent with the prompt, in order (CONTRACT §16).
+	Media []MediaRef
+	// ResourceRoots are decoded by the protocol but not served by this
+	// build: a run that sets them is refused as unsupported.
 	ResourceRoots []string
 }
 
@@ -76,6 +78,9 @@ const (
 // codes of the same names; runtime does not import wire.
 const (
 	CodeUnsupported        = "unsupported"
+	CodeMediaInvalid       = "media_invalid"
+	CodeMediaTooLarge      = "media_too_large"
+	CodeMediaUnsupported   = "media_unsupported"
 	CodeInternal           = "internal_error"
 	CodePromptTooLarge     = "prompt_too_large"
 	CodeDisplayTextInvalid = "display_text_invalid"

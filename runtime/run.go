@@ -164,6 +164,34 @@ func (d *driver) drive(ctx context.Context) Result {
 	return res
 }
 
+// withMediaBytes attaches to every media reference of msgs its bytes: this
+// run's from memory, earlier runs' from the session's media objects.
+func (d *driver) withMediaBytes(msgs []provider.Message) ([]provider.Message, error) {
+	have := make(map[string][]byte, len(d.p.media))
+	for _, m := range d.p.media {
+		have[m.SHA256] = m.Data
+	}
+	for i := range msgs {
+		if len(msgs[i].Media) == 0 {
+			continue
+		}
+		media := slices.Clone(msgs[i].Media) // the session's copy stays as it is
+		for j := range media {
+			data, ok := have[media[j].SHA256]
+			if !ok {
+				var err error
+				if data, err = d.p.sess.Media(media[j].SHA256); err != nil {
+					return nil, fmt.Errorf("the session's media could not be read: %w", err)
+				}
+				have[media[j].SHA256] = data
+			}
+			media[j].Data = data
+		}
+		msgs[i].Media = media
+	}
+	return msgs, nil
+}
+
 // contain runs the loop and turns a panic inside it (a bug in a decoder or a
 // tool) into an internal_error result, so that the run still ends with its
 // one final_result and the host serves on; the stack goes to the log. The
@@ -213,11 +241,21 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 	for _, h := range p.req.History {
 		recs = append(recs, store.Record{Body: store.Message{Message: provider.Message{Role: provider.Role(h.Role), Text: h.Content}}})
 	}
-	recs = append(recs, store.Record{Body: store.Message{RunID: p.req.RunID, Message: provider.Message{Role: provider.RoleUser, Text: p.req.Prompt}}})
+	// Media bytes are stored beside the session before the message that
+	// refers to them.
+	for _, m := range p.media {
+		if _, err := p.sess.PutMedia(m.Data); err != nil {
+			return fail(CodeSessionFailed, "the session's media could not be written: "+err.Error())
+		}
+	}
+	recs = append(recs, store.Record{Body: store.Message{RunID: p.req.RunID, Message: provider.Message{Role: provider.RoleUser, Text: p.req.Prompt, Media: p.media}}})
 	if err := p.sess.Append(recs...); err != nil {
 		return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
 	}
-	msgs := p.sess.Messages()
+	msgs, err := d.withMediaBytes(p.sess.Messages())
+	if err != nil {
+		return fail(CodeSessionCorrupt, err.Error())
+	}
 	specs := make([]provider.ToolSpec, len(p.tools))
 	for i, t := range p.tools {
 		specs[i] = t.spec

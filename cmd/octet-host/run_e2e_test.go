@@ -563,7 +563,7 @@ func TestHelloAdvertisesRunFeatures(t *testing.T) {
 	e := newE2E(t, fakeprovider.Script{})
 	f := e.c.Hello().Features
 	want := wire.Features{Streaming: true, PersistentSessions: true, SeedHistory: true, PromptDisplayText: true,
-		InlineModels: true, Tools: true, ProcessGroupAbort: true}
+		InlineModels: true, Tools: true, ProcessGroupAbort: true, TypedMediaInput: true, TypedImageInput: true, TypedAudioInput: true}
 	if f != want {
 		t.Errorf("features %+v, want %+v", f, want)
 	}

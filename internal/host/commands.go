@@ -19,6 +19,9 @@ func features() wire.Features {
 		SeedHistory:        true, // TestRunSeedHistory
 		PromptDisplayText:  true, // stored as session presentation metadata (TestRunResumeAcrossHostProcesses)
 		InlineModels:       true, // every e2e run uses an inline route
+		TypedMediaInput:    true, // media_e2e_test.go: images and audio, in order, across resume; every refusal
+		TypedImageInput:    true, // TestRunMediaOtherModes: all three wire modes
+		TypedAudioInput:    true, // TestRunMediaInOrderAndAcrossResume: WAV on an OpenAI Chat audio route
 		Tools:              true, // TestRunScriptedConversation, TestRunToolPathsStayInWorkspace
 		ProcessGroupAbort:  true,
 		InBandAbort:        false,

@@ -130,7 +130,7 @@ func (m Model) Vision() bool {
 
 // Audio reports whether the route accepts native audio input: the model
 // declares audio and the route speaks OpenAI Chat Completions, the only wire
-// mode that carries native audio today.
+// mode that carries native audio today (in the AudioFormats).
 func (m Model) Audio() bool {
 	return slices.Contains(m.InputModalities, ModalityAudio) && m.Mode == ModeOpenAICompatible
 }
@@ -246,3 +246,7 @@ func normalizeModalities(declared []string, vision *bool) ([]string, error) {
 	}
 	return out, nil
 }
+
+// AudioFormats are the audio formats an audio route accepts, as sniffed
+// (OpenAI Chat's input_audio formats).
+var AudioFormats = []string{"wav", "mp3"}

@@ -38,6 +38,9 @@ type Message struct {
 	// for the model to continue its reasoning (Anthropic thinking with its
 	// signature and redacted_thinking, Responses encrypted reasoning items).
 	ReasoningBlocks []ReasoningBlock `json:"reasoning_blocks,omitempty"`
+	// Media are a user message's typed inputs (images, audio), in request
+	// order; the model sees them after Text.
+	Media []Media `json:"media,omitempty"`
 	// ToolCalls are the assistant's tool calls, in the order the model made them.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID and ToolName identify the call a RoleTool message answers.
@@ -45,6 +48,32 @@ type Message struct {
 	ToolName   string `json:"tool_name,omitempty"`
 	// IsError marks a tool result that reports a failure or a denial.
 	IsError bool `json:"is_error,omitempty"`
+}
+
+// Media types.
+const (
+	MediaImage = "image"
+	MediaAudio = "audio"
+)
+
+// Media is one typed input, identified by its content. The session records
+// the reference; the original bytes live beside the session file and are
+// attached as Data before a model call.
+type Media struct {
+	// Type is MediaImage or MediaAudio.
+	Type string `json:"type"`
+	// MIMEType is sniffed from the bytes: image/png, image/jpeg, image/gif,
+	// image/webp, audio/wav, audio/mpeg, audio/flac, audio/opus, audio/aac,
+	// audio/pcm.
+	MIMEType string `json:"mime_type"`
+	// Format is the short name of the format: png, jpeg, gif, webp, wav,
+	// mp3, flac, opus, aac, pcm16 (what OpenAI's input_audio calls it).
+	Format string `json:"format"`
+	// SHA256 is the hex digest of the bytes; Bytes their length.
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+	// Data are the original bytes; never written to the session record.
+	Data []byte `json:"-"`
 }
 
 // ReasoningBlock is one authenticated block of reasoning. Exactly one of

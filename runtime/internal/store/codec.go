@@ -214,6 +214,11 @@ func validate(r Record, msgs int) error {
 		if b.Message.Role == "" {
 			return errors.New("message has no role")
 		}
+		for i, m := range b.Message.Media {
+			if (m.Type != "image" && m.Type != "audio") || !validDigest(m.SHA256) || m.Bytes < 0 || m.MIMEType == "" {
+				return fmt.Errorf("message media[%d] is not a valid reference", i)
+			}
+		}
 	case ModelChange:
 		if b.Model == "" {
 			return errors.New("model_change has no model")

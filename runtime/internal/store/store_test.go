@@ -476,7 +476,7 @@ func TestUnknownRecords(t *testing.T) {
 	dir := t.TempDir()
 	future := `{"type":"steering_intent","ts":"2026-01-02T03:04:06Z","op":{"id":7}}`
 	noTS := `{"type":"future_thing","x":[1,2,3]}`
-	withExtra := `{"type":"message","ts":"2026-01-02T03:04:08Z","message":{"role":"user","text":"x","media":[{"type":"image"}]},"new_member":true}`
+	withExtra := `{"type":"message","ts":"2026-01-02T03:04:08Z","message":{"role":"user","text":"x","annotations":[{"type":"image"}]},"new_member":true}`
 	writeFile(t, dir, "fwd", goodMsg, future+"\n", noTS+"\n", withExtra+"\n")
 	s := openT(t, dir, "fwd")
 	if s.UnknownRecords() != 2 {

@@ -142,6 +142,62 @@ func TestRequestBodyMinimal(t *testing.T) {
 	}
 }
 
+// Media payloads: the builder does not sniff, so fake bytes do.
+var (
+	pngMedia  = provider.Media{Type: provider.MediaImage, MIMEType: "image/png", Format: "png", Data: []byte("\x89PNG\r\n\x1a\nfake")}
+	jpegMedia = provider.Media{Type: provider.MediaImage, MIMEType: "image/jpeg", Format: "jpeg", Data: []byte("\xff\xd8\xff\xe0fake")}
+	wavMedia  = provider.Media{Type: provider.MediaAudio, MIMEType: "audio/wav", Format: "wav", Data: []byte("RIFF\x24\x00\x00\x00WAVEfake")}
+)
+
+func TestBuildRequestMedia(t *testing.T) {
+	tests := []struct {
+		name string
+		msgs []provider.Message
+		want string
+	}{
+		{
+			name: "text, then media in order",
+			msgs: []provider.Message{{Role: provider.RoleUser, Text: "What is this?", Media: []provider.Media{pngMedia, wavMedia, jpegMedia}}},
+			want: `{"model":"m","messages":[{"role":"user","content":[` +
+				`{"type":"text","text":"What is this?"},` +
+				`{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgpmYWtl"}},` +
+				`{"type":"input_audio","input_audio":{"data":"UklGRiQAAABXQVZFZmFrZQ==","format":"wav"}},` +
+				`{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,/9j/4GZha2U="}}]}],` +
+				`"stream":true,"stream_options":{"include_usage":true}}`,
+		},
+		{
+			name: "media without text",
+			msgs: []provider.Message{{Role: provider.RoleUser, Media: []provider.Media{pngMedia}}},
+			want: `{"model":"m","messages":[{"role":"user","content":[` +
+				`{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgpmYWtl"}}]}],` +
+				`"stream":true,"stream_options":{"include_usage":true}}`,
+		},
+		{
+			name: "only the message with media takes the array form",
+			msgs: []provider.Message{
+				{Role: provider.RoleUser, Text: "a"},
+				{Role: provider.RoleAssistant, Text: "b"},
+				{Role: provider.RoleUser, Text: "c", Media: []provider.Media{wavMedia}},
+			},
+			want: `{"model":"m","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},` +
+				`{"role":"user","content":[{"type":"text","text":"c"},` +
+				`{"type":"input_audio","input_audio":{"data":"UklGRiQAAABXQVZFZmFrZQ==","format":"wav"}}]}],` +
+				`"stream":true,"stream_options":{"include_usage":true}}`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := buildRequest(provider.Request{Model: "m", Messages: tc.msgs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("body:\n got %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestBuildRequestErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -150,6 +206,7 @@ func TestBuildRequestErrors(t *testing.T) {
 		{"no model", provider.Request{Messages: simpleRequest.Messages}},
 		{"unknown role", provider.Request{Model: "m", Messages: []provider.Message{{Role: "system", Text: "x"}}}},
 		{"bad schema", provider.Request{Model: "m", Tools: []provider.ToolSpec{{Name: "t", Parameters: []byte(`{"type":`)}}}},
+		{"unknown media type", provider.Request{Model: "m", Messages: []provider.Message{{Role: provider.RoleUser, Text: "x", Media: []provider.Media{{Type: "video"}}}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

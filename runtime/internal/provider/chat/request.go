@@ -8,6 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge"
 )
 
 // chatRequest is the request body. Field order is the wire order.
@@ -27,11 +28,30 @@ type streamOptions struct {
 
 type chatMessage struct {
 	Role string `json:"role"`
-	// Content is null for an assistant message that only calls tools
+	// Content is a *string, or a []chatPart for a user message with
+	// media; nil (null) for an assistant message that only calls tools
 	// (the API requires content unless tool_calls is present).
-	Content    *string        `json:"content"`
+	Content    any            `json:"content"`
 	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+// chatPart is one part of a user message's content array: text,
+// image_url or input_audio.
+type chatPart struct {
+	Type       string          `json:"type"`
+	Text       string          `json:"text,omitempty"`
+	ImageURL   *chatImageURL   `json:"image_url,omitzero"`
+	InputAudio *chatInputAudio `json:"input_audio,omitzero"`
+}
+
+type chatImageURL struct {
+	URL string `json:"url"`
+}
+
+type chatInputAudio struct {
+	Data   string `json:"data"`
+	Format string `json:"format"`
 }
 
 type chatToolCall struct {
@@ -83,7 +103,15 @@ func buildRequest(req provider.Request) ([]byte, error) {
 		m := &req.Messages[i]
 		switch m.Role {
 		case provider.RoleUser:
-			body.Messages = append(body.Messages, chatMessage{Role: "user", Content: &m.Text})
+			cm := chatMessage{Role: "user", Content: &m.Text}
+			if len(m.Media) > 0 {
+				parts, err := userParts(i, m)
+				if err != nil {
+					return nil, err
+				}
+				cm.Content = parts
+			}
+			body.Messages = append(body.Messages, cm)
 		case provider.RoleAssistant:
 			// Reasoning is not sent back: Chat Completions has no field for
 			// it.
@@ -120,4 +148,28 @@ func buildRequest(req provider.Request) ([]byte, error) {
 		}})
 	}
 	return json.Marshal(&body, marshalOpts)
+}
+
+// userParts returns the content array of a user message with media: the
+// text (when not empty), then each media item in order.
+func userParts(i int, m *provider.Message) ([]chatPart, error) {
+	parts := make([]chatPart, 0, len(m.Media)+1)
+	if m.Text != "" {
+		parts = append(parts, chatPart{Type: "text", Text: m.Text})
+	}
+	for j := range m.Media {
+		md := &m.Media[j]
+		switch md.Type {
+		case provider.MediaImage:
+			url := edge.DataURL(md.MIMEType, md.Data)
+			parts = append(parts, chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: url}})
+		case provider.MediaAudio:
+			parts = append(parts, chatPart{Type: "input_audio", InputAudio: &chatInputAudio{
+				Data: edge.Base64(md.Data), Format: md.Format,
+			}})
+		default:
+			return nil, fmt.Errorf("chat: message %d carries media of unknown type %q", i, md.Type)
+		}
+	}
+	return parts, nil
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -55,6 +56,30 @@ func conversation() provider.Request {
 		},
 		MaxOutputTokens: 32000,
 	}
+}
+
+// withMedia returns req with an image (png) and, when audio is true, an
+// audio item (wav) added to its last user message.
+func withMedia(req provider.Request, audio bool) provider.Request {
+	req.Messages = slices.Clone(req.Messages)
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		m := &req.Messages[i]
+		if m.Role != provider.RoleUser {
+			continue
+		}
+		png := []byte("\x89PNG\r\n\x1a\nfake")
+		m.Media = append(slices.Clip(m.Media), provider.Media{
+			Type: provider.MediaImage, MIMEType: "image/png", Format: "png", Bytes: int64(len(png)), Data: png,
+		})
+		if audio {
+			wav := []byte("RIFF\x24\x00\x00\x00WAVEfake")
+			m.Media = append(m.Media, provider.Media{
+				Type: provider.MediaAudio, MIMEType: "audio/wav", Format: "wav", Bytes: int64(len(wav)), Data: wav,
+			})
+		}
+		break
+	}
+	return req
 }
 
 // recorder keeps the last request body sent and the last answer received,
@@ -136,6 +161,16 @@ func TestAnthropicMessages(t *testing.T) {
 			check(t, rec, p, req)
 		})
 	}
+	t.Run("images", func(t *testing.T) {
+		rec := &recorder{}
+		p, err := messages.New(messages.Config{BaseURL: base, APIKey: "sk-ant-test", HTTPClient: &http.Client{Transport: rec}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := withMedia(conversation(), false)
+		req.Model = "claude-haiku-4-5"
+		check(t, rec, p, req)
+	})
 }
 
 func TestOpenAIChat(t *testing.T) {
@@ -152,6 +187,16 @@ func TestOpenAIChat(t *testing.T) {
 			check(t, rec, p, req)
 		})
 	}
+	t.Run("image and audio", func(t *testing.T) {
+		rec := &recorder{}
+		p, err := chat.New(chat.Config{BaseURL: base + "/v1", APIKey: "sk-test", HTTPClient: &http.Client{Transport: rec}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := withMedia(conversation(), true)
+		req.Model = "gpt-4o-audio-preview"
+		check(t, rec, p, req)
+	})
 }
 
 func TestOpenAIResponses(t *testing.T) {
@@ -168,4 +213,14 @@ func TestOpenAIResponses(t *testing.T) {
 			check(t, rec, p, req)
 		})
 	}
+	t.Run("images", func(t *testing.T) {
+		rec := &recorder{}
+		p, err := responses.New(responses.Config{BaseURL: base + "/v1", APIKey: "sk-test", HTTPClient: &http.Client{Transport: rec}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := withMedia(conversation(), false)
+		req.Model, req.ReasoningEffort = "gpt-5.4", "medium"
+		check(t, rec, p, req)
+	})
 }

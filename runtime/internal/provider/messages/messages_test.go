@@ -411,6 +411,80 @@ func TestPairingRule(t *testing.T) {
 	}
 }
 
+// Media payloads: the builder does not sniff, so fake bytes do.
+var (
+	pngMedia  = provider.Media{Type: provider.MediaImage, MIMEType: "image/png", Format: "png", Data: []byte("\x89PNG\r\n\x1a\nfake")}
+	jpegMedia = provider.Media{Type: provider.MediaImage, MIMEType: "image/jpeg", Format: "jpeg", Data: []byte("\xff\xd8\xff\xe0fake")}
+	wavMedia  = provider.Media{Type: provider.MediaAudio, MIMEType: "audio/wav", Format: "wav", Data: []byte("RIFF\x24\x00\x00\x00WAVEfake")}
+)
+
+func TestBuildRequestMedia(t *testing.T) {
+	const (
+		png  = `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgpmYWtl"}}`
+		jpeg = `{"type":"image","source":{"type":"base64","media_type":"image/jpeg","data":"/9j/4GZha2U="}}`
+	)
+	tests := []struct {
+		name string
+		in   []provider.Message
+		want string
+	}{
+		{
+			name: "text, then images in order",
+			in:   []provider.Message{{Role: provider.RoleUser, Text: "What is this?", Media: []provider.Media{pngMedia, jpegMedia}}},
+			want: `{"model":"m","max_tokens":8192,"messages":[{"role":"user","content":[` +
+				`{"type":"text","text":"What is this?"},` + png + `,` + jpeg + `]}],"stream":true}`,
+		},
+		{
+			name: "images without text",
+			in:   []provider.Message{{Role: provider.RoleUser, Media: []provider.Media{pngMedia}}},
+			want: `{"model":"m","max_tokens":8192,"messages":[{"role":"user","content":[` + png + `]}],"stream":true}`,
+		},
+		{
+			// Merged user turns keep each message's blocks together, in
+			// order; tool results still go first.
+			name: "merged into the user turn after tool results",
+			in: []provider.Message{
+				{Role: provider.RoleUser, Text: "go"},
+				{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "a", Name: "t", Arguments: "{}"}}},
+				{Role: provider.RoleUser, Text: "first", Media: []provider.Media{pngMedia}},
+				{Role: provider.RoleTool, ToolCallID: "a", ToolName: "t", Text: "A"},
+				{Role: provider.RoleUser, Text: "second", Media: []provider.Media{jpegMedia}},
+			},
+			want: `{"model":"m","max_tokens":8192,"messages":[` +
+				`{"role":"user","content":[{"type":"text","text":"go"}]},` +
+				`{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"t","input":{}}]},` +
+				`{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"A","is_error":false},` +
+				`{"type":"text","text":"first"},` + png + `,{"type":"text","text":"second"},` + jpeg + `]}],"stream":true}`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := buildRequest(provider.Request{Model: "m", Messages: tc.in}, thinkingConfig{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("body:\n got %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestBuildRequestRefusesAudio: the runtime routes audio elsewhere; this
+// is the backstop.
+func TestBuildRequestRefusesAudio(t *testing.T) {
+	req := provider.Request{Model: "m", Messages: []provider.Message{
+		{Role: provider.RoleUser, Text: "hi"},
+		{Role: provider.RoleAssistant, Text: "yes?"},
+		{Role: provider.RoleUser, Text: "listen", Media: []provider.Media{pngMedia, wavMedia}},
+	}}
+	_, err := buildRequest(req, thinkingConfig{})
+	const want = "messages: message 2 carries audio, which this wire mode does not accept"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+}
+
 func TestToolInput(t *testing.T) {
 	tests := map[string]string{
 		`{"a": 1}`:          `{"a": 1}`,
@@ -447,6 +521,7 @@ func TestBuildRequestErrors(t *testing.T) {
 		{"unknown role", provider.Request{Model: "m", Messages: []provider.Message{{Role: "system", Text: "x"}}}},
 		{"bad schema", provider.Request{Model: "m", Tools: []provider.ToolSpec{{Name: "t", Parameters: []byte(`{"type":`)}}}},
 		{"unknown effort", provider.Request{Model: "m", Messages: simpleRequest.Messages, ReasoningEffort: "max"}},
+		{"unknown media type", provider.Request{Model: "m", Messages: []provider.Message{{Role: provider.RoleUser, Text: "x", Media: []provider.Media{{Type: "video"}}}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge"
 )
 
 // Thinking budgets derived from Request.ReasoningEffort when
@@ -62,6 +63,18 @@ type outMessage struct {
 type textBlock struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+}
+
+// imageBlock is an image sent inline as base64.
+type imageBlock struct {
+	Type   string      `json:"type"`
+	Source imageSource `json:"source"`
+}
+
+type imageSource struct {
+	Type      string `json:"type"`
+	MediaType string `json:"media_type"`
+	Data      string `json:"data"`
 }
 
 type thinkingBlock struct {
@@ -188,8 +201,8 @@ func buildMessages(msgs []provider.Message) ([]outMessage, error) {
 		m := &msgs[i]
 		switch m.Role {
 		case provider.RoleUser:
-			if m.Text != "" { // the API rejects empty text blocks
-				b.addUser(textBlock{Type: "text", Text: m.Text})
+			if err := b.addUserMessage(i, m); err != nil {
+				return nil, err
 			}
 		case provider.RoleTool:
 			b.addResult(m)
@@ -201,6 +214,30 @@ func buildMessages(msgs []provider.Message) ([]outMessage, error) {
 	}
 	b.closeTurn()
 	return b.out, nil
+}
+
+// addUserMessage adds a user message's text, then its images in order, to
+// the current user turn. Audio is refused: this wire mode has no block for
+// it.
+func (b *convBuilder) addUserMessage(i int, m *provider.Message) error {
+	for j := range m.Media {
+		if t := m.Media[j].Type; t != provider.MediaImage {
+			if t == provider.MediaAudio {
+				return fmt.Errorf("messages: message %d carries audio, which this wire mode does not accept", i)
+			}
+			return fmt.Errorf("messages: message %d carries media of unknown type %q", i, t)
+		}
+	}
+	if m.Text != "" { // the API rejects empty text blocks
+		b.addUser(textBlock{Type: "text", Text: m.Text})
+	}
+	for j := range m.Media {
+		md := &m.Media[j]
+		b.addUser(imageBlock{Type: "image", Source: imageSource{
+			Type: "base64", MediaType: md.MIMEType, Data: edge.Base64(md.Data),
+		}})
+	}
+	return nil
 }
 
 // addAssistant appends an assistant turn: the thinking and

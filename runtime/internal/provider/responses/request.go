@@ -8,6 +8,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge"
 )
 
 // includeEncrypted is the include value that asks for encrypted reasoning.
@@ -29,9 +30,10 @@ type request struct {
 	Stream          bool       `json:"stream"`
 }
 
+// userMessage holds a contentPart, then an imagePart per image.
 type userMessage struct {
-	Role    string        `json:"role"`
-	Content []contentPart `json:"content"`
+	Role    string `json:"role"`
+	Content []any  `json:"content"`
 }
 
 // assistantMessage is an earlier answer, sent back in the input-message form
@@ -46,6 +48,13 @@ type assistantMessage struct {
 type contentPart struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
+}
+
+// imagePart is an input_image part with the image inline as a data URL.
+type imagePart struct {
+	Type     string `json:"type"`
+	ImageURL string `json:"image_url"`
+	Detail   string `json:"detail"`
 }
 
 type functionCall struct {
@@ -125,9 +134,11 @@ func buildRequest(req provider.Request, opts requestOptions) ([]byte, error) {
 		m := &req.Messages[i]
 		switch m.Role {
 		case provider.RoleUser:
-			body.Input = append(body.Input, &userMessage{
-				Role: "user", Content: []contentPart{{Type: "input_text", Text: m.Text}},
-			})
+			um, err := buildUser(i, m)
+			if err != nil {
+				return nil, err
+			}
+			body.Input = append(body.Input, um)
 		case provider.RoleAssistant:
 			body.Input = appendAssistant(body.Input, m, opts.encrypted)
 		case provider.RoleTool:
@@ -152,6 +163,27 @@ func buildRequest(req provider.Request, opts requestOptions) ([]byte, error) {
 		})
 	}
 	return json.Marshal(&body, marshalOpts)
+}
+
+// buildUser returns the input message of a user message: its text, then
+// its images in order. Audio is refused: this wire mode has no part for it.
+func buildUser(i int, m *provider.Message) (*userMessage, error) {
+	content := make([]any, 1, len(m.Media)+1)
+	content[0] = contentPart{Type: "input_text", Text: m.Text}
+	for j := range m.Media {
+		md := &m.Media[j]
+		switch md.Type {
+		case provider.MediaImage:
+			content = append(content, imagePart{
+				Type: "input_image", ImageURL: edge.DataURL(md.MIMEType, md.Data), Detail: "auto",
+			})
+		case provider.MediaAudio:
+			return nil, fmt.Errorf("responses: message %d carries audio, which this wire mode does not accept", i)
+		default:
+			return nil, fmt.Errorf("responses: message %d carries media of unknown type %q", i, md.Type)
+		}
+	}
+	return &userMessage{Role: "user", Content: content}, nil
 }
 
 // appendAssistant appends the input items of one assistant message in the

@@ -231,6 +231,17 @@ func TestBuildRequest(t *testing.T) {
 				`{"type":"function_call","call_id":"c2","name":"f","arguments":"{}"}],"include":["reasoning.encrypted_content"],"store":false,"stream":true}`,
 		},
 		{
+			name: "text, then images in order",
+			req: provider.Request{Model: "m", Messages: []provider.Message{
+				{Role: provider.RoleUser, Text: "What is this?", Media: []provider.Media{pngMedia, jpegMedia}},
+			}},
+			want: `{"model":"m","input":[{"role":"user","content":[` +
+				`{"type":"input_text","text":"What is this?"},` +
+				`{"type":"input_image","image_url":"data:image/png;base64,iVBORw0KGgpmYWtl","detail":"auto"},` +
+				`{"type":"input_image","image_url":"data:image/jpeg;base64,/9j/4GZha2U=","detail":"auto"}]}],` +
+				`"store":false,"stream":true}`,
+		},
+		{
 			name: "negative max output tokens are left out",
 			req:  provider.Request{Model: "m", MaxOutputTokens: -1},
 			want: `{"model":"m","input":[],"store":false,"stream":true}`,
@@ -249,6 +260,28 @@ func TestBuildRequest(t *testing.T) {
 	}
 }
 
+// Media payloads: the builder does not sniff, so fake bytes do.
+var (
+	pngMedia  = provider.Media{Type: provider.MediaImage, MIMEType: "image/png", Format: "png", Data: []byte("\x89PNG\r\n\x1a\nfake")}
+	jpegMedia = provider.Media{Type: provider.MediaImage, MIMEType: "image/jpeg", Format: "jpeg", Data: []byte("\xff\xd8\xff\xe0fake")}
+	wavMedia  = provider.Media{Type: provider.MediaAudio, MIMEType: "audio/wav", Format: "wav", Data: []byte("RIFF\x24\x00\x00\x00WAVEfake")}
+)
+
+// TestBuildRequestRefusesAudio: the runtime routes audio elsewhere; this
+// is the backstop.
+func TestBuildRequestRefusesAudio(t *testing.T) {
+	req := provider.Request{Model: "m", Messages: []provider.Message{
+		{Role: provider.RoleUser, Text: "hi"},
+		{Role: provider.RoleAssistant, Text: "yes?"},
+		{Role: provider.RoleUser, Text: "listen", Media: []provider.Media{pngMedia, wavMedia}},
+	}}
+	_, err := buildRequest(req, requestOptions{})
+	const want = "responses: message 2 carries audio, which this wire mode does not accept"
+	if err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
+	}
+}
+
 func TestBuildRequestErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -257,6 +290,7 @@ func TestBuildRequestErrors(t *testing.T) {
 		{"no model", provider.Request{Messages: simpleRequest.Messages}},
 		{"unknown role", provider.Request{Model: "m", Messages: []provider.Message{{Role: "system", Text: "x"}}}},
 		{"bad schema", provider.Request{Model: "m", Tools: []provider.ToolSpec{{Name: "t", Parameters: []byte(`{"type":`)}}}},
+		{"unknown media type", provider.Request{Model: "m", Messages: []provider.Message{{Role: provider.RoleUser, Text: "x", Media: []provider.Media{{Type: "video"}}}}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

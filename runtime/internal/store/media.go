@@ -1,0 +1,115 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Media objects. A message's media are recorded as references (type, MIME
+// type, format, SHA-256, size); the bytes live beside the session file, in
+// <name>.media/<sha256>, written durably before the message that refers to
+// them. They are named by content, so a resumed run sends exactly the bytes
+// the first run read, whatever happened to the workspace file since.
+
+// mediaSuffix names the media folder: the session file's stem plus it.
+const mediaSuffix = ".media"
+
+// ErrMediaMissing reports a media reference whose stored bytes are missing or
+// no longer match their digest.
+var ErrMediaMissing = errors.New("store: media object missing or altered")
+
+// MediaDir returns the folder holding the session's media objects.
+func (s *Session) MediaDir() string {
+	return strings.TrimSuffix(s.path, fileSuffix) + mediaSuffix
+}
+
+// validDigest reports whether d is a lower-case hex SHA-256.
+func validDigest(d string) bool {
+	if len(d) != 2*sha256.Size {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// PutMedia stores data as a media object and returns its digest. The object
+// is written to a temporary file, synced, renamed into place and the folder
+// synced, so it is durable before PutMedia returns; bytes already stored are
+// not written again.
+func (s *Session) PutMedia(data []byte) (string, error) {
+	if s.closed {
+		return "", ErrClosed
+	}
+	sum := sha256.Sum256(data)
+	digest := hex.EncodeToString(sum[:])
+	dir := s.MediaDir()
+	final := filepath.Join(dir, digest)
+	if existing, err := os.ReadFile(final); err == nil && bytes.Equal(existing, data) {
+		return digest, nil
+	}
+	if err := makeDir(dir); err != nil {
+		return "", fmt.Errorf("store: media folder: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".tmp-*")
+	if err != nil {
+		return "", fmt.Errorf("store: media: %w", err)
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = syncData(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, final)
+	}
+	if err == nil {
+		err = syncDir(dir)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return "", fmt.Errorf("store: media: %w", err)
+	}
+	return digest, nil
+}
+
+// Media returns the bytes of the media object digest, checked against the
+// digest; a missing, linked or altered object is ErrMediaMissing.
+func (s *Session) Media(digest string) ([]byte, error) {
+	if !validDigest(digest) {
+		return nil, fmt.Errorf("%w: %q is not a SHA-256 digest", ErrMediaMissing, digest)
+	}
+	p := filepath.Join(s.MediaDir(), digest)
+	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ELOOP) {
+			return nil, fmt.Errorf("%w: %s", ErrMediaMissing, digest)
+		}
+		return nil, fmt.Errorf("store: media: %w", err)
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, fmt.Errorf("store: media: %w", err)
+	}
+	if sum := sha256.Sum256(buf.Bytes()); hex.EncodeToString(sum[:]) != digest {
+		return nil, fmt.Errorf("%w: %s does not match its digest", ErrMediaMissing, digest)
+	}
+	return buf.Bytes(), nil
+}

@@ -79,6 +79,7 @@ type Agent struct {
 	reasoning      ReasoningConfig // effective selection (Reasoning)
 	maxNetworkWait *int64          // ms; nil: no ceiling
 	maxRetries     int             // -1: recovery's default
+	toolBudget     int             // bytes of the serialized tool array a run may send
 
 	shells *shell.Registry // process groups of running bash commands
 	runs   sync.WaitGroup  // runs not yet ended (their sessions still open)
@@ -139,7 +140,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Jitter == nil {
 		opts.Jitter = defaultJitter
 	}
-	a := &Agent{opts: opts, log: log, maxRetries: -1, shells: &shell.Registry{}}
+	a := &Agent{opts: opts, log: log, maxRetries: -1, toolBudget: DefaultToolSchemaBudgetBytes, shells: &shell.Registry{}}
 	if a.opts.ProviderFactory == nil {
 		a.opts.ProviderFactory = a.defaultFactory
 	}

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/confine"
@@ -144,6 +145,9 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 	if req.ReasoningEffort != "" && !p.model.SupportsReasoning {
 		return nil, refuse(CodeReasoningUnsupport, "the route does not support reasoning; omit reasoning")
 	}
+	if err := a.checkToolBudget(p); err != nil {
+		return nil, err
+	}
 	if err := p.loadMedia(); err != nil {
 		return nil, err
 	}
@@ -164,6 +168,61 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 	}
 	ok = true
 	return p, nil
+}
+
+// DefaultToolSchemaBudgetBytes is the default budget of the serialized
+// tool array (CONTRACT §15).
+const DefaultToolSchemaBudgetBytes = 128 << 10
+
+// SetToolSchemaBudgetBytes bounds the size of the tool array a run sends, in
+// bytes exactly as the route's wire mode serializes it (default 128 KiB). A
+// run whose tools exceed it is refused (tool_schema_too_large) before any
+// provider I/O; tools are never dropped or rewritten to fit. Zero permits
+// only an empty tool list; a negative n counts as zero. It applies to runs
+// started afterwards.
+func (a *Agent) SetToolSchemaBudgetBytes(n int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.toolBudget = max(n, 0)
+}
+
+// checkToolBudget refuses a run whose tool array is over the budget. A
+// provider that cannot size its own array (a custom ProviderFactory's) is
+// measured by the neutral JSON form of the specs.
+func (a *Agent) checkToolBudget(p *prepared) *RunError {
+	a.mu.Lock()
+	budget := a.toolBudget
+	a.mu.Unlock()
+	specs := make([]provider.ToolSpec, len(p.tools))
+	for i, t := range p.tools {
+		specs[i] = t.spec
+	}
+	var size int
+	var err error
+	if s, ok := p.prov.(provider.ToolSizer); ok {
+		size, err = s.ToolArrayBytes(specs)
+	} else if len(specs) > 0 {
+		type neutral struct {
+			Name        string         `json:"name"`
+			Description string         `json:"description,omitempty"`
+			Parameters  jsontext.Value `json:"parameters,omitempty"`
+		}
+		arr := make([]neutral, len(specs))
+		for i, t := range specs {
+			arr[i] = neutral{t.Name, t.Description, t.Parameters}
+		}
+		var b []byte
+		b, err = json.Marshal(arr)
+		size = len(b)
+	}
+	switch {
+	case err != nil:
+		return refuse(CodeInternal, "the tool array cannot be serialized: %s", err.Error())
+	case size > budget:
+		return refuse(CodeToolSchemaTooLarge, "the tool array is %s bytes; the budget is %s (Agent.SetToolSchemaBudgetBytes); choose fewer tools with \"tools\"",
+			strconv.Itoa(size), strconv.Itoa(budget))
+	}
+	return nil
 }
 
 // loadMedia checks the run's media against the route, then reads each

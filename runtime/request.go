@@ -78,6 +78,7 @@ const (
 // codes of the same names; runtime does not import wire.
 const (
 	CodeUnsupported        = "unsupported"
+	CodeToolSchemaTooLarge = "tool_schema_too_large"
 	CodeMediaInvalid       = "media_invalid"
 	CodeMediaTooLarge      = "media_too_large"
 	CodeMediaUnsupported   = "media_unsupported"

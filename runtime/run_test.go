@@ -619,3 +619,34 @@ func TestPanicEndsTheRunNotTheHost(t *testing.T) {
 		t.Fatalf("next run on the same session: %+v", res)
 	}
 }
+
+// TestToolSchemaBudget: a tool array over the budget refuses the run before
+// any provider I/O, whole (nothing is dropped to fit); zero permits only no
+// tools.
+func TestToolSchemaBudget(t *testing.T) {
+	f := newFixture(t, text("no tools needed"), text("one tool"))
+	f.agent.SetToolSchemaBudgetBytes(200)
+	_, err := f.agent.Run(context.Background(), f.req("q"))
+	var re *RunError
+	if !errors.As(err, &re) || re.Code != CodeToolSchemaTooLarge || !strings.Contains(re.Message, "the budget is 200") {
+		t.Fatalf("all tools under a 200-byte budget: %v", err)
+	}
+	f.agent.SetToolSchemaBudgetBytes(0)
+	req := f.req("q")
+	req.Tools = []string{}
+	if _, res := f.run(req); res.Status != "completed" {
+		t.Fatalf("no tools, budget 0: %+v", res)
+	}
+	req.RunID, req.Tools = "run-2", []string{"ls"}
+	if _, err := f.agent.Run(context.Background(), req); !errors.As(err, &re) || re.Code != CodeToolSchemaTooLarge {
+		t.Fatalf("one tool, budget 0: %v", err)
+	}
+	if n := len(f.prov.requests()); n != 1 {
+		t.Errorf("%d provider requests, want 1 (refused runs send none)", n)
+	}
+	f.agent.SetToolSchemaBudgetBytes(DefaultToolSchemaBudgetBytes)
+	req.RunID = "run-3"
+	if _, res := f.run(req); res.Status != "completed" {
+		t.Fatalf("default budget: %+v", res)
+	}
+}

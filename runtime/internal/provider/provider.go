@@ -219,6 +219,12 @@ type Provider interface {
 	Stream(ctx context.Context, req Request) (Stream, error)
 }
 
+// ToolSizer is implemented by providers that can say how many bytes the
+// tools array of their requests takes, exactly as sent (0 for no tools).
+type ToolSizer interface {
+	ToolArrayBytes(tools []ToolSpec) (int, error)
+}
+
 // FailKind classifies a provider failure by the facts the edge collected.
 type FailKind string
 

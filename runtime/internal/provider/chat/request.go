@@ -136,18 +136,40 @@ func buildRequest(req provider.Request) ([]byte, error) {
 			return nil, fmt.Errorf("chat: message %d has unknown role %q", i, m.Role)
 		}
 	}
-	for _, t := range req.Tools {
+	tools, err := buildTools(req.Tools)
+	if err != nil {
+		return nil, err
+	}
+	body.Tools = tools
+	return json.Marshal(&body, marshalOpts)
+}
+
+// buildTools returns the request's tools array.
+func buildTools(specs []provider.ToolSpec) ([]chatTool, error) {
+	var out []chatTool
+	for _, t := range specs {
 		params := jsontext.Value(t.Parameters)
 		if len(params) == 0 {
 			params = emptyObjectSchema
 		} else if !params.IsValid() {
 			return nil, fmt.Errorf("chat: tool %q parameters are not valid JSON", t.Name)
 		}
-		body.Tools = append(body.Tools, chatTool{Type: "function", Function: chatFunction{
+		out = append(out, chatTool{Type: "function", Function: chatFunction{
 			Name: t.Name, Description: t.Description, Parameters: params,
 		}})
 	}
-	return json.Marshal(&body, marshalOpts)
+	return out, nil
+}
+
+// ToolArrayBytes implements provider.ToolSizer: the size of the tools
+// array exactly as requests carry it, 0 for no tools.
+func (p *Provider) ToolArrayBytes(specs []provider.ToolSpec) (int, error) {
+	tools, err := buildTools(specs)
+	if err != nil || len(tools) == 0 {
+		return 0, err
+	}
+	b, err := json.Marshal(tools, marshalOpts)
+	return len(b), err
 }
 
 // userParts returns the content array of a user message with media: the

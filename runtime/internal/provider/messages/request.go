@@ -143,16 +143,38 @@ func buildRequest(req provider.Request, tc thinkingConfig) ([]byte, error) {
 		return nil, err
 	}
 	body.Messages = msgs
-	for _, t := range req.Tools {
+	tools, err := buildTools(req.Tools)
+	if err != nil {
+		return nil, err
+	}
+	body.Tools = tools
+	return json.Marshal(&body, marshalOpts)
+}
+
+// buildTools returns the request's tools array.
+func buildTools(specs []provider.ToolSpec) ([]wireTool, error) {
+	var out []wireTool
+	for _, t := range specs {
 		schema := jsontext.Value(t.Parameters)
 		if len(schema) == 0 {
 			schema = emptyObjectSchema
 		} else if !schema.IsValid() {
 			return nil, fmt.Errorf("messages: tool %q parameters are not valid JSON", t.Name)
 		}
-		body.Tools = append(body.Tools, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+		out = append(out, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
 	}
-	return json.Marshal(&body, marshalOpts)
+	return out, nil
+}
+
+// ToolArrayBytes implements provider.ToolSizer: the size of the tools
+// array exactly as requests carry it, 0 for no tools.
+func (p *Provider) ToolArrayBytes(specs []provider.ToolSpec) (int, error) {
+	tools, err := buildTools(specs)
+	if err != nil || len(tools) == 0 {
+		return 0, err
+	}
+	b, err := json.Marshal(tools, marshalOpts)
+	return len(b), err
 }
 
 // setThinking adds the thinking configuration for effort.

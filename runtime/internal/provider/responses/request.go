@@ -151,18 +151,40 @@ func buildRequest(req provider.Request, opts requestOptions) ([]byte, error) {
 			return nil, fmt.Errorf("responses: message %d has unknown role %q", i, m.Role)
 		}
 	}
-	for _, t := range req.Tools {
+	tools, err := buildTools(req.Tools)
+	if err != nil {
+		return nil, err
+	}
+	body.Tools = tools
+	return json.Marshal(&body, marshalOpts)
+}
+
+// buildTools returns the request's tools array.
+func buildTools(specs []provider.ToolSpec) ([]tool, error) {
+	var out []tool
+	for _, t := range specs {
 		params := jsontext.Value(t.Parameters)
 		if len(params) == 0 {
 			params = emptyObjectSchema
 		} else if !params.IsValid() {
 			return nil, fmt.Errorf("responses: tool %q parameters are not valid JSON", t.Name)
 		}
-		body.Tools = append(body.Tools, tool{
+		out = append(out, tool{
 			Type: "function", Name: t.Name, Description: t.Description, Parameters: params,
 		})
 	}
-	return json.Marshal(&body, marshalOpts)
+	return out, nil
+}
+
+// ToolArrayBytes implements provider.ToolSizer: the size of the tools
+// array exactly as requests carry it, 0 for no tools.
+func (p *Provider) ToolArrayBytes(specs []provider.ToolSpec) (int, error) {
+	tools, err := buildTools(specs)
+	if err != nil || len(tools) == 0 {
+		return 0, err
+	}
+	b, err := json.Marshal(tools, marshalOpts)
+	return len(b), err
 }
 
 // buildUser returns the input message of a user message: its text, then

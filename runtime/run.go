@@ -14,6 +14,7 @@ import (
 
 	"octet.dev/host/fsm/recovery"
 	fsmrun "octet.dev/host/fsm/run"
+	"octet.dev/host/fsm/steering"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
@@ -38,6 +39,7 @@ type RunControl struct {
 	modelID           string
 	mu                sync.Mutex
 	pendingReasoning  *ReasoningConfig
+	queue             steeringQueue
 }
 
 // Events returns the run's ordered event stream.
@@ -71,7 +73,7 @@ func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), cancel: cancel,
-		supportsReasoning: p.model.SupportsReasoning, modelID: p.model.ID}
+		supportsReasoning: p.model.SupportsReasoning, modelID: p.model.ID, queue: steeringQueue{m: steering.New()}}
 	a.runs.Add(1)
 	go func() {
 		defer a.runs.Done()
@@ -149,6 +151,7 @@ func (d *driver) drive(ctx context.Context) Result {
 	d.sessionUncertain(p.sess) // sticky across resume: every later run says so again
 
 	status, output, errInfo := d.contain(ctx)
+	d.rc.closeSteering() // what is still queued is dropped, before settled
 
 	if err := p.sess.Append(store.Record{Body: store.RunEnd{RunID: p.req.RunID, Status: status}}); err != nil && errInfo == nil {
 		status, errInfo = fsmrun.StatusError, &ErrorInfo{Code: CodeSessionFailed, Message: "the session could not be written: " + bound(err.Error())}
@@ -319,10 +322,26 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			// answer is not presented as complete.
 			return fail(CodeOutputCut, "the model's output reached max_output_tokens before it finished")
 		}
+		// Steering boundaries exist only while another step may follow: a
+		// message delivered now is one the model will see. At the last step
+		// the queue waits, and the run's end drops it.
+		lastStep := step >= p.maxSteps
 		if len(turn.calls) == 0 {
-			return fsmrun.StatusCompleted, output, nil
+			if lastStep {
+				return fsmrun.StatusCompleted, output, nil
+			}
+			// The run would complete: queued steering or follow-ups go on.
+			b := d.rc.boundary(steering.Input{Trigger: steering.TrAfterTurn, Answered: true})
+			if b.complete {
+				return fsmrun.StatusCompleted, output, nil
+			}
+			if err := d.deliver(step+1, &msgs, b.deliver); err != nil {
+				return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+			}
+			continue
 		}
-		for _, call := range turn.calls {
+		var b boundaryOutcome
+		for i, call := range turn.calls {
 			result := d.runTool(ctx, step, call)
 			if err := p.sess.Append(store.Record{Body: store.Message{RunID: p.req.RunID, Message: result}}); err != nil {
 				return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
@@ -331,6 +350,20 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			if ctx.Err() != nil {
 				return fail(CodeCanceled, "the run was canceled")
 			}
+			if i < len(turn.calls)-1 && !lastStep {
+				if b = d.rc.boundary(steering.Input{Trigger: steering.TrAfterTool}); b.skipTools {
+					if err := d.skipTools(&msgs, turn.calls[i+1:]); err != nil {
+						return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+					}
+					break
+				}
+			}
+		}
+		if !b.skipTools && !lastStep {
+			b = d.rc.boundary(steering.Input{Trigger: steering.TrAfterTurn})
+		}
+		if err := d.deliver(step+1, &msgs, b.deliver); err != nil {
+			return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
 		}
 	}
 }

@@ -61,6 +61,14 @@ func (s *Session) TornTail() bool { return s.s.TornTail() }
 // have been billed without known usage; it never clears.
 func (s *Session) HasUncertainUsage() bool { return s.s.HasUncertainUsage() }
 
+// HasUnsettledNativeSteering reports whether the session holds a native
+// steering operation (input dispatched into a provider's live response)
+// without its settlement; such a session would refuse new prompts. This
+// build steers only through the run's queue (RunControl.Steer, FollowUp):
+// every queued message is settled within its run, as a session message or
+// dropped, and nothing is ever dispatched natively, so it reports false.
+func (s *Session) HasUnsettledNativeSteering() bool { return false }
+
 // UsageUncertaintyRecords returns the durable uncertainty records.
 func (s *Session) UsageUncertaintyRecords() []UsageUncertainty {
 	var out []UsageUncertainty

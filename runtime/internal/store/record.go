@@ -69,7 +69,10 @@ type Body interface {
 //	{"type":"message","ts":…,"run_id":"run-1","message":{"role":"user","text":"hi"}}
 type Message struct {
 	// RunID is the run that produced the message; empty for seeded history.
-	RunID   string           `json:"run_id,omitempty"`
+	RunID string `json:"run_id,omitempty"`
+	// Origin marks a user message the application queued during the run:
+	// "steering" or "follow_up"; empty otherwise.
+	Origin  string           `json:"origin,omitempty"`
 	Message provider.Message `json:"message"`
 }
 

@@ -1,0 +1,219 @@
+// Package steering is the settlement machine of a run's queued steering and
+// follow-up messages (CONTRACT §15: RunControl.Steer and RunControl.FollowUp).
+//
+// Every message the application submits while the run is open is settled
+// exactly once: delivered into the conversation at a safe boundary, or
+// dropped when the run ends first. Steering goes first: pending steering is
+// delivered at the next boundary — after the tool call that is running, in
+// which case the turn's remaining tool calls are skipped, or after the
+// model's turn — and a turn the model answered without tool calls does not
+// complete the run while steering is pending. Follow-ups wait until the run
+// would otherwise complete: an answered turn with no steering pending
+// delivers every pending follow-up and the run goes on. An answered turn
+// with nothing pending completes the run and closes the machine; so does
+// Close, whatever the run's status, dropping what is still pending.
+//
+// The machine counts messages; the driver keeps their texts in submission
+// order and delivers the first N of a kind when an effect says N. It is
+// pure and built on github.com/qmuntal/stateless with external storage;
+// tla/Steering.tla is its spec. The driver serializes its calls (the
+// application submits from its goroutines, the run fires boundaries from
+// its own).
+package steering
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/qmuntal/stateless"
+
+	"octet.dev/host/fsm"
+)
+
+// Phase says whether the run still takes messages.
+type Phase string
+
+// Phases.
+const (
+	Open   Phase = "open"   // the run takes messages
+	Closed Phase = "closed" // the run completed or is ending; absorbing
+)
+
+// Trigger is an input kind.
+type Trigger string
+
+// Triggers.
+const (
+	TrSteer     Trigger = "steer"      // the application submits a steering message
+	TrFollowUp  Trigger = "follow_up"  // the application submits a follow-up
+	TrAfterTool Trigger = "after_tool" // a tool call finished and more calls of the turn remain
+	TrAfterTurn Trigger = "after_turn" // the model's turn and its tool calls are done (Input.Answered: it made none)
+	TrClose     Trigger = "close"      // the run ends without completing here (any status)
+)
+
+// Triggers lists every trigger in a fixed order.
+var Triggers = []Trigger{TrSteer, TrFollowUp, TrAfterTool, TrAfterTurn, TrClose}
+
+// EffectKind names what the driver must do.
+type EffectKind string
+
+// Effects, in the order a Fire returns them.
+const (
+	// EffSkipTools: answer the turn's remaining tool calls as skipped
+	// (the model sees why) instead of running them.
+	EffSkipTools EffectKind = "skip_tools"
+	// EffDeliverSteering: append the first N pending steering messages, in
+	// order, as user messages, each with a steering_delivered event.
+	EffDeliverSteering EffectKind = "deliver_steering"
+	// EffDeliverFollowUps: the same for the first N pending follow-ups
+	// (follow_up_delivered).
+	EffDeliverFollowUps EffectKind = "deliver_follow_ups"
+	// EffContinue: the answered turn does not end the run: call the model
+	// again.
+	EffContinue EffectKind = "continue"
+	// EffComplete: the run completes with the answered turn.
+	EffComplete EffectKind = "complete"
+	// EffDrop: the N messages still pending (steering first, then
+	// follow-ups, each in submission order) are dropped; tell the
+	// application.
+	EffDrop EffectKind = "drop"
+)
+
+// Effect is one thing to do. N counts messages for the deliver and drop
+// effects.
+type Effect struct {
+	Kind EffectKind
+	N    int
+}
+
+// Input is a trigger with its argument (Answered for TrAfterTurn).
+type Input struct {
+	Trigger  Trigger
+	Answered bool
+}
+
+// State is the machine's whole state.
+type State struct {
+	Phase     Phase
+	Steering  int // pending steering messages
+	FollowUps int // pending follow-ups
+}
+
+// Machine is the settlement machine of one run.
+type Machine struct {
+	sm     *stateless.StateMachine
+	st     State
+	in     Input
+	out    []Effect
+	tracer fsm.Tracer
+}
+
+// New returns an open machine with nothing pending.
+func New() *Machine { return FromState(State{Phase: Open}) }
+
+// FromState returns a machine positioned at st (for enumeration in tests).
+func FromState(st State) *Machine {
+	m := &Machine{st: st}
+	m.sm = stateless.NewStateMachineWithExternalStorage(
+		func(context.Context) (stateless.State, error) { return m.st.Phase, nil },
+		func(_ context.Context, s stateless.State) error { m.st.Phase = s.(Phase); return nil },
+		stateless.FiringImmediate,
+	)
+	steeringPending := func(context.Context, ...any) bool { return m.st.Steering > 0 }
+	noSteering := func(context.Context, ...any) bool { return m.st.Steering == 0 }
+	// An answered turn completes the run only when nothing is pending.
+	completes := func(context.Context, ...any) bool {
+		return m.in.Answered && m.st.Steering == 0 && m.st.FollowUps == 0
+	}
+	goesOn := func(context.Context, ...any) bool {
+		return !m.in.Answered || m.st.Steering > 0 || m.st.FollowUps > 0
+	}
+	deliverSteering := func() {
+		m.out = append(m.out, Effect{Kind: EffDeliverSteering, N: m.st.Steering})
+		m.st.Steering = 0
+	}
+
+	m.sm.Configure(Open).
+		InternalTransition(TrSteer, func(context.Context, ...any) error {
+			m.st.Steering++
+			return nil
+		}).
+		InternalTransition(TrFollowUp, func(context.Context, ...any) error {
+			m.st.FollowUps++
+			return nil
+		}).
+		InternalTransition(TrAfterTool, func(context.Context, ...any) error {
+			m.out = append(m.out, Effect{Kind: EffSkipTools})
+			deliverSteering()
+			return nil
+		}, steeringPending).
+		InternalTransition(TrAfterTool, func(context.Context, ...any) error { return nil }, noSteering).
+		InternalTransition(TrAfterTurn, func(context.Context, ...any) error {
+			switch {
+			case m.st.Steering > 0:
+				deliverSteering()
+			case m.in.Answered:
+				m.out = append(m.out, Effect{Kind: EffDeliverFollowUps, N: m.st.FollowUps})
+				m.st.FollowUps = 0
+			}
+			if m.in.Answered {
+				m.out = append(m.out, Effect{Kind: EffContinue})
+			}
+			return nil
+		}, goesOn).
+		Permit(TrAfterTurn, Closed, completes).
+		Permit(TrClose, Closed)
+
+	m.sm.Configure(Closed).
+		OnEntryFrom(TrAfterTurn, func(context.Context, ...any) error {
+			m.out = append(m.out, Effect{Kind: EffComplete})
+			return nil
+		}).
+		OnEntryFrom(TrClose, func(context.Context, ...any) error {
+			if n := m.st.Steering + m.st.FollowUps; n > 0 {
+				m.out = append(m.out, Effect{Kind: EffDrop, N: n})
+			}
+			m.st.Steering, m.st.FollowUps = 0, 0
+			return nil
+		})
+	return m
+}
+
+// SetTracer installs a tracer for every transition taken.
+func (m *Machine) SetTracer(t fsm.Tracer) { m.tracer = t }
+
+// State returns the current state.
+func (m *Machine) State() State { return m.st }
+
+// Permitted returns the triggers accepted for in's arguments in the current
+// state, in the order of Triggers.
+func (m *Machine) Permitted(in Input) []Trigger {
+	var out []Trigger
+	for _, t := range Triggers {
+		in.Trigger = t
+		m.in = in
+		if ok, err := m.sm.CanFireCtx(context.Background(), t); err == nil && ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Fire applies one input and returns the effects, in order. An input the
+// current state does not accept (anything once closed) is an error and
+// changes nothing. The returned slice is reused by the next Fire.
+func (m *Machine) Fire(in Input) ([]Effect, error) {
+	m.in = in
+	m.out = m.out[:0]
+	from := m.st.Phase
+	if ok, err := m.sm.CanFireCtx(context.Background(), in.Trigger); err != nil || !ok {
+		return nil, fmt.Errorf("fsm/steering: trigger %q not permitted in phase %q", in.Trigger, from)
+	}
+	if err := m.sm.FireCtx(context.Background(), in.Trigger); err != nil {
+		panic(fmt.Sprintf("fsm/steering: %s in %s: %v", in.Trigger, from, err))
+	}
+	if m.tracer != nil {
+		m.tracer(fsm.Transition{Machine: "steering", From: string(from), To: string(m.st.Phase), Trigger: string(in.Trigger)})
+	}
+	return m.out, nil
+}

@@ -218,6 +218,9 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 	fail := func(code, msg string) (string, string, *ErrorInfo) {
 		return fsmrun.StatusError, output, &ErrorInfo{Code: code, Message: bound(msg)}
 	}
+	writeFailed := func(err error) (string, string, *ErrorInfo) {
+		return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+	}
 	// The prompt and its context are durable before the first model call.
 	recs := []store.Record{
 		{Body: store.RunStart{RunID: p.req.RunID, DisplayText: p.req.DisplayText}},
@@ -253,7 +256,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 	}
 	recs = append(recs, store.Record{Body: store.Message{RunID: p.req.RunID, Message: provider.Message{Role: provider.RoleUser, Text: p.req.Prompt, Media: p.media}}})
 	if err := p.sess.Append(recs...); err != nil {
-		return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+		return writeFailed(err)
 	}
 	msgs, err := d.withMediaBytes(p.sess.Messages())
 	if err != nil {
@@ -276,7 +279,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 		if c := d.rc.takeReasoning(); c != nil && c.Effort != effort {
 			effort = c.Effort
 			if err := p.sess.Append(store.Record{Body: store.ReasoningChange{Effort: effort}}); err != nil {
-				return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+				return writeFailed(err)
 			}
 			d.a.noteReasoning(effort)
 		}
@@ -313,7 +316,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			store.Record{Body: store.Message{RunID: p.req.RunID, Message: assistant}},
 			store.Record{Body: store.Usage{RunID: p.req.RunID, Step: step, Model: p.model.ID, Usage: turn.usage, CostUSD: cost.Total}},
 		); err != nil {
-			return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+			return writeFailed(err)
 		}
 		msgs = append(msgs, assistant)
 		output = turn.text
@@ -336,7 +339,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 				return fsmrun.StatusCompleted, output, nil
 			}
 			if err := d.deliver(step+1, &msgs, b.deliver); err != nil {
-				return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+				return writeFailed(err)
 			}
 			continue
 		}
@@ -344,7 +347,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 		for i, call := range turn.calls {
 			result := d.runTool(ctx, step, call)
 			if err := p.sess.Append(store.Record{Body: store.Message{RunID: p.req.RunID, Message: result}}); err != nil {
-				return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+				return writeFailed(err)
 			}
 			msgs = append(msgs, result)
 			if ctx.Err() != nil {
@@ -353,7 +356,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			if i < len(turn.calls)-1 && !lastStep {
 				if b = d.rc.boundary(steering.Input{Trigger: steering.TrAfterTool}); b.skipTools {
 					if err := d.skipTools(&msgs, turn.calls[i+1:]); err != nil {
-						return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+						return writeFailed(err)
 					}
 					break
 				}
@@ -363,7 +366,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			b = d.rc.boundary(steering.Input{Trigger: steering.TrAfterTurn})
 		}
 		if err := d.deliver(step+1, &msgs, b.deliver); err != nil {
-			return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+			return writeFailed(err)
 		}
 	}
 }

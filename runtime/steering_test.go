@@ -30,13 +30,25 @@ func (h *hooked) Stream(ctx context.Context, req ProviderRequest) (ProviderStrea
 	return h.next.Stream(ctx, req)
 }
 
+// published hands the run's RunControl from the test goroutine to the
+// provider's hook: Agent.Run may call the model before it returns, so the
+// hook waits until the test has the control in hand.
+type published struct {
+	ready chan struct{}
+	rc    *RunControl
+}
+
+func (p *published) set(rc *RunControl) { p.rc = rc; close(p.ready) }
+
+func (p *published) get() *RunControl { <-p.ready; return p.rc }
+
 // steeringFixture is a fixture whose provider runs hook at each model call;
-// the hook reaches the run through *rc.
-func steeringFixture(t *testing.T, hook func(rc *RunControl, n int), turns ...[]StreamEvent) (*fixture, **RunControl) {
+// the hook reaches the run through the published control.
+func steeringFixture(t *testing.T, hook func(rc *RunControl, n int), turns ...[]StreamEvent) (*fixture, *published) {
 	t.Helper()
 	f := newFixture(t, turns...)
-	var rc *RunControl
-	h := &hooked{next: f.prov, hook: func(n int) { hook(rc, n) }}
+	pub := &published{ready: make(chan struct{})}
+	h := &hooked{next: f.prov, hook: func(n int) { hook(pub.get(), n) }}
 	a, err := New(Options{Home: f.home, Getenv: func(string) string { return "" },
 		ProviderFactory: func(Route) (Provider, error) { return h, nil },
 		Sleep:           func(context.Context, time.Duration) error { return nil }})
@@ -44,18 +56,18 @@ func steeringFixture(t *testing.T, hook func(rc *RunControl, n int), turns ...[]
 		t.Fatal(err)
 	}
 	f.agent = a
-	return f, &rc
+	return f, pub
 }
 
 // runSteered starts req, publishes its RunControl to the hook, and returns
 // the events and result.
-func runSteered(t *testing.T, f *fixture, rcp **RunControl, req RunRequest) ([]Event, Result, *RunControl) {
+func runSteered(t *testing.T, f *fixture, pub *published, req RunRequest) ([]Event, Result, *RunControl) {
 	t.Helper()
 	rc, err := f.agent.Run(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
-	*rcp = rc
+	pub.set(rc)
 	var evs []Event
 	for ev := range rc.Events() {
 		evs = append(evs, ev)

@@ -21,7 +21,6 @@ const (
 	EventOperationRetry    = "provider_operation_retry"     // *OperationRetry
 	EventUsageUncertain    = "provider_usage_uncertain"     // *UsageUncertain
 	EventRecoveredOutput   = "recovered_output"             // *RecoveredOutput (Go API only)
-	operationAssistantTurn = "assistant_turn"
 )
 
 // ProviderRetry announces that a failed attempt is replaced: its
@@ -43,7 +42,9 @@ type WaitingForNetwork struct {
 
 // OperationRetry is the recovery of an auxiliary provider operation
 // (local_compaction, native_compaction, terminal_gate). MaxAttempts is nil
-// for a pre-send network wait. This build has no auxiliary operation yet.
+// for a pre-send network wait. Auxiliary operations recover through the
+// same loop as the assistant turn (recoverCall); this build makes no
+// auxiliary provider call yet, so no run emits it today.
 type OperationRetry struct {
 	Operation   string `json:"operation"`
 	Attempt     int    `json:"attempt"`
@@ -144,32 +145,55 @@ type errTurnFailed struct{ code, msg string }
 
 func (e *errTurnFailed) Error() string { return e.code + ": " + e.msg }
 
-// modelTurn performs one logical model turn under the recovery machine:
-// attempts, retries and network waits, until a committed turn or a final
-// failure. Only the committed attempt's output reaches the session.
-func (d *driver) modelTurn(ctx context.Context, step int, req provider.Request) (turn, error) {
+// Operations recovered under the recovery machine: the assistant turn of a
+// step, whose recovery is reported as provider_retry and
+// provider_waiting_for_network, and the auxiliary operations of CONTRACT
+// §12, reported as provider_operation_retry. The name is also the
+// operation of a usage_uncertainty record.
+const (
+	operationAssistantTurn    = "assistant_turn"
+	operationLocalCompaction  = "local_compaction"
+	operationNativeCompaction = "native_compaction"
+	operationTerminalGate     = "terminal_gate"
+)
+
+// operation is one logical provider call made under the recovery machine.
+type operation[T any] struct {
+	name string
+	// call makes one attempt. Its value is provisional until the machine
+	// commits it; a failed attempt's value is handed to discard.
+	call    func(ctx context.Context) (T, error)
+	discard func(T)
+}
+
+// recoverCall performs op under the recovery machine: attempts, retries and
+// network waits, until a committed attempt or a final failure. Only the
+// committed attempt's value is returned; every replaced attempt's value
+// goes to op.discard. The assistant turn and the auxiliary operations share
+// this one loop and differ only in how their recovery is announced.
+func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, error) {
+	var zero T
 	m, err := recovery.New(d.recovery)
 	if err != nil {
-		return turn{}, err
+		return zero, err
 	}
 	now := func() int64 { return d.a.opts.Now().UnixMilli() }
 	effects, err := m.Fire(recovery.Input{Trigger: recovery.TrStart})
 	if err != nil {
 		panic(err)
 	}
-	var last turn
+	last, have := zero, false
 	for {
 		var next recovery.Input
 		for _, e := range append([]recovery.Effect(nil), effects...) {
 			switch e.Kind {
 			case recovery.EffStartAttempt:
-				t, err := d.callModel(ctx, step, req)
+				v, err := op.call(ctx)
+				last, have = v, true // provisional until EffSucceed
 				if err == nil {
 					next = recovery.Input{Trigger: recovery.TrAttemptSucceeded}
-					last = t
 					break
 				}
-				last = t // provisional: reported as recovered output if discarded
 				f := facts(err)
 				f.Message = scrub(f.Message, d.p.key)
 				if ctx.Err() != nil {
@@ -179,23 +203,32 @@ func (d *driver) modelTurn(ctx context.Context, step int, req provider.Request) 
 				}
 			case recovery.EffPersistUsageUncertainty:
 				// Durable BEFORE the attempt is replaced (CONTRACT §12).
-				if err := d.p.sess.RecordUsageUncertainty(d.p.model.Provider, d.p.model.ID, operationAssistantTurn); err != nil {
+				if err := d.p.sess.RecordUsageUncertainty(d.p.model.Provider, d.p.model.ID, op.name); err != nil {
 					next = recovery.Input{Trigger: recovery.TrAbort, Code: CodeSessionFailed, Message: "the usage uncertainty record could not be written: " + err.Error()}
 					goto fire
 				}
 				d.markUncertain()
 			case recovery.EffDiscardAttempt:
-				if last.text != "" {
-					d.stream(EventRecoveredOutput, &RecoveredOutput{Step: step, Channel: ChannelText, Text: last.text})
+				if have && op.discard != nil {
+					op.discard(last)
 				}
-				if last.reasoning != "" {
-					d.stream(EventRecoveredOutput, &RecoveredOutput{Step: step, Channel: ChannelReasoning, Text: last.reasoning})
-				}
-				last = turn{}
+				last, have = zero, false
 			case recovery.EffEmitRetry:
-				d.stream(EventProviderRetry, &ProviderRetry{Attempt: e.Attempt, MaxAttempts: e.MaxAttempts, DelayMS: e.DelayMS, Error: bound(scrub(e.Error, d.p.key))})
+				msg := bound(scrub(e.Error, d.p.key))
+				if op.name == operationAssistantTurn {
+					d.stream(EventProviderRetry, &ProviderRetry{Attempt: e.Attempt, MaxAttempts: e.MaxAttempts, DelayMS: e.DelayMS, Error: msg})
+				} else {
+					maxAttempts := e.MaxAttempts
+					d.stream(EventOperationRetry, &OperationRetry{Operation: op.name, Attempt: e.Attempt, MaxAttempts: &maxAttempts, DelayMS: e.DelayMS, Error: msg})
+				}
 			case recovery.EffEmitWaitingForNetwork:
-				d.stream(EventWaitingForNetwork, &WaitingForNetwork{Attempt: e.Attempt, DelayMS: e.DelayMS, Error: bound(scrub(e.Error, d.p.key))})
+				msg := bound(scrub(e.Error, d.p.key))
+				if op.name == operationAssistantTurn {
+					d.stream(EventWaitingForNetwork, &WaitingForNetwork{Attempt: e.Attempt, DelayMS: e.DelayMS, Error: msg})
+				} else {
+					// A network wait has no count limit: max_attempts is null.
+					d.stream(EventOperationRetry, &OperationRetry{Operation: op.name, Attempt: e.Attempt, DelayMS: e.DelayMS, Error: msg})
+				}
 			case recovery.EffStartTimer:
 				if err := d.a.opts.Sleep(ctx, time.Duration(e.DelayMS)*time.Millisecond); err != nil {
 					next = recovery.Input{Trigger: recovery.TrCancel}
@@ -205,7 +238,7 @@ func (d *driver) modelTurn(ctx context.Context, step int, req provider.Request) 
 			case recovery.EffSucceed:
 				return last, nil
 			case recovery.EffFail:
-				return turn{}, &errTurnFailed{code: e.Code, msg: bound(scrub(e.Message, d.p.key))}
+				return zero, &errTurnFailed{code: e.Code, msg: bound(scrub(e.Message, d.p.key))}
 			}
 		}
 	fire:
@@ -217,6 +250,24 @@ func (d *driver) modelTurn(ctx context.Context, step int, req provider.Request) 
 			panic(err)
 		}
 	}
+}
+
+// modelTurn performs one logical model turn under the recovery machine.
+// Only the committed attempt's output reaches the session; a replaced
+// attempt's partial text and reasoning become recovered_output events.
+func (d *driver) modelTurn(ctx context.Context, step int, req provider.Request) (turn, error) {
+	return recoverCall(ctx, d, operation[turn]{
+		name: operationAssistantTurn,
+		call: func(ctx context.Context) (turn, error) { return d.callModel(ctx, step, req) },
+		discard: func(t turn) {
+			if t.text != "" {
+				d.stream(EventRecoveredOutput, &RecoveredOutput{Step: step, Channel: ChannelText, Text: t.text})
+			}
+			if t.reasoning != "" {
+				d.stream(EventRecoveredOutput, &RecoveredOutput{Step: step, Channel: ChannelReasoning, Text: t.reasoning})
+			}
+		},
+	})
 }
 
 // markUncertain sets the run's sticky usage uncertainty and emits the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"octet.dev/host/fsm/recovery"
+	fsmrun "octet.dev/host/fsm/run"
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/spec"
 )
@@ -237,5 +239,128 @@ func TestMaxNetworkWaitReached(t *testing.T) {
 	}
 	if len(waits) < 2 || total > limit || len(find[ProviderRetry](evs)) != 0 {
 		t.Fatalf("%d waits, %v slept (limit %v)", len(waits), total, limit)
+	}
+}
+
+// auxDriver is the driver of an accepted, started run of f, for driving an
+// auxiliary operation directly: no run of this build makes one yet.
+func auxDriver(t *testing.T, f *fixture) *driver {
+	t.Helper()
+	p, rerr := f.agent.prepare(context.Background(), f.req("q"))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	t.Cleanup(p.close)
+	rc := &RunControl{events: make(chan Event, 64), abandon: make(chan struct{})}
+	d := &driver{a: f.agent, p: p, rc: rc, m: fsmrun.New(), recovery: f.agent.recoveryConfig()}
+	d.fire(fsmrun.Input{Trigger: fsmrun.TrAccept}, Event{EventAccepted, &Accepted{}})
+	d.fire(fsmrun.Input{Trigger: fsmrun.TrStart}, Event{})
+	return d
+}
+
+// drained returns the events d has sent so far.
+func drained(d *driver) []Event {
+	var evs []Event
+	for {
+		select {
+		case ev := <-d.rc.events:
+			evs = append(evs, ev)
+		default:
+			return evs
+		}
+	}
+}
+
+// TestAuxiliaryOperationRecovery: an auxiliary operation recovers through
+// the assistant turn's loop but is announced as provider_operation_retry
+// (CONTRACT §12): max_attempts is the budget for a retry and null for a
+// network wait, the usage_uncertainty record names the operation, a
+// replaced attempt's value is discarded and only the committed one is
+// returned.
+func TestAuxiliaryOperationRecovery(t *testing.T) {
+	f := newFixture(t)
+	d := auxDriver(t, f)
+	failures := []error{
+		pe("connect", 0, false, false),      // outage: a network wait
+		pe("http_status", 503, true, false), // a retry, nothing billed
+		pe("stream_cut", 0, true, true),     // a retry after content: usage uncertain
+	}
+	var discarded []string
+	attempt := 0
+	got, err := recoverCall(context.Background(), d, operation[string]{
+		name: operationLocalCompaction,
+		call: func(context.Context) (string, error) {
+			attempt++
+			v := fmt.Sprintf("summary %d", attempt)
+			if attempt <= len(failures) {
+				return v, failures[attempt-1]
+			}
+			return v, nil
+		},
+		discard: func(v string) { discarded = append(discarded, v) },
+	})
+	if err != nil || got != "summary 4" {
+		t.Fatalf("recoverCall = %q, %v; want the fourth attempt's value", got, err)
+	}
+	if want := []string{"summary 1", "summary 2", "summary 3"}; !cmp.Equal(discarded, want) {
+		t.Errorf("discarded %q, want %q", discarded, want)
+	}
+	evs := drained(d)
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev.Type)
+	}
+	wantTypes := []string{EventAccepted, EventStarted, EventOperationRetry, EventOperationRetry, EventUsageUncertain, EventOperationRetry}
+	if !cmp.Equal(types, wantTypes) {
+		t.Fatalf("events %q, want %q", types, wantTypes)
+	}
+	ops := find[OperationRetry](evs)
+	four := 4
+	want := []OperationRetry{
+		{Operation: operationLocalCompaction, Attempt: 1, MaxAttempts: nil, DelayMS: 500},
+		{Operation: operationLocalCompaction, Attempt: 1, MaxAttempts: &four, DelayMS: 250},
+		{Operation: operationLocalCompaction, Attempt: 2, MaxAttempts: &four, DelayMS: 500},
+	}
+	for i := range ops {
+		if ops[i].Error == "" || strings.Contains(ops[i].Error, "sk-test-secret-value") {
+			t.Errorf("operation retry %d error %q", i, ops[i].Error)
+		}
+		ops[i].Error = ""
+	}
+	var gotOps []OperationRetry
+	for _, o := range ops {
+		gotOps = append(gotOps, *o)
+	}
+	if diff := cmp.Diff(want, gotOps); diff != "" {
+		t.Errorf("provider_operation_retry (-want +got):\n%s", diff)
+	}
+	recs := d.p.sess.UsageUncertaintyRecords()
+	if len(recs) != 1 || recs[0].Operation != operationLocalCompaction || recs[0].Model != d.p.model.ID {
+		t.Errorf("usage_uncertainty records %+v, want one for %s", recs, operationLocalCompaction)
+	}
+	if len(find[ProviderRetry](evs))+len(find[WaitingForNetwork](evs)) != 0 {
+		t.Error("an auxiliary operation was announced as the assistant turn's recovery")
+	}
+}
+
+// TestAuxiliaryOperationExhausted: an auxiliary operation that keeps
+// failing ends with retries_exhausted after the budget, each replacement
+// announced with its operation.
+func TestAuxiliaryOperationExhausted(t *testing.T) {
+	f := newFixture(t)
+	d := auxDriver(t, f)
+	f.agent.SetMaxRetries(1)
+	d.recovery = f.agent.recoveryConfig()
+	_, err := recoverCall(context.Background(), d, operation[struct{}]{
+		name: operationTerminalGate,
+		call: func(context.Context) (struct{}, error) { return struct{}{}, pe("http_status", 500, true, false) },
+	})
+	var tf *errTurnFailed
+	if !errors.As(err, &tf) || tf.code != recovery.CodeRetriesExhausted {
+		t.Fatalf("err %v, want %s", err, recovery.CodeRetriesExhausted)
+	}
+	ops := find[OperationRetry](drained(d))
+	if len(ops) != 1 || ops[0].Operation != operationTerminalGate || ops[0].MaxAttempts == nil || *ops[0].MaxAttempts != 1 {
+		t.Errorf("provider_operation_retry %+v", ops)
 	}
 }

@@ -2,6 +2,7 @@ package messages
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -313,5 +314,37 @@ func BenchmarkDecodeDeltas(b *testing.B) {
 	const n = 20000
 	edgetest.BenchDecodeDeltas(b, deltaStream(n), n, func(r io.Reader) provider.Stream {
 		return &decoderStream{decodeStream(r, 0)}
+	})
+}
+
+// FuzzDecode feeds arbitrary bodies to the Messages decoder, seeded with
+// every recorded fixture: it must never panic or hang, never deliver an
+// event after EventFinish, finish exactly when it reports no error, and
+// report every failure as a *provider.Error (the recovery classes read its
+// facts, CONTRACT §12).
+func FuzzDecode(fz *testing.F) {
+	for _, tc := range fixtureTests {
+		fz.Add(fixtureBody(fz, tc.file))
+	}
+	fz.Add(deltaStream(3))
+	fz.Add([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"))
+	fz.Fuzz(func(t *testing.T, body []byte) {
+		d := decodeStream(bytes.NewReader(body), 1<<16)
+		finished := false
+		for d.Next() {
+			if finished {
+				t.Fatal("event after EventFinish")
+			}
+			finished = d.Event().Kind == provider.EventFinish
+		}
+		if finished == (d.Err() != nil) {
+			t.Fatalf("finished %v with err %v", finished, d.Err())
+		}
+		if err := d.Err(); err != nil {
+			var pe *provider.Error
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %T %v", err, err)
+			}
+		}
 	})
 }

@@ -58,7 +58,7 @@ const testKey = "sk-ant-api03-test-0123456789abcdefSECRET"
 // fixtureBody returns the body to serve for a fixture: .sse files raw,
 // .chunks.jsonl files as one "event: <type>" + "data: <line>" event per
 // line, <type> being the line's JSON type (fixtures/providers/SOURCES.md).
-func fixtureBody(t *testing.T, name string) []byte {
+func fixtureBody(t testing.TB, name string) []byte {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join("testdata", "anthropic", name))
 	if err != nil {

@@ -270,10 +270,12 @@ func checkDisplayText(s string) *RunError {
 	if len(s) > MaxDisplayTextBytes {
 		return refuse(CodeDisplayTextInvalid, "display_text is %s bytes; the limit is 262144", strconv.Itoa(len(s)))
 	}
+	if !utf8.ValidString(s) {
+		// A U+FFFD the application sent is text; only bytes that are
+		// not UTF-8 are refused.
+		return refuse(CodeDisplayTextInvalid, "display_text is not valid UTF-8")
+	}
 	for i, r := range s {
-		if r == utf8.RuneError {
-			return refuse(CodeDisplayTextInvalid, "display_text is not valid UTF-8")
-		}
 		if unicode.IsControl(r) && r != '\n' && r != '\t' {
 			return refuse(CodeDisplayTextInvalid, "display_text has a control character at byte %s; only newline and tab are allowed", strconv.Itoa(i))
 		}

@@ -650,3 +650,69 @@ func TestToolSchemaBudget(t *testing.T) {
 		t.Fatalf("default budget: %+v", res)
 	}
 }
+
+// TestRunSystemPromptAndDisplayText: the request's system prompt is added
+// after the host's default, and display_text (which may hold any text,
+// U+FFFD included) is stored in the session as presentation metadata and
+// never reaches the model.
+func TestRunSystemPromptAndDisplayText(t *testing.T) {
+	f := newFixture(t, text("ok"))
+	req := f.req("the prompt the model sees")
+	req.SystemPrompt = "Answer as the support desk of Example Corp."
+	req.DisplayText = "What the user typed \ufffd, with a tab\tand\na newline"
+	_, res := f.run(req)
+	if res.Status != "completed" {
+		t.Fatalf("result %+v", res)
+	}
+	reqs := f.prov.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d provider requests", len(reqs))
+	}
+	sys := reqs[0].System
+	if i, j := strings.Index(sys, "coding agent"), strings.Index(sys, req.SystemPrompt); i < 0 || j <= i {
+		t.Errorf("system prompt %q: want the default, then the request's", sys)
+	}
+	body, _ := json.Marshal(reqs[0])
+	if strings.Contains(string(body), "What the user typed") {
+		t.Errorf("display_text reached the model: %s", body)
+	}
+	data, err := os.ReadFile(*res.SessionFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(req.DisplayText)
+	if !strings.Contains(string(data), `"display_text":`+string(want)) {
+		t.Errorf("display_text not stored in the session:\n%s", data)
+	}
+}
+
+// TestRunDisplayTextRefusals: over the cap, bytes that are not UTF-8, and
+// control characters other than newline and tab are refused before the run
+// is accepted.
+func TestRunDisplayTextRefusals(t *testing.T) {
+	f := newFixture(t)
+	for name, text := range map[string]string{
+		"over the cap":  strings.Repeat("d", MaxDisplayTextBytes+1),
+		"invalid UTF-8": "ok \xff",
+		"escape":        "red \x1b[31m",
+		"NUL":           "a\x00b",
+		"C1 control":    "a\u0085b",
+	} {
+		req := f.req("p")
+		req.DisplayText = text
+		_, err := f.agent.Run(context.Background(), req)
+		var re *RunError
+		if !errors.As(err, &re) || re.Code != CodeDisplayTextInvalid {
+			t.Errorf("%s: %v, want %s", name, err, CodeDisplayTextInvalid)
+		}
+	}
+	req := f.req("p")
+	req.DisplayText = strings.Repeat("d", MaxDisplayTextBytes)
+	rc, err := f.agent.Run(context.Background(), req)
+	if err != nil {
+		t.Fatalf("display_text at the cap refused: %v", err)
+	}
+	for range rc.Events() {
+	}
+	rc.Wait()
+}

@@ -444,6 +444,7 @@ func TestRunBadInputs(t *testing.T) {
 	file := filepath.Join(e.ws, "plain-file")
 	os.WriteFile(file, []byte("x"), 0o644)
 	str := func(s string) *string { return &s }
+	i64 := func(v int64) *int64 { return &v }
 	cases := []struct {
 		name string
 		edit func(*wire.RunRequest)
@@ -463,6 +464,8 @@ func TestRunBadInputs(t *testing.T) {
 		{"forbidden header", func(r *wire.RunRequest) { r.CustomHeaders = map[string]string{"Transfer-Encoding": "chunked"} }, "headers_rejected"},
 		{"oversized prompt", func(r *wire.RunRequest) { r.Prompt = strings.Repeat("p", 600<<10) }, "prompt_too_large"},
 		{"control characters in display text", func(r *wire.RunRequest) { r.DisplayText = str("a\x1b[31mred") }, "display_text_invalid"},
+		{"zero context window", func(r *wire.RunRequest) { r.ContextWindowTokens = i64(0) }, "route_invalid"},
+		{"zero output cap", func(r *wire.RunRequest) { r.MaxOutputTokens = i64(0) }, "route_invalid"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -496,6 +499,7 @@ func TestRunToolPathsStayInWorkspace(t *testing.T) {
 		{ID: "e", Name: "write", Arguments: `{"path":"../escape.txt","content":"x"}`},
 		{ID: "f", Name: "read", Arguments: `{"nopath":1}`},
 		{ID: "g", Name: "edit", Arguments: `"just a string"`},
+		{ID: "h", Name: "read", Arguments: `{"path":`},
 	}
 	e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{ToolCalls: calls}, {Text: "gave up"}}})
 	if err := os.Symlink(outside, filepath.Join(e.ws, "link")); err != nil {
@@ -526,7 +530,7 @@ func TestRunToolPathsStayInWorkspace(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]string{"a": "path_outside_workspace", "b": "path_outside_workspace", "c": "symlink_refused", "d": "symlink_refused", "e": "path_outside_workspace", "f": "invalid_arguments", "g": "invalid_arguments"}
+	want := map[string]string{"a": "path_outside_workspace", "b": "path_outside_workspace", "c": "symlink_refused", "d": "symlink_refused", "e": "path_outside_workspace", "f": "invalid_arguments", "g": "invalid_arguments", "h": "invalid_arguments"}
 	for id, code := range want {
 		if codes[id] != code {
 			t.Errorf("call %s: code %q, want %q", id, codes[id], code)

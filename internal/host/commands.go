@@ -126,6 +126,20 @@ func deref[T any](p *T) (v T) {
 	return v
 }
 
+// tokenLimit maps a route's token limit to the runtime's, where 0 means
+// "the inline default": an absent field is 0, a zero or negative one that
+// was sent is -1, which validation refuses (no silent default for a value
+// the caller gave).
+func tokenLimit(p *int64) int {
+	switch {
+	case p == nil:
+		return 0
+	case *p <= 0:
+		return -1
+	}
+	return int(min(*p, 1<<40))
+}
+
 // runRequest maps the protocol's run to the runtime's.
 func runRequest(r *wire.RunRequest) runtime.RunRequest {
 	rr := runtime.RunRequest{
@@ -159,7 +173,7 @@ func runRequest(r *wire.RunRequest) runtime.RunRequest {
 		rt := &runtime.InlineRoute{
 			Provider: deref(r.Provider), BaseURL: deref(r.BaseURL), APIKey: deref(r.APIKey),
 			Headers: r.CustomHeaders, Mode: deref(r.ProviderMode),
-			ContextWindowTokens: int(min(deref(r.ContextWindowTokens), 1<<40)), MaxOutputTokens: int(min(deref(r.MaxOutputTokens), 1<<40)),
+			ContextWindowTokens: tokenLimit(r.ContextWindowTokens), MaxOutputTokens: tokenLimit(r.MaxOutputTokens),
 			Vision: r.Vision, SupportsReasoning: r.SupportsReasoning,
 		}
 		if r.InputModalities != nil {

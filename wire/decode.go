@@ -75,6 +75,14 @@ var runFields = map[string]field[RunRequest]{
 
 var runRequired = []string{"run_id", "workspace", "model", "prompt"}
 
+// runNestedRequired lists the required members of the objects inside run
+// members: every element of an array member, or the object itself.
+var runNestedRequired = map[string][]string{
+	"media":     {"type", "path"},
+	"history":   {"role", "content"},
+	"reasoning": {"effort"},
+}
+
 // Decode parses one request line (without its newline) strictly: exact-case
 // member names, no duplicates, no unknown members, exact JSON types, no
 // null, required members present (CONTRACT §3–§5). It never fills a default.
@@ -213,6 +221,26 @@ func find(members []member, name string) (jsontext.Value, bool) {
 }
 
 func decodeMembers(members []member) (*Request, *DecodeError) {
+	// An envelope name in another letter case is an unknown member, even
+	// when the exact name is absent ("Request_ID" alone is not a missing
+	// request_id but a wrong name).
+	for _, m := range members {
+		if envelope[m.name] {
+			continue
+		}
+		for known := range envelope {
+			if strings.EqualFold(known, m.name) {
+				e := unknown[struct{}](m.name, nil)
+				if raw, ok := find(members, "request_id"); ok {
+					var id string
+					if raw.Kind() == '"' && json.Unmarshal(raw, &id) == nil && ValidID(id) {
+						e.RequestID = id
+					}
+				}
+				return nil, e
+			}
+		}
+	}
 	// request_id first, so every later error can echo it.
 	raw, ok := find(members, "request_id")
 	if !ok {
@@ -238,7 +266,11 @@ func decodeMembers(members []member) (*Request, *DecodeError) {
 		return fail(wrongType("protocol_version", "the number 1", raw))
 	}
 	if string(raw) != "1" {
-		return fail(&DecodeError{Code: CodeUnsupportedProtocolVersion, Message: bound("protocol_version " + string(raw) + " is not supported; this host speaks protocol 1")})
+		num := string(raw) // a JSON number: ASCII, so any cut is clean
+		if len(num) > 32 {
+			num = num[:32] + "…" // never echo a huge number
+		}
+		return fail(&DecodeError{Code: CodeUnsupportedProtocolVersion, Message: "protocol_version " + num + " is not supported; this host speaks protocol 1"})
 	}
 
 	raw, ok = find(members, "command")
@@ -260,6 +292,9 @@ func decodeMembers(members []member) (*Request, *DecodeError) {
 	case CommandRun:
 		req.Run = new(RunRequest)
 		derr = decodeFields(members, req.Run, runFields, runRequired)
+		if derr == nil {
+			derr = checkNested(members, runNestedRequired)
+		}
 		if derr == nil {
 			derr = checkRunIDs(req.Run)
 		}
@@ -299,6 +334,45 @@ func decodeFields[T any](members []member, dst *T, fields map[string]field[T], r
 	for _, name := range required {
 		if _, ok := find(members, name); !ok {
 			return missing(name)
+		}
+	}
+	return nil
+}
+
+// checkNested reports the first missing required member of a nested
+// object, named by its path as the other nested errors are ("media/1/path"). The members were already
+// decoded, so their shapes are known to be right.
+func checkNested(members []member, required map[string][]string) *DecodeError {
+	for _, m := range members {
+		keys, ok := required[m.name]
+		if !ok {
+			continue
+		}
+		check := func(path string, obj map[string]jsontext.Value) *DecodeError {
+			for _, k := range keys {
+				if _, ok := obj[k]; !ok {
+					return missing(path + "/" + k)
+				}
+			}
+			return nil
+		}
+		if m.raw.Kind() == '[' {
+			var elems []map[string]jsontext.Value
+			if json.Unmarshal(m.raw, &elems) != nil {
+				continue // decoded before: cannot happen
+			}
+			for i, obj := range elems {
+				if e := check(m.name+"/"+strconv.Itoa(i), obj); e != nil {
+					return e
+				}
+			}
+			continue
+		}
+		var obj map[string]jsontext.Value
+		if json.Unmarshal(m.raw, &obj) == nil {
+			if e := check(m.name, obj); e != nil {
+				return e
+			}
 		}
 	}
 	return nil

@@ -158,8 +158,11 @@ func FromState(st State) *Machine {
 	reused := func(context.Context, ...any) bool { return m.in.RequestID != "" && m.st.used(m.in.RequestID) }
 
 	reject := func(context.Context, ...any) error {
+		// A reused request_id is reported as such even on a malformed
+		// line: its own fault would be a second, ambiguous answer to the
+		// earlier request's ID.
 		code := m.in.Code
-		if m.in.Trigger != TrMalformed {
+		if m.in.Trigger != TrMalformed || (m.in.RequestID != "" && m.st.used(m.in.RequestID)) {
 			code = CodeDuplicateRequestID
 		}
 		if m.in.RequestID != "" {

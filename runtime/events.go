@@ -36,13 +36,20 @@ type ToolPolicySnapshot = policy.Effective
 // PolicyDecision is the policy's decision for one tool call.
 type PolicyDecision = policy.Decision
 
-// AcceptedModel is the resolved model of an accepted run.
+// AcceptedModel is the resolved model of an accepted run. The modality and
+// reasoning fields are route-effective, as in the models inventory
+// (CONTRACT §7), and additive to the minimum of CONTRACT §9.
 type AcceptedModel struct {
-	ID                  string `json:"id"`
-	Provider            string `json:"provider"`
-	Name                string `json:"name"`
-	ProviderMode        string `json:"provider_mode"`
-	ContextWindowTokens int    `json:"context_window_tokens"`
+	ID                  string   `json:"id"`
+	Provider            string   `json:"provider"`
+	Name                string   `json:"name"`
+	ProviderMode        string   `json:"provider_mode"`
+	ContextWindowTokens int      `json:"context_window_tokens"`
+	MaxOutputTokens     int      `json:"max_output_tokens"`
+	InputModalities     []string `json:"input_modalities"`
+	Vision              bool     `json:"vision"`
+	Audio               bool     `json:"audio"`
+	SupportsReasoning   bool     `json:"supports_reasoning"`
 }
 
 // Accepted is the data of the accepted event.

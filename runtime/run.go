@@ -142,7 +142,9 @@ func (d *driver) drive(ctx context.Context) Result {
 	}
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrAccept}, Event{EventAccepted, &Accepted{
 		Model: AcceptedModel{ID: p.model.ID, Provider: p.model.Provider, Name: p.model.Name,
-			ProviderMode: string(p.model.Mode), ContextWindowTokens: p.model.ContextWindowTokens},
+			ProviderMode: string(p.model.Mode), ContextWindowTokens: p.model.ContextWindowTokens,
+			MaxOutputTokens: p.model.MaxOutputTokens, InputModalities: p.model.EffectiveModalities(),
+			Vision: p.model.Vision(), Audio: p.model.Audio(), SupportsReasoning: p.model.SupportsReasoning},
 		SessionFile:         p.sess.Path(),
 		Tools:               names,
 		EffectiveToolPolicy: p.policy,

@@ -716,3 +716,40 @@ func TestRunDisplayTextRefusals(t *testing.T) {
 	}
 	rc.Wait()
 }
+
+// TestAcceptedModelIsRouteEffective: accepted reports the route-effective
+// modalities and reasoning support, as models does: audio only where the
+// wire takes native audio (OpenAI Chat), vision exactly when image is among
+// the modalities.
+func TestAcceptedModelIsRouteEffective(t *testing.T) {
+	yes := true
+	for _, tc := range []struct {
+		mode       string
+		modalities []string
+		want       AcceptedModel
+	}{
+		{"openai-compatible", []string{"image", "audio"}, AcceptedModel{InputModalities: []string{"text", "image", "audio"}, Vision: true, Audio: true, SupportsReasoning: true}},
+		{"openai-responses", []string{"image", "audio"}, AcceptedModel{InputModalities: []string{"text", "image"}, Vision: true, SupportsReasoning: true}},
+		{"anthropic-messages", []string{"audio"}, AcceptedModel{InputModalities: []string{"text"}, SupportsReasoning: true}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			f := newFixture(t, text("ok"))
+			req := f.req("q")
+			req.Route.Mode = tc.mode
+			req.Route.InputModalities = tc.modalities
+			req.Route.ContextWindowTokens, req.Route.MaxOutputTokens = 64000, 8000
+			req.Route.SupportsReasoning = &yes
+			evs, res := f.run(req)
+			if res.Status != "completed" {
+				t.Fatalf("result %+v", res)
+			}
+			got := find[Accepted](evs)[0].Model
+			want := tc.want
+			want.ID, want.Provider, want.Name, want.ProviderMode = got.ID, "local", got.Name, tc.mode
+			want.ContextWindowTokens, want.MaxOutputTokens = 64000, 8000
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("accepted model (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -21,13 +21,16 @@ var rules = []struct {
 	{"runtime", []string{"runtime", "fsm"}},
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm"}},
 	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "runtime"}},
+	{"cmd/octet-fake-provider", []string{"runtime/fakeprovider"}},
 	{"proptest", []string{"proptest", "fsm", "wire", "runtime", "internal/host", "spec"}},
-	{"", []string{""}}, // the root package (this doc) may import anything
+	{"", []string{""}}, // the root package (this doc) only: see ruleFor
 }
 
 // forbiddenStd are standard packages that pure machines must not import:
-// I/O, clocks, randomness, processes (DESIGN §1).
-var forbiddenStd = []string{"os", "io", "net", "time", "math/rand", "syscall", "os/exec", "bufio"}
+// I/O, clocks, randomness, processes, logging (DESIGN §1). Each also
+// forbids the packages below it ("net" forbids "net/http", "os" forbids
+// "os/signal").
+var forbiddenStd = []string{"os", "io", "net", "time", "math/rand", "crypto/rand", "syscall", "bufio", "log", "runtime/debug", "embed", "plugin"}
 
 type listed struct {
 	ImportPath string
@@ -66,14 +69,21 @@ func under(p, prefix string) bool {
 	return prefix == "" || p == prefix || strings.HasPrefix(p, prefix+"/")
 }
 
-func ruleFor(p string) []string {
+// ruleFor returns the imports allowed to package p and whether a rule
+// covers it. The root rule covers the root package alone, so a new
+// top-level package without its own rule fails instead of inheriting
+// "anything".
+func ruleFor(p string) ([]string, bool) {
 	best, allow := -1, []string(nil)
 	for _, r := range rules {
+		if r.pkg == "" && p != "" {
+			continue
+		}
 		if under(p, r.pkg) && len(r.pkg) > best {
 			best, allow = len(r.pkg), r.allow
 		}
 	}
-	return allow
+	return allow, best >= 0
 }
 
 // TestImportDirection fails when an import breaks the rules of DESIGN §1.
@@ -83,13 +93,16 @@ func TestImportDirection(t *testing.T) {
 		if !ok {
 			continue
 		}
-		allow := ruleFor(from)
+		allow, covered := ruleFor(from)
+		if !covered {
+			t.Errorf("%s has no rule in deps_test.go: add one", from)
+		}
 		for _, imp := range p.Imports {
 			to, ok := rel(imp)
 			if !ok {
 				if under(from, "fsm") {
 					for _, f := range forbiddenStd {
-						if imp == f {
+						if under(imp, f) {
 							t.Errorf("%s imports %s: machines are pure (no I/O, clock or randomness)", from, imp)
 						}
 					}
@@ -115,13 +128,26 @@ func TestRulesBite(t *testing.T) {
 	forbidden := [][2]string{
 		{"fsm/session", "wire"}, {"fsm/session", "runtime"}, {"wire", "runtime"}, {"wire", "fsm"},
 		{"runtime", "wire"}, {"runtime/internal/store", "wire"}, {"wire/client", "runtime"},
-		{"cmd/octet-host", "wire"},
+		{"cmd/octet-host", "wire"}, {"cmd/octet-fake-provider", "internal/host"}, {"cmd/octet-fake-provider", "runtime/internal/store"},
 	}
 	for _, f := range forbidden {
-		for _, a := range ruleFor(f[0]) {
+		allow, _ := ruleFor(f[0])
+		for _, a := range allow {
 			if under(f[1], a) {
 				t.Errorf("rule for %s permits %s", f[0], f[1])
 			}
+		}
+	}
+	if _, covered := ruleFor("newtool"); covered {
+		t.Error("a top-level package without a rule is covered by the root rule")
+	}
+	for _, imp := range []string{"net/http", "os/signal", "math/rand/v2", "io/fs", "log/slog"} {
+		found := false
+		for _, f := range forbiddenStd {
+			found = found || under(imp, f)
+		}
+		if !found {
+			t.Errorf("machines may import %s", imp)
 		}
 	}
 }

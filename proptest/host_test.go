@@ -13,6 +13,7 @@ import (
 
 	"octet.dev/host/internal/host"
 	"octet.dev/host/runtime"
+	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/wire"
 )
 
@@ -105,6 +106,7 @@ const (
 	kindMalformed
 	kindOversized
 	kindNoID
+	kindStream // an accepted run that streams against the fake provider
 	kindCount
 )
 
@@ -121,7 +123,14 @@ var malformedBodies = []string{
 // and duplicate lines; after every step each request has exactly one
 // terminal event with a gapless seq, and the host still answers.
 func TestHostProtocolModel(t *testing.T) {
-	home := t.TempDir()
+	home, ws := t.TempDir(), t.TempDir()
+	fake, err := fakeprovider.New(fakeprovider.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	modes := []fakeprovider.Mode{fakeprovider.ModeChat, fakeprovider.ModeResponses, fakeprovider.ModeAnthropic}
+	modeNames := map[fakeprovider.Mode]string{fakeprovider.ModeChat: "openai-compatible", fakeprovider.ModeResponses: "openai-responses", fakeprovider.ModeAnthropic: "anthropic-messages"}
 	rapid.Check(t, func(t *rapid.T) {
 		h := startHost(t, home)
 		used := []string{}
@@ -156,6 +165,25 @@ func TestHostProtocolModel(t *testing.T) {
 			case kindOversized:
 				size := rapid.IntRange(wire.MaxFrameBytes, 3*wire.MaxFrameBytes).Draw(t, "size")
 				line, wantType = strings.Repeat("y", size), "protocol_error"
+			case kindStream:
+				// A real run: accepted, started, a streamed answer in
+				// pieces (after a tool call, and after a retried attempt,
+				// when drawn), model_step, settled, final_result — a long
+				// per-request stream for the seq and terminal checks.
+				id := fresh()
+				mode := rapid.SampledFrom(modes).Draw(t, "mode")
+				answer := fakeprovider.Turn{Text: strings.Repeat("word ", rapid.IntRange(1, 40).Draw(t, "words")), Chunk: rapid.IntRange(1, 16).Draw(t, "chunk")}
+				turns := []fakeprovider.Turn{answer}
+				if rapid.Bool().Draw(t, "tool") {
+					turns = []fakeprovider.Turn{{ToolCalls: []fakeprovider.ToolCall{{ID: "c-" + id, Name: "ls", Arguments: "{}"}}}, answer}
+				}
+				fake.SetScript(fakeprovider.Script{Turns: turns})
+				if rapid.Bool().Draw(t, "retry") {
+					fake.InjectFault(fakeprovider.FaultStatus{Code: 503, RetryAfterMS: "1"})
+				}
+				line = fmt.Sprintf(`{"protocol_version":1,"request_id":%q,"command":"run","run_id":"r-%s","workspace":%q,"model":"m","prompt":"p","provider":"fake","provider_mode":%q,"base_url":%q}`,
+					id, id, ws, modeNames[mode], fake.BaseURL(mode))
+				want, wantType = &id, "final_result"
 			case kindNoID:
 				line = rapid.SampledFrom([]string{"", "{", "[]", "null", `{"command":"hello"}`, "\x00"}).Draw(t, "noid")
 				wantType = "protocol_error"
@@ -164,6 +192,11 @@ func TestHostProtocolModel(t *testing.T) {
 			f := h.readRequest(t, want)
 			if f.Type != wantType {
 				t.Fatalf("step %d (%d): terminal %s, want %s: %s", i, kind, f.Type, wantType, f.Data)
+			}
+			if kind == kindStream && (!strings.Contains(string(f.Data), `"status":"completed"`) || f.Seq < 6) {
+				// accepted, started, model_delta, model_step, settled and
+				// final_result at the least.
+				t.Fatalf("step %d: streaming run ended at seq %d with %s", i, f.Seq, f.Data)
 			}
 		}
 		// The host still answers, then shuts down cleanly.

@@ -20,6 +20,10 @@ type Options struct {
 	// Home is the user's home directory, where ~/.octet lives. Default:
 	// os.UserHomeDir().
 	Home string
+	// SessionDir is the session store: the directory of the session files
+	// of runs whose request names no session_dir, and of OpenSession with
+	// an empty dir. It must be absolute. Default: Home/.octet/sessions.
+	SessionDir string
 	// Logger receives structured diagnostics. Default: a disabled logger.
 	Logger *zerolog.Logger
 	// Now is the clock. Default: time.Now.
@@ -112,6 +116,9 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.Home != "" && !filepath.IsAbs(opts.Home) {
 		errs = append(errs, errors.New("runtime: Options.Home must be absolute"))
+	}
+	if opts.SessionDir != "" && !filepath.IsAbs(opts.SessionDir) {
+		errs = append(errs, errors.New("runtime: Options.SessionDir must be absolute"))
 	}
 	for _, l := range opts.PolicyLayers {
 		if err := policy.CheckLayer(l); err != nil {

@@ -437,7 +437,12 @@ func (a *Agent) credential(m catalog.Model) string {
 }
 
 // sessionsDir is the default session directory.
-func (a *Agent) sessionsDir() string { return filepath.Join(a.opts.Home, ".octet", "sessions") }
+func (a *Agent) sessionsDir() string {
+	if a.opts.SessionDir != "" {
+		return a.opts.SessionDir
+	}
+	return filepath.Join(a.opts.Home, ".octet", "sessions")
+}
 
 func (a *Agent) openSession(p *prepared) *RunError {
 	dir := p.req.SessionDir

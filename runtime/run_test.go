@@ -753,3 +753,30 @@ func TestAcceptedModelIsRouteEffective(t *testing.T) {
 		})
 	}
 }
+
+// TestOptionsSessionDir: Options.SessionDir is the store of runs that name
+// no session_dir and of OpenSession; a relative one is refused by New.
+func TestOptionsSessionDir(t *testing.T) {
+	f := newFixture(t, text("ok"))
+	store := filepath.Join(t.TempDir(), "store")
+	a, err := New(Options{Home: f.home, SessionDir: store, Getenv: func(string) string { return "" },
+		ProviderFactory: func(Route) (Provider, error) { return f.prov, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.agent = a
+	req := f.req("q")
+	req.SessionDir, req.SessionID = "", "kept"
+	_, res := f.run(req)
+	if res.Status != "completed" || res.SessionFile == nil || filepath.Dir(*res.SessionFile) != store {
+		t.Fatalf("session file %v, want one in %s", res.SessionFile, store)
+	}
+	s, err := a.OpenSession("", "kept")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := New(Options{Home: f.home, SessionDir: "relative/store"}); err == nil {
+		t.Error("a relative SessionDir was accepted")
+	}
+}

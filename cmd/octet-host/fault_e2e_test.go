@@ -26,7 +26,6 @@ type faultCase struct {
 	name   string
 	mode   fakeprovider.Mode
 	faults []fakeprovider.Fault
-	args   []string // flags beyond the idle timeout
 	// want is the event types with runs of model_delta collapsed.
 	want      string
 	status    string
@@ -72,14 +71,6 @@ func TestFaultInjection(t *testing.T) {
 			fakeprovider.FaultStatus{Code: 503, RetryAfterMS: "10"}, fakeprovider.FaultStatus{Code: 503, RetryAfterMS: "10"},
 			fakeprovider.FaultStatus{Code: 503, RetryAfterMS: "10"}},
 			want: "accepted,started,provider_retry,provider_retry,provider_retry,provider_retry,settled,final_result", status: "error", code: "retries_exhausted"},
-		{name: "max network wait reached", faults: []fakeprovider.Fault{fakeprovider.FaultRefuse{For: time.Minute}},
-			args: []string{"--max-network-wait-ms", "1200"},
-			// One wait (at most 1 s); the next would start at least 1 s
-			// later, past the ceiling, so recovery stops instead.
-			want: "accepted,started,provider_waiting_for_network,settled,final_result", status: "error", code: "network_wait_exceeded"},
-		{name: "network waiting disabled", faults: []fakeprovider.Fault{fakeprovider.FaultRefuse{For: time.Minute}},
-			args: []string{"--max-network-wait-ms", "0"},
-			want: "accepted,started,settled,final_result", status: "error", code: "network_wait_exceeded"},
 		{name: "quota is not retried", faults: []fakeprovider.Fault{fakeprovider.FaultStatus{Code: 429, Body: `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`}},
 			want: "accepted,started,settled,final_result", status: "error", code: "quota_exhausted"},
 		{name: "401 is not retried", faults: []fakeprovider.Fault{fakeprovider.FaultStatus{Code: 401}},
@@ -93,7 +84,7 @@ func TestFaultInjection(t *testing.T) {
 			}
 			e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{answer}})
 			e.c.Close()
-			e.args = append([]string{"--provider-idle-timeout-ms", "300"}, c.args...)
+			e.args = []string{"--provider-idle-timeout-ms", "300"}
 			e.c = e.start()
 			for _, f := range c.faults {
 				e.fake.InjectFault(f)

@@ -51,7 +51,6 @@ func run(args []string) int {
 	shellPath := fs.String("shell-path", "", "absolute path of the shell the bash tool runs")
 	trustWorkspace := fs.Bool("trust-workspace", false, "apply each run's workspace .octet/settings.json")
 	idleTimeout := fs.Int64("provider-idle-timeout-ms", 60000, "longest a provider stream may go without a byte before the attempt counts as failed")
-	maxNetworkWait := fs.Int64("max-network-wait-ms", -1, "ceiling on the time a model call waits for the network after an outage, in milliseconds (-1: no ceiling; 0: no waiting)")
 	fs.Usage = func() {
 		fmt.Fprint(os.Stderr, usage)
 		fs.PrintDefaults()
@@ -112,21 +111,11 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "octet-host: --provider-idle-timeout-ms must be at least 1")
 		return 2
 	}
-	if *maxNetworkWait < -1 {
-		fmt.Fprintln(os.Stderr, "octet-host: --max-network-wait-ms must be -1 (no ceiling), 0 (no waiting) or a positive number of milliseconds")
-		return 2
-	}
 	agent, err := runtime.New(runtime.Options{Logger: &log, PolicyLayers: []runtime.PolicyLayer{envLayer, cli},
 		TrustWorkspace: *trustWorkspace, IdleTimeout: time.Duration(*idleTimeout) * time.Millisecond})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
 		return 2
-	}
-	if *maxNetworkWait >= 0 {
-		// The operator is this binary's embedder: the flag is the
-		// binary's Agent.SetMaxNetworkWait (CONTRACT §12, §15).
-		d := time.Duration(*maxNetworkWait) * time.Millisecond
-		agent.SetMaxNetworkWait(&d)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -308,7 +308,7 @@ func TestFlags(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "native-host protocol 1") || !strings.Contains(string(out), "-log-level") {
 		t.Errorf("--help: %q, %v", out, err)
 	}
-	for _, args := range [][]string{{"--bogus"}, {"--log-level", "loud"}, {"extra"}, {"--max-network-wait-ms", "-2"}, {"--provider-idle-timeout-ms", "0"}} {
+	for _, args := range [][]string{{"--bogus"}, {"--log-level", "loud"}, {"extra"}, {"--provider-idle-timeout-ms", "0"}} {
 		err := exec.Command(hostBin, args...).Run()
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,11 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/spec"
@@ -176,43 +179,52 @@ func mustJSON(t *testing.T, v any) []byte {
 }
 
 // TestRunReplaysEveryFixture replays every recorded stream of every wire
-// mode through the binary: each yields the run lifecycle; a streamed answer
-// is the output; tool calls are executed (or denied) and answered; a
-// recorded error body ends the run with provider_error.
+// mode through the binary and checks what the host reports against
+// testdata/fixture_expectations.json, which is transcribed from the
+// provider-level tables rather than from a run of the decoders: step 1's
+// streamed text and reasoning, its tool_start calls and its model_step
+// usage. A streamed answer is the output; tool calls are executed (or
+// denied) and answered; a recorded error body ends the run with its code.
 func TestRunReplaysEveryFixture(t *testing.T) {
+	expect := loadFixtureExpectations(t)
 	for _, mode := range fakeprovider.Modes() {
 		for _, name := range fakeprovider.Fixtures(mode) {
 			t.Run(string(mode)+"/"+name, func(t *testing.T) {
+				exp, ok := expect[mode][name]
+				if !ok {
+					t.Fatalf("no expectation for this fixture in %s", fixtureExpectationsFile)
+				}
 				e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "follow-up answer"}}})
 				if err := e.fake.ServeFixture(mode, name); err != nil {
 					t.Fatal(err)
 				}
 				evs, final := e.run(e.c, e.modeReq(mode, "run-1", "replay"))
-				if !noUsageFixtures[name] && strings.Contains(eventTypes(evs), "provider_usage_uncertain") {
+				// A stream that ends in an error never reports usage, but the
+				// host must not mark it uncertain either: nothing was billed.
+				noUsage := exp.Usage == nil && exp.Error == nil
+				if !noUsage && strings.Contains(eventTypes(evs), "provider_usage_uncertain") {
 					t.Errorf("usage marked uncertain on a stream that reports it: %s", eventTypes(evs))
 				}
-				var toolStarts int
-				for _, ev := range evs {
-					if ev.Type == "tool_start" {
-						toolStarts++
-					}
-				}
+				checkStepOne(t, evs, exp)
+				toolStarts := len(toolStartsOf(t, evs))
 				switch {
-				case strings.HasPrefix(name, "errors/") || strings.Contains(name, "error-event"):
+				case exp.Error != nil:
 					// Recorded non-retryable errors end the run at once,
-					// with a code that says why.
-					want := "bad_request"
-					if strings.Contains(name, "quota") {
-						want = "quota_exhausted"
+					// with a code that says why and the provider's message.
+					if final.Status != "error" || final.Error == nil || final.Error.Code != wire.Code(exp.Error.Code) || strings.Contains(eventTypes(evs), "provider_retry") {
+						t.Fatalf("final %+v %+v, events %s", final, final.Error, eventTypes(evs))
 					}
-					if final.Status != "error" || final.Error.Code != wire.Code(want) || strings.Contains(eventTypes(evs), "provider_retry") {
-						t.Errorf("final %+v %+v, events %s", final, final.Error, eventTypes(evs))
+					if !strings.Contains(final.Error.Message, exp.Error.ProviderMessage) {
+						t.Errorf("error message %q lacks the provider's %q", final.Error.Message, exp.Error.ProviderMessage)
 					}
-				case strings.Contains(name, "finish-length") || strings.Contains(name, "max-tokens"):
-					if final.Status != "error" || final.Error.Code != "output_incomplete" || toolStarts != 0 {
+				case exp.Finish == "length":
+					// The output cap cut the answer: it is not presented as
+					// complete, and a tool call cut inside its input is
+					// never executed.
+					if final.Status != "error" || final.Error == nil || final.Error.Code != "output_incomplete" || toolStarts != 0 {
 						t.Errorf("final %+v, %d tool calls", final, toolStarts)
 					}
-				case noUsageFixtures[name]:
+				case noUsage:
 					// The server never said what the call cost: the step is
 					// marked uncertain, durably, never reported as free.
 					steps := modelSteps(t, evs)
@@ -223,16 +235,13 @@ func TestRunReplaysEveryFixture(t *testing.T) {
 					if data, _ := os.ReadFile(*final.SessionFile); !strings.Contains(string(data), `"usage_uncertainty"`) {
 						t.Error("no usage_uncertainty record in the session")
 					}
-				case toolStarts > 0:
-					if final.Status != "completed" || final.Output != "follow-up answer" || final.ToolCalls != toolStarts || final.Steps != 2 {
+				case len(exp.ToolCalls) > 0:
+					if final.Status != "completed" || final.Output != "follow-up answer" || final.ToolCalls != len(exp.ToolCalls) || final.Steps != 2 {
 						t.Errorf("final %+v after %d tool calls", final, toolStarts)
 					}
 				default:
-					if final.Status != "completed" || final.Steps != 1 {
-						t.Errorf("final %+v", final)
-					}
-					if text := deltas(evs, "text"); text != final.Output {
-						t.Errorf("streamed %q, output %q", text, final.Output)
+					if final.Status != "completed" || final.Steps != 1 || final.Output != exp.Text {
+						t.Errorf("final %+v, want output %q", final, exp.Text)
 					}
 				}
 			})
@@ -240,12 +249,225 @@ func TestRunReplaysEveryFixture(t *testing.T) {
 	}
 }
 
-// noUsageFixtures are the recorded streams whose server reports no usage.
-var noUsageFixtures = map[string]bool{"vercel_anthropic-openai-compat-tool-call": true}
+// fixtureExpectationsFile holds, per fixture folder and file name, what a
+// replay through the binary must produce (its "note" says where each value
+// comes from).
+const fixtureExpectationsFile = "testdata/fixture_expectations.json"
 
+// fixtureExpectation is one fixture's entry. Usage is nil when the server
+// reports none; Error is set for a stream or body that ends in an error.
+type fixtureExpectation struct {
+	Text      string         `json:"text"`
+	Reasoning string         `json:"reasoning"`
+	ToolCalls []expectedCall `json:"tool_calls"`
+	Usage     *stepUsage     `json:"usage"`
+	Finish    string         `json:"finish"`
+	Error     *struct {
+		Code            string `json:"code"`
+		ProviderMessage string `json:"provider_message"`
+	} `json:"error"`
+}
+
+type expectedCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// stepUsage is model_step.usage as the protocol spells it; the test keeps
+// its own copy so that a renamed field in the host fails here.
+type stepUsage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	ReasoningTokens  int64 `json:"reasoning_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
+// loadFixtureExpectations reads the expectations keyed by mode and fixture
+// name (as fakeprovider.Fixtures spells it), failing when a fixture has no
+// entry or an entry names no fixture file, so that coverage cannot shrink
+// silently.
+func loadFixtureExpectations(t *testing.T) map[fakeprovider.Mode]map[string]fixtureExpectation {
+	t.Helper()
+	data, err := os.ReadFile(fixtureExpectationsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Note  string                                   `json:"note"`
+		Modes map[string]map[string]fixtureExpectation `json:"modes"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields() // a misspelt field would otherwise expect nothing
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatalf("%s: %v", fixtureExpectationsFile, err)
+	}
+	out := map[fakeprovider.Mode]map[string]fixtureExpectation{}
+	for folder, entries := range doc.Modes {
+		// ParseMode also takes mode names; the file checks below then
+		// find no such folder.
+		mode, err := fakeprovider.ParseMode(folder)
+		if err != nil {
+			t.Fatalf("%s: %q is not a fixture folder", fixtureExpectationsFile, folder)
+		}
+		byName := map[string]fixtureExpectation{}
+		for file, exp := range entries {
+			// The entry names the file exactly, extension included, so
+			// that it is the file the provider-level table tested.
+			if st, err := os.Stat(filepath.Join("..", "..", "runtime", "fakeprovider", "fixtures", folder, file)); err != nil || !st.Mode().IsRegular() {
+				t.Errorf("%s: %s/%s names no fixture file", fixtureExpectationsFile, folder, file)
+			}
+			name := file
+			for _, ext := range []string{".sse", ".chunks.jsonl", ".json"} {
+				name = strings.TrimSuffix(name, ext)
+			}
+			byName[name] = exp
+		}
+		out[mode] = byName
+	}
+	for _, mode := range fakeprovider.Modes() {
+		names := fakeprovider.Fixtures(mode)
+		for _, name := range names {
+			if _, ok := out[mode][name]; !ok {
+				t.Errorf("%s: fixture %s/%s has no expectation", fixtureExpectationsFile, mode, name)
+			}
+		}
+		for name := range out[mode] {
+			if !slices.Contains(names, name) {
+				t.Errorf("%s: expectation %s/%s has no fixture the fake serves", fixtureExpectationsFile, mode, name)
+			}
+		}
+	}
+	if len(out) != len(fakeprovider.Modes()) {
+		t.Errorf("%s covers %d modes, the fake has %d", fixtureExpectationsFile, len(out), len(fakeprovider.Modes()))
+	}
+	return out
+}
+
+// checkStepOne compares what the host reported for the fixture's model call
+// (step 1) with the expectation: the text and reasoning streamed, the tool
+// calls announced, and the usage of its model_step (none for an error).
+func checkStepOne(t *testing.T, evs []client.Event, exp fixtureExpectation) {
+	t.Helper()
+	if got := stepDeltas(t, evs, 1, "text"); got != exp.Text {
+		t.Errorf("step 1 text\n got %q\nwant %q", got, exp.Text)
+	}
+	if got := stepDeltas(t, evs, 1, "reasoning"); got != exp.Reasoning {
+		t.Errorf("step 1 reasoning\n got %q\nwant %q", got, exp.Reasoning)
+	}
+	type call struct {
+		ID, Name  string
+		Arguments any
+	}
+	var got, want []call
+	for _, ts := range toolStartsOf(t, evs) {
+		if ts.Step == 1 {
+			got = append(got, call{ts.CallID, ts.Tool, parseJSON(t, ts.Arguments)})
+		}
+	}
+	for _, c := range exp.ToolCalls {
+		want = append(want, call{c.ID, c.Name, parseJSON(t, c.Arguments)})
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("step 1 tool calls (-want +got):\n%s", diff)
+	}
+	steps := modelSteps(t, evs)
+	if exp.Error != nil {
+		if len(steps) != 0 {
+			t.Errorf("model_step %+v for a call that failed", steps)
+		}
+		return
+	}
+	if len(steps) == 0 || steps[0].Step != 1 {
+		t.Fatalf("model steps %+v, want step 1 first", steps)
+	}
+	// A server that reports no usage leaves zeros, marked uncertain (the
+	// caller checks the mark).
+	var wantUsage stepUsage
+	if exp.Usage != nil {
+		wantUsage = *exp.Usage
+	}
+	if diff := cmp.Diff(wantUsage, steps[0].Usage); diff != "" {
+		t.Errorf("step 1 usage (-want +got):\n%s", diff)
+	}
+}
+
+func parseJSON(t *testing.T, raw json.RawMessage) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("JSON %s: %v", raw, err)
+	}
+	return v
+}
+
+// stepDeltas joins the model_delta texts of one step on one channel.
+func stepDeltas(t *testing.T, evs []client.Event, step int, channel string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, ev := range evs {
+		if ev.Type != "model_delta" {
+			continue
+		}
+		var d struct {
+			Step    int    `json:"step"`
+			Channel string `json:"channel"`
+			Text    string `json:"text"`
+		}
+		if err := ev.Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Step == step && d.Channel == channel {
+			b.WriteString(d.Text)
+		}
+	}
+	return b.String()
+}
+
+type toolStart struct {
+	Step      int             `json:"step"`
+	CallID    string          `json:"call_id"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+func toolStartsOf(t *testing.T, evs []client.Event) []toolStart {
+	t.Helper()
+	var out []toolStart
+	for _, ev := range evs {
+		if ev.Type == "tool_start" {
+			var ts toolStart
+			if err := ev.Decode(&ts); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, ts)
+		}
+	}
+	return out
+}
+
+// modelStep is model_step's data as the protocol spells it.
 type modelStep struct {
-	Step           int  `json:"step"`
+	Step       int       `json:"step"`
+	Model      string    `json:"model"`
+	Usage      stepUsage `json:"usage"`
+	Cost       stepCost  `json:"cost"`
+	Cumulative struct {
+		Usage stepUsage `json:"usage"`
+		Cost  stepCost  `json:"cost"`
+	} `json:"cumulative"`
 	UsageUncertain bool `json:"usage_uncertain"`
+}
+
+type stepCost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cache_read"`
+	CacheWrite float64 `json:"cache_write"`
+	Total      float64 `json:"total"`
+	Currency   string  `json:"currency"`
 }
 
 func modelSteps(t *testing.T, evs []client.Event) []modelStep {
@@ -263,26 +485,63 @@ func modelSteps(t *testing.T, evs []client.Event) []modelStep {
 }
 
 // TestCrossModeConformance runs one scripted conversation (reasoning, text,
-// a tool call, its result, a final answer) through each wire mode: the
-// protocol lifecycle and the final result are the same.
+// a tool call, its result, a final answer) through each wire mode on a
+// priced model: the event sequence, with the channel of each run of deltas
+// so that reasoning before text shows, the final result, and each step's
+// model_step (usage, cost, cumulative totals) are the same.
 func TestCrossModeConformance(t *testing.T) {
-	script := fakeprovider.Script{Turns: []fakeprovider.Turn{
-		{Reasoning: "Look first.", Signature: "sig-1", Text: "Checking.", ToolCalls: []fakeprovider.ToolCall{{ID: "call-1", Name: "read", Arguments: `{"path":"hello.txt"}`}}, Usage: fakeprovider.Usage{Input: 100, Output: 20}},
-		{Text: "It says hi.", Usage: fakeprovider.Usage{Input: 130, Output: 5}},
-	}}
-	var first string
+	// Step 1 reads 100 prompt tokens, 30 of them from the cache, and
+	// writes 20, 12 of them reasoning. The fake writes Usage into each
+	// wire's own fields unconverted, and Anthropic's input_tokens leaves
+	// out the cached tokens that OpenAI's include, so the same call is
+	// Input 70 on Anthropic. Cache writes stay zero: Chat Completions has
+	// no field for them, so they cannot be the same across modes.
+	script := func(mode fakeprovider.Mode) fakeprovider.Script {
+		input := 100
+		if mode == fakeprovider.ModeAnthropic {
+			input -= 30
+		}
+		return fakeprovider.Script{Turns: []fakeprovider.Turn{
+			{Reasoning: "Look first.", Signature: "sig-1", Text: "Checking.", ToolCalls: []fakeprovider.ToolCall{{ID: "call-1", Name: "read", Arguments: `{"path":"hello.txt"}`}},
+				Usage: fakeprovider.Usage{Input: input, Output: 20, CacheRead: 30, Reasoning: 12}},
+			{Text: "It says hi.", Usage: fakeprovider.Usage{Input: 130, Output: 5}},
+		}}
+	}
+	// The host reports input with the cached tokens on every wire.
+	wantUsage := []stepUsage{
+		{InputTokens: 100, OutputTokens: 20, CacheReadTokens: 30, ReasoningTokens: 12, TotalTokens: 120},
+		{InputTokens: 130, OutputTokens: 5, TotalTokens: 135},
+	}
+	// Prices per million tokens; cached input is priced at its own rate.
+	const priceIn, priceOut, priceCacheRead = 2.0, 8.0, 0.5
+	wantCost := []stepCost{
+		{Input: 70 * priceIn / 1e6, Output: 20 * priceOut / 1e6, CacheRead: 30 * priceCacheRead / 1e6, Currency: "USD"},
+		{Input: 130 * priceIn / 1e6, Output: 5 * priceOut / 1e6, Currency: "USD"},
+	}
+	for i := range wantCost {
+		c := &wantCost[i]
+		c.Total = c.Input + c.Output + c.CacheRead + c.CacheWrite
+	}
+	const wantLifecycle = "accepted,started,model_delta:reasoning,model_delta:text,model_step,tool_start,tool_policy,tool_finish," +
+		"model_delta:text,model_step,settled,final_result"
+	var firstSteps []modelStep
 	var firstFinal wire.FinalResult
-	for _, mode := range fakeprovider.Modes() {
+	for i, mode := range fakeprovider.Modes() {
 		t.Run(string(mode), func(t *testing.T) {
-			e := newE2E(t, script)
+			e := newE2E(t, script(mode), "FAKE_API_KEY=fake-key-123456")
 			os.WriteFile(filepath.Join(e.ws, "hello.txt"), []byte("hi\n"), 0o644)
-			req := e.modeReq(mode, "run-1", "What does hello.txt say?")
-			yes := true
-			req.SupportsReasoning = &yes
+			// A configured model rather than an inline route, because only
+			// the catalog carries prices: without them every cost is zero
+			// and comparing costs would prove nothing.
+			pricedModel(t, e, mode, priceIn, priceOut, priceCacheRead)
+			str := func(s string) *string { return &s }
+			req := wire.RunRequest{RunID: "run-1", Workspace: e.ws, Model: "priced-model", Prompt: "What does hello.txt say?", SessionDir: str(e.sessions)}
 			evs, final := e.run(e.c, req)
-			lifecycle := collapseDeltas(eventTypes(evs))
 			if final.Status != "completed" || final.Output != "It says hi." || final.ToolCalls != 1 || final.Steps != 2 {
-				t.Fatalf("final %+v", final)
+				t.Fatalf("final %+v %+v", final, final.Error)
+			}
+			if got := collapseChannels(t, evs); got != wantLifecycle {
+				t.Errorf("events\n got %s\nwant %s", got, wantLifecycle)
 			}
 			if got := deltas(evs, "reasoning"); got != "Look first." {
 				t.Errorf("reasoning %q", got)
@@ -291,19 +550,99 @@ func TestCrossModeConformance(t *testing.T) {
 			if body := string(mustJSON(t, e.fake.Requests()[1].Body)); !strings.Contains(body, "call-1") || !strings.Contains(body, "hi") {
 				t.Errorf("second request lacks the tool result: %s", body)
 			}
+			steps := modelSteps(t, evs)
+			if len(steps) != len(wantUsage) {
+				t.Fatalf("model steps %+v", steps)
+			}
+			var total stepUsage
+			var totalCost float64
+			for j, st := range steps {
+				if st.Step != j+1 || st.Model != "priced-model" || st.UsageUncertain {
+					t.Errorf("step %d: %+v", j+1, st)
+				}
+				if diff := cmp.Diff(wantUsage[j], st.Usage); diff != "" {
+					t.Errorf("step %d usage (-want +got):\n%s", j+1, diff)
+				}
+				if diff := cmp.Diff(wantCost[j], st.Cost, cmpopts.EquateApprox(0, 1e-15)); diff != "" {
+					t.Errorf("step %d cost (-want +got):\n%s", j+1, diff)
+				}
+				total = addUsage(total, st.Usage)
+				totalCost += st.Cost.Total
+				if diff := cmp.Diff(total, st.Cumulative.Usage); diff != "" {
+					t.Errorf("step %d cumulative usage (-sum of steps +got):\n%s", j+1, diff)
+				}
+				if diff := cmp.Diff(totalCost, st.Cumulative.Cost.Total, cmpopts.EquateApprox(0, 1e-15)); diff != "" {
+					t.Errorf("step %d cumulative cost (-sum of steps +got):\n%s", j+1, diff)
+				}
+			}
 			final.SessionFile = nil
-			if first == "" {
-				first, firstFinal = lifecycle, *final
+			if i == 0 {
+				firstSteps, firstFinal = steps, *final
 				return
 			}
-			if lifecycle != first {
-				t.Errorf("lifecycle\n %s\ndiffers from the first mode's\n %s", lifecycle, first)
+			if firstSteps == nil {
+				t.Skipf("%s failed: nothing to compare with", fakeprovider.Modes()[0])
+			}
+			// The figures are computed the same way from the same numbers:
+			// they must be equal exactly, not merely close.
+			if diff := cmp.Diff(firstSteps, steps); diff != "" {
+				t.Errorf("model steps differ from %s's (-%s +%s):\n%s", fakeprovider.Modes()[0], fakeprovider.Modes()[0], mode, diff)
 			}
 			if !reflect.DeepEqual(*final, firstFinal) {
 				t.Errorf("final %+v differs from %+v", *final, firstFinal)
 			}
 		})
 	}
+}
+
+// pricedModel configures, in e's HOME, the model "priced-model" of a
+// provider served by e's fake in mode, with prices per million tokens.
+func pricedModel(t *testing.T, e *e2e, mode fakeprovider.Mode, in, out, cacheRead float64) {
+	t.Helper()
+	cfg := map[string]any{"providers": map[string]any{"fake": map[string]any{
+		"base_url": e.fake.BaseURL(mode), "provider_mode": string(mode), "api_key_env": "FAKE_API_KEY",
+		"models": []any{map[string]any{"id": "priced-model", "context_window_tokens": 128000, "max_output_tokens": 16384, "supports_reasoning": true,
+			"cost": map[string]any{"input": in, "output": out, "cache_read": cacheRead, "currency": "USD"}}},
+	}}}
+	dir := filepath.Join(e.home, ".octet")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "models.json"), mustJSON(t, cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func addUsage(a, b stepUsage) stepUsage {
+	return stepUsage{
+		InputTokens: a.InputTokens + b.InputTokens, OutputTokens: a.OutputTokens + b.OutputTokens,
+		CacheReadTokens: a.CacheReadTokens + b.CacheReadTokens, CacheWriteTokens: a.CacheWriteTokens + b.CacheWriteTokens,
+		ReasoningTokens: a.ReasoningTokens + b.ReasoningTokens, TotalTokens: a.TotalTokens + b.TotalTokens,
+	}
+}
+
+// collapseChannels is the comma-separated event types with each
+// model_delta named with its channel ("model_delta:text") and consecutive
+// deltas of one channel merged: how the wire splits text is its own, but
+// the order of reasoning and text is the host's.
+func collapseChannels(t *testing.T, evs []client.Event) string {
+	t.Helper()
+	var out []string
+	for _, ev := range evs {
+		label := ev.Type
+		if ev.Type == "model_delta" {
+			ch, _, ok := ev.Delta()
+			if !ok {
+				t.Fatalf("model_delta without a channel: %s", ev.Data)
+			}
+			label += ":" + ch
+			if n := len(out); n > 0 && out[n-1] == label {
+				continue
+			}
+		}
+		out = append(out, label)
+	}
+	return strings.Join(out, ",")
 }
 
 func TestRunResumeAcrossHostProcesses(t *testing.T) {

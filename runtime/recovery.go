@@ -177,7 +177,10 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 	if err != nil {
 		return zero, err
 	}
-	now := func() int64 { return d.a.opts.Now().UnixMilli() }
+	// The machine reads elapsed milliseconds; Sub uses the clock's
+	// monotonic reading, so a wall-clock step cannot end a wait early.
+	start := d.a.opts.Now()
+	now := func() int64 { return d.a.opts.Now().Sub(start).Milliseconds() }
 	effects, err := m.Fire(recovery.Input{Trigger: recovery.TrStart})
 	if err != nil {
 		panic(err)
@@ -204,7 +207,15 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 			case recovery.EffPersistUsageUncertainty:
 				// Durable BEFORE the attempt is replaced (CONTRACT §12).
 				if err := d.p.sess.RecordUsageUncertainty(d.p.model.Provider, d.p.model.ID, op.name); err != nil {
-					next = recovery.Input{Trigger: recovery.TrAbort, Code: CodeSessionFailed, Message: "the usage uncertainty record could not be written: " + err.Error()}
+					msg := "the usage uncertainty record could not be written: " + err.Error()
+					if m.State().Phase.Terminal() {
+						// The same step ended the turn (its budget was
+						// spent, or it was canceled): there is nothing
+						// left to abort, and the write failure is the
+						// more important news.
+						return zero, &errTurnFailed{code: CodeSessionFailed, msg: bound(scrub(msg, d.p.key))}
+					}
+					next = recovery.Input{Trigger: recovery.TrAbort, Code: CodeSessionFailed, Message: msg}
 					goto fire
 				}
 				d.markUncertain()

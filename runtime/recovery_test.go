@@ -364,3 +364,36 @@ func TestAuxiliaryOperationExhausted(t *testing.T) {
 		t.Errorf("provider_operation_retry %+v", ops)
 	}
 }
+
+// TestUncertaintyWriteFailureEndsTheTurn: when the usage_uncertainty record
+// cannot be written, the turn ends with session_write_failed — also when
+// the failed attempt was the last of the budget, so the machine had
+// already ended the turn and there is nothing left to abort.
+func TestUncertaintyWriteFailureEndsTheTurn(t *testing.T) {
+	for _, retries := range []int{0, 2} {
+		t.Run(fmt.Sprintf("budget %d", retries), func(t *testing.T) {
+			f := newFixture(t)
+			f.agent.SetMaxRetries(retries)
+			d := auxDriver(t, f)
+			d.p.sess.Close() // every later append fails
+			calls := 0
+			_, err := recoverCall(context.Background(), d, operation[struct{}]{
+				name: operationAssistantTurn,
+				call: func(context.Context) (struct{}, error) {
+					calls++
+					return struct{}{}, pe("stream_cut", 0, true, true) // may have been billed
+				},
+			})
+			var tf *errTurnFailed
+			if !errors.As(err, &tf) || tf.code != CodeSessionFailed {
+				t.Fatalf("err %v, want %s", err, CodeSessionFailed)
+			}
+			if calls != 1 {
+				t.Errorf("%d attempts: an attempt was replaced although its uncertainty was not recorded", calls)
+			}
+			if len(find[ProviderRetry](drained(d))) != 0 {
+				t.Error("provider_retry after the record failed")
+			}
+		})
+	}
+}

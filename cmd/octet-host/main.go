@@ -149,9 +149,19 @@ func run(args []string) int {
 		n := int(sig.(syscall.Signal))
 		log.Warn().Str("signal", sig.String()).Msg("signal received; aborting active work")
 		cancel()
+		deadline := time.Now().Add(cleanupGrace)
 		agent.TerminateShells(shellGrace)
-		if !agent.WaitRuns(cleanupGrace) {
+		if !agent.WaitRuns(time.Until(deadline)) {
 			log.Error().Msg("a run did not end within the cleanup grace")
+		}
+		if h.Busy() {
+			// The run has ended; let Serve write what it still holds,
+			// its final_result last, so the caller sees how it ended.
+			select {
+			case <-done:
+			case <-time.After(time.Until(deadline)):
+				log.Error().Msg("the last events were not written within the cleanup grace")
+			}
 		}
 		return 128 + n
 	}

@@ -204,8 +204,22 @@ func TestSigtermMidRunExits143(t *testing.T) {
 	if err := h.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	// The run's end is written before the exit: its last event is the
+	// final_result, an error with code canceled. (Read to EOF before Wait,
+	// which closes the pipe.)
+	var last event
+	for {
+		line, err := h.stdout.ReadBytes('\n')
+		if err != nil {
+			break
+		}
+		json.Unmarshal(line, &last)
+	}
 	if code := h.wait(t); code != 143 {
 		t.Fatalf("exit %d after SIGTERM, want 143; stderr %s", code, h.stderr)
+	}
+	if last.Type != "final_result" || !strings.Contains(string(last.Data), `"code":"canceled"`) {
+		t.Errorf("last event before the exit: %s %s; want final_result canceled", last.Type, last.Data)
 	}
 	eventually(t, "the command's processes to be gone", func() bool { return len(sleepers("42430")) == 0 })
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 
@@ -29,10 +30,16 @@ type Config struct {
 
 // Host serves one protocol session.
 type Host struct {
-	cfg Config
-	w   *wire.Writer
-	m   *session.Machine
+	cfg  Config
+	w    *wire.Writer
+	m    *session.Machine
+	busy atomic.Bool // a request is being served
 }
+
+// Busy reports whether a request is being served. After Serve's context is
+// canceled, a busy Serve returns once that request's terminal event is
+// written; an idle one waits for input.
+func (h *Host) Busy() bool { return h.busy.Load() }
 
 // New returns a Host for cfg.
 func New(cfg Config) *Host {
@@ -105,7 +112,10 @@ func (h *Host) fire(ctx context.Context, in session.Input, req *wire.Request, ms
 				return h.writeFailed(ctx, werr)
 			}
 		case session.EffStart:
-			if done, err := h.serve(ctx, req); done {
+			h.busy.Store(true)
+			done, err := h.serve(ctx, req)
+			h.busy.Store(false)
+			if done {
 				return true, err
 			}
 		case session.EffWriteTerminal:

@@ -311,3 +311,35 @@ func TestBashFd1NeverReachesProtocol(t *testing.T) {
 		t.Errorf("tool output %q", out)
 	}
 }
+
+// TestProtocolCannotEnableShellThroughWorkspaceSettings: in a trusted
+// workspace, whose .octet/settings.json is an operator layer, a run that
+// may mutate files tries to write that file to enable the shell; the write
+// is refused (protected_path), and the next run's bash stays denied.
+func TestProtocolCannotEnableShellThroughWorkspaceSettings(t *testing.T) {
+	settings := `{"tool_policy":{"allow_shell":true,"allow_process":true}}`
+	fake := fakeFor(t, fakeprovider.Script{Turns: []fakeprovider.Turn{
+		{ToolCalls: []fakeprovider.ToolCall{{ID: "w-1", Name: "write", Arguments: string(mustJSONString(t, map[string]string{"path": ".octet/settings.json", "content": settings}))}}},
+		{Text: "wrote it"},
+		{ToolCalls: []fakeprovider.ToolCall{{ID: "sh-1", Name: "bash", Arguments: `{"command":"id -u"}`}}},
+		{Text: "done"},
+	}})
+	ws := t.TempDir()
+	p := start(t, hostBin, "--trust-workspace")
+	p.send(t, runLine("w", ws, fake, `,"allow_file_mutation":true`))
+	h := &bashHost{proc: p}
+	evs := h.events(t)
+	fin := dataOf(t, evs, "tool_finish")
+	if len(fin) != 1 || fin[0]["ok"] != false || fin[0]["error"].(map[string]any)["code"] != "protected_path" {
+		t.Fatalf("write to .octet/settings.json: %v", fin)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".octet")); !os.IsNotExist(err) {
+		t.Fatalf("the workspace's .octet was created: %v", err)
+	}
+	p.send(t, runLine("b", ws, fake, ""))
+	evs = h.events(t)
+	pol := dataOf(t, evs, "tool_policy")
+	if len(pol) != 1 || pol[0]["decision"].(map[string]any)["denial_code"] != "process_not_enabled" {
+		t.Fatalf("bash after the refused write: %v", pol)
+	}
+}

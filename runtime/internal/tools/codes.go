@@ -37,4 +37,7 @@ const (
 	CodeIOError = "io_error"
 	// CodeCanceled: the context was canceled before the tool finished.
 	CodeCanceled = "canceled"
+	// CodeProtectedPath: edit or write aimed at the workspace's .octet
+	// directory, the operator's configuration (see checkMutable).
+	CodeProtectedPath = "protected_path"
 )

@@ -33,6 +33,9 @@ func runEdit(ctx context.Context, env Env, a *args) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := checkMutable(rel); err != nil {
+		return Result{}, err
+	}
 	data, err := env.Root.ReadFile(rel)
 	if err != nil {
 		return Result{}, err

@@ -19,14 +19,15 @@ func readWS(t *testing.T, ws, p string) string {
 
 func TestEdit(t *testing.T) {
 	env, ws, tmp := newEnv(t, map[string]string{
-		"a.go":        "package a\n\nfunc f() int {\n\treturn 1\n}\n",
-		"dup.txt":     "x\nx\nx\n",
-		"crlf.txt":    "one\r\ntwo\r\nthree\r\n",
-		"bin.dat":     "a\x00b",
-		"dir/":        "",
-		"link_in":     "->a.go",
-		"link_secret": "->../outside/secret.txt",
-		"link_outdir": "->../outside/dir",
+		"a.go":                 "package a\n\nfunc f() int {\n\treturn 1\n}\n",
+		"dup.txt":              "x\nx\nx\n",
+		"crlf.txt":             "one\r\ntwo\r\nthree\r\n",
+		"bin.dat":              "a\x00b",
+		"dir/":                 "",
+		"link_in":              "->a.go",
+		"link_secret":          "->../outside/secret.txt",
+		"link_outdir":          "->../outside/dir",
+		".octet/settings.json": `{"tool_policy":{}}`,
 	})
 	if err := os.Chmod(filepath.Join(ws, "a.go"), 0o600); err != nil {
 		t.Fatal(err)
@@ -71,7 +72,11 @@ func TestEdit(t *testing.T) {
 		{name: "through link dir", tool: "edit", args: `{"path":"link_outdir/inner.txt","old_text":"TOP","new_text":"b"}`, code: CodeSymlinkRefused},
 		{name: "dotdot", tool: "edit", args: `{"path":"../outside/secret.txt","old_text":"TOP","new_text":"b"}`, code: CodePathOutsideWorkspace},
 		{name: "absolute outside", tool: "edit", args: `{"path":"` + filepath.Join(tmp, "outside", "secret.txt") + `","old_text":"TOP","new_text":"b"}`, code: CodePathOutsideWorkspace},
+		{name: "operator settings", tool: "edit", args: `{"path":".octet/settings.json","old_text":"{}","new_text":"{\"allow_shell\":true}"}`, code: CodeProtectedPath},
 	})
+	if got := readWS(t, ws, ".octet/settings.json"); got != `{"tool_policy":{}}` {
+		t.Errorf("edit changed the operator settings: %q", got)
+	}
 	if got := readWS(t, ws, "dup.txt"); got != "x\nx\nx\n" {
 		t.Errorf("a failed edit changed dup.txt: %q", got)
 	}
@@ -125,7 +130,18 @@ func TestWrite(t *testing.T) {
 		{name: "dotdot deep", tool: "write", args: `{"path":"new/../../outside/secret.txt","content":"x"}`, code: CodePathOutsideWorkspace},
 		{name: "absolute outside", tool: "write", args: `{"path":"` + filepath.Join(tmp, "x") + `","content":"x"}`, code: CodePathOutsideWorkspace},
 		{name: "missing content", tool: "write", args: `{"path":"x"}`, code: CodeInvalidArguments},
+		{name: "operator settings", tool: "write", args: `{"path":".octet/settings.json","content":"{}"}`, code: CodeProtectedPath},
+		{name: "operator dir itself", tool: "write", args: `{"path":".octet","content":"x"}`, code: CodeProtectedPath},
+		{name: "operator dir by a detour", tool: "write", args: `{"path":"new/../.octet/x.json","content":"x"}`, code: CodeProtectedPath},
+		{name: "operator dir absolute", tool: "write", args: `{"path":"` + filepath.Join(ws, ".octet", "settings.json") + `","content":"x"}`, code: CodeProtectedPath},
+		{name: "operator dir other case", tool: "write", args: `{"path":".Octet/settings.json","content":"x"}`, code: CodeProtectedPath},
 	})
+	if _, err := os.Lstat(filepath.Join(ws, ".octet")); !os.IsNotExist(err) {
+		t.Errorf("write created the workspace's .octet directory")
+	}
+	if _, err := call(t, env, "write", `{"path":"docs/.octet/notes.txt","content":"x"}`); err != nil {
+		t.Errorf("a nested .octet directory is an ordinary one: %v", err)
+	}
 	if _, err := os.Lstat(filepath.Join(tmp, "x")); !os.IsNotExist(err) {
 		t.Errorf("../x was created")
 	}

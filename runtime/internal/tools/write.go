@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"strings"
 )
 
 var writeTool = &tool{
@@ -26,6 +27,9 @@ func runWrite(ctx context.Context, env Env, a *args) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := checkMutable(rel); err != nil {
+		return Result{}, err
+	}
 	if rel == "." {
 		return Result{}, newError(CodeIsDirectory, "write .: the workspace root is a directory")
 	}
@@ -44,4 +48,23 @@ func runWrite(ctx context.Context, env Env, a *args) (Result, error) {
 		Output:  fmt.Sprintf("%s %s (%s)", verb, rel, plural(len(content), "byte", "bytes")),
 		Changed: []string{rel},
 	}, nil
+}
+
+// configDir is the workspace's .octet directory. A trusted workspace's
+// .octet/settings.json is an operator layer of the tool policy (CONTRACT
+// §10), so a model allowed to mutate files must not write there: one run
+// could enable the shell for the next, and process, shell and network
+// effects are enabled by the operator only, never through the protocol.
+const configDir = ".octet"
+
+// checkMutable refuses a mutation of the workspace's .octet directory or
+// anything in it. rel is a cleaned path relative to the workspace root.
+// The comparison folds case, for workspaces on case-insensitive file
+// systems.
+func checkMutable(rel string) error {
+	first, _, _ := strings.Cut(rel, "/")
+	if strings.EqualFold(first, configDir) {
+		return newError(CodeProtectedPath, rel+" is in the workspace's .octet directory, the operator's configuration; edit and write never change it")
+	}
+	return nil
 }

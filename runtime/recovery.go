@@ -125,11 +125,15 @@ func facts(err error) recovery.Facts {
 
 // isOutage reports whether a pre-send connection failure is a positively
 // identified network outage: DNS failure, connection refused, network or
-// host unreachable, or a dial timeout (CONTRACT §12).
+// host unreachable, or a dial timeout (CONTRACT §12). A name the resolver
+// answered does not exist (NXDOMAIN) is not an outage but a wrong host,
+// most often a typo in base_url: waiting for it, with no ceiling by
+// default, would hang the run for ever. A resolver that cannot be reached
+// or answers with a temporary failure is an outage.
 func isOutage(err error) bool {
 	var dns *net.DNSError
 	if errors.As(err, &dns) {
-		return true
+		return !dns.IsNotFound || dns.IsTemporary || dns.IsTimeout
 	}
 	for _, errno := range []syscall.Errno{syscall.ECONNREFUSED, syscall.ENETUNREACH, syscall.EHOSTUNREACH, syscall.ENETDOWN, syscall.EHOSTDOWN} {
 		if errors.Is(err, errno) {

@@ -189,7 +189,8 @@ func TestCancelDuringBackoff(t *testing.T) {
 
 // TestFactsOutageIsPositivelyIdentified: only DNS failures, refused or
 // unreachable connections and dial timeouts are network waits; another
-// pre-send failure (a bad certificate) is fatal, never an endless wait.
+// pre-send failure (a bad certificate, a host name that does not exist) is
+// fatal, never an endless wait.
 func TestFactsOutageIsPositivelyIdentified(t *testing.T) {
 	connect := func(err error) *ProviderError {
 		return &ProviderError{Kind: provider.FailConnect, Message: "dial failed", Err: err}
@@ -199,7 +200,10 @@ func TestFactsOutageIsPositivelyIdentified(t *testing.T) {
 		err  error
 		wait bool
 	}{
-		{"dns", &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", IsNotFound: true}}, true},
+		{"dns unreachable resolver", &net.OpError{Op: "dial", Err: &net.DNSError{Err: "read udp 127.0.0.1:53: connection refused", Server: "127.0.0.1:53"}}, true},
+		{"dns temporary failure", &net.OpError{Op: "dial", Err: &net.DNSError{Err: "server misbehaving", IsTemporary: true}}, true},
+		{"dns timeout", &net.OpError{Op: "dial", Err: &net.DNSError{Err: "i/o timeout", IsTimeout: true}}, true},
+		{"dns no such host", &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", IsNotFound: true}}, false},
 		{"refused", &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, true},
 		{"unreachable", &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}, true},
 		{"certificate", &tls.CertificateVerificationError{Err: errors.New("x509: unknown authority")}, false},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/codex"
@@ -54,6 +55,25 @@ func (a *Agent) codexRoute(ctx context.Context, name string) (catalog.Model, str
 		m.BaseURL = a.opts.CodexBaseURL
 	}
 	return m, cred.Bearer(), headers, nil
+}
+
+// codexBackendPath ends the API root of the ChatGPT Codex backend
+// (codex.ChatGPTBaseURL), where a ChatGPT login goes; a proxy or a test
+// stand-in for that backend (Options.CodexBaseURL) keeps the path.
+const codexBackendPath = "/backend-api/codex"
+
+// requestOutputCap is the max_output_tokens a model call on m asks for:
+// the model's cap, except on a Codex route to the ChatGPT Codex backend,
+// which manages its own output budget and rejects the field with HTTP 400
+// {"detail":"Unsupported parameter: max_output_tokens"}; there the call
+// asks for none (0, which the Responses wire leaves out). An API-key Codex
+// login goes to the platform API, which takes the cap like every other
+// route.
+func requestOutputCap(m catalog.Model) int {
+	if strings.HasPrefix(m.ID, codexPrefix) && strings.HasSuffix(strings.TrimRight(m.BaseURL, "/"), codexBackendPath) {
+		return 0
+	}
+	return m.MaxOutputTokens
 }
 
 // codexAvailable reports whether a Codex credential exists or can be

@@ -39,9 +39,10 @@ func writeCodexLogin(t *testing.T, home, access string) (path string, sum [32]by
 }
 
 // TestCodexRouteThroughResponses imports a Codex login on first use and
-// runs codex/<model> on the Responses wire against the fake provider: the
-// access token is the bearer, the account header is sent, our copy is 0600
-// and the source is untouched.
+// runs codex/<model> on the Responses wire against the fake's Codex
+// backend: the access token is the bearer, the account header is sent, no
+// max_output_tokens is (the backend rejects it with a 400), our copy is
+// 0600 and the source is untouched.
 func TestCodexRouteThroughResponses(t *testing.T) {
 	fake, err := fakeprovider.New(fakeprovider.Options{Script: fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "from codex"}}}})
 	if err != nil {
@@ -51,7 +52,7 @@ func TestCodexRouteThroughResponses(t *testing.T) {
 	home, ws := t.TempDir(), t.TempDir()
 	access := jwt(time.Now().Add(time.Hour), "acct-7")
 	src, sum := writeCodexLogin(t, home, access)
-	a, err := New(Options{Home: home, Getenv: func(string) string { return "" }, CodexBaseURL: fake.BaseURL(fakeprovider.ModeResponses)})
+	a, err := New(Options{Home: home, Getenv: func(string) string { return "" }, CodexBaseURL: fake.CodexBaseURL()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,6 +69,9 @@ func TestCodexRouteThroughResponses(t *testing.T) {
 	if len(reqs) != 1 || reqs[0].Mode != fakeprovider.ModeResponses || reqs[0].KeySHA256 != fakeprovider.KeyFingerprint(access) ||
 		reqs[0].Header.Get("Chatgpt-Account-Id") != "acct-7" || reqs[0].Model() != "gpt-5.3-codex" {
 		t.Fatalf("request %+v", reqs)
+	}
+	if _, ok := reqs[0].Body["max_output_tokens"]; ok || reqs[0].Path != "/backend-api/codex/responses" {
+		t.Errorf("the Codex backend got %s with max_output_tokens %v", reqs[0].Path, reqs[0].Body["max_output_tokens"])
 	}
 	st, err := os.Stat(filepath.Join(home, ".octet", "credentials", "codex.json"))
 	if err != nil || st.Mode().Perm() != 0o600 {
@@ -88,6 +92,53 @@ func TestCodexRouteThroughResponses(t *testing.T) {
 	}
 	if !found {
 		t.Error("no codex/ model listed")
+	}
+}
+
+// TestOutputCapOffTheCodexBackend: an API-key Codex login goes to the
+// platform API, which takes max_output_tokens, and so does an ordinary
+// Responses route; only the ChatGPT Codex backend goes without it.
+func TestOutputCapOffTheCodexBackend(t *testing.T) {
+	fake, err := fakeprovider.New(fakeprovider.Options{Script: fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "one"}, {Text: "two"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
+	if err := os.WriteFile(filepath.Join(home, ".codex", "auth.json"), []byte(`{"auth_mode":"apikey","OPENAI_API_KEY":"sk-codex-key"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(Options{Home: home, Getenv: func(string) string { return "" }, CodexBaseURL: fake.BaseURL(fakeprovider.ModeResponses)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(req RunRequest) {
+		t.Helper()
+		rc, err := a.Run(context.Background(), req)
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		for range rc.Events() {
+		}
+		if res := rc.Wait(); res.Status != "completed" {
+			t.Fatalf("result %+v %+v", res, res.Error)
+		}
+	}
+	run(RunRequest{RunID: "r1", Workspace: t.TempDir(), Model: "codex/gpt-5.3-codex", Prompt: "hi", SessionDir: filepath.Join(home, "s")})
+	run(RunRequest{RunID: "r2", Workspace: t.TempDir(), Model: "gpt-5", Prompt: "hi", SessionDir: filepath.Join(home, "s"),
+		Route: &InlineRoute{Provider: "local", BaseURL: fake.BaseURL(fakeprovider.ModeResponses), Mode: "openai-responses", MaxOutputTokens: 4096}})
+	reqs := fake.Requests()
+	if len(reqs) != 2 || reqs[0].KeySHA256 != fakeprovider.KeyFingerprint("sk-codex-key") {
+		t.Fatalf("requests %+v", reqs)
+	}
+	for i, r := range reqs {
+		if v, ok := r.Body["max_output_tokens"].(float64); !ok || v <= 0 {
+			t.Errorf("request %d (%s): max_output_tokens %v", i, r.Path, r.Body["max_output_tokens"])
+		}
+	}
+	if v := reqs[1].Body["max_output_tokens"]; v != float64(4096) {
+		t.Errorf("the inline route's cap: %v", v)
 	}
 }
 

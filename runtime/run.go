@@ -287,7 +287,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 		}
 		turn, err := d.modelTurn(ctx, step, provider.Request{
 			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
-			MaxOutputTokens: p.model.MaxOutputTokens, ReasoningEffort: effort,
+			MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: effort,
 		})
 		if err != nil {
 			var tf *errTurnFailed
@@ -309,6 +309,9 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			}
 			d.markUncertain()
 		}
+		// The blocks record the wire and model they came from, so that a
+		// session resumed on another wire never sends them there.
+		provider.SetOrigin(turn.reasoningBlocks, string(p.model.Mode), p.model.APIModel)
 		assistant := provider.Message{
 			Role: provider.RoleAssistant, Text: turn.text, Reasoning: turn.reasoning,
 			ReasoningBlocks: turn.reasoningBlocks, ToolCalls: turn.calls,
@@ -425,7 +428,7 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 func failureMessage(tf *errTurnFailed) string {
 	switch tf.code {
 	case "retries_exhausted":
-		return "the provider failed and the retry budget is exhausted; last failure: " + tf.msg
+		return "the retry budget is exhausted: " + tf.msg
 	case "network_wait_exceeded":
 		return "the provider was unreachable for longer than the maximum network wait; last failure: " + tf.msg
 	}

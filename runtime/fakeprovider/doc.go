@@ -13,10 +13,17 @@
 //   - POST /v1/chat/completions (ModeChat, provider_mode "openai-compatible"),
 //   - POST /v1/responses (ModeResponses, "openai-responses"),
 //   - POST /v1/messages (ModeAnthropic, "anthropic-messages"),
+//   - POST /backend-api/codex/responses (ModeResponses), the ChatGPT Codex
+//     backend a Codex ChatGPT login reaches,
 //   - GET /v1/models, listing the script's model ids.
 //
 // BaseURL gives the base_url to configure for each mode (CONTRACT §8): the
-// root plus "/v1" for the OpenAI modes and the root for Anthropic. A model
+// root plus "/v1" for the OpenAI modes and the root for Anthropic.
+// CodexBaseURL gives the Codex backend's, the root plus
+// "/backend-api/codex". The backend manages its own output budget: a
+// request there with a top-level max_output_tokens gets its 400
+// {"detail":"Unsupported parameter: max_output_tokens"}, which the
+// platform's /v1/responses accepts. A model
 // request must be a JSON object with a "model" and "stream": true (chat and
 // Anthropic also need "messages", Anthropic "max_tokens"); anything else
 // gets a 400 in the provider's own error envelope.

@@ -65,13 +65,17 @@ const (
 	pathResponses = "/v1/responses"
 	pathMessages  = "/v1/messages"
 	pathModels    = "/v1/models"
+	// pathCodex is the ChatGPT Codex backend's Responses endpoint
+	// (chatgpt.com/backend-api/codex/responses), where a Codex ChatGPT
+	// login goes.
+	pathCodex = "/backend-api/codex/responses"
 )
 
 func modeOfPath(p string) Mode {
 	switch p {
 	case pathChat:
 		return ModeChat
-	case pathResponses:
+	case pathResponses, pathCodex:
 		return ModeResponses
 	case pathMessages:
 		return ModeAnthropic
@@ -241,6 +245,12 @@ func (s *Server) BaseURL(mode Mode) string {
 	}
 	return s.root + "/v1"
 }
+
+// CodexBaseURL returns the base URL of the fake's ChatGPT Codex backend:
+// the root plus "/backend-api/codex", to which a client appends
+// "/responses". It speaks ModeResponses, and rejects what the real backend
+// rejects (see the package documentation).
+func (s *Server) CodexBaseURL() string { return s.root + "/backend-api/codex" }
 
 // Close stops the server: it closes the listener and every connection,
 // ends stalls, and waits for its goroutines. It may be called more than
@@ -479,9 +489,26 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		e.write(w, mode, requestID)
 		return
 	}
+	if r.URL.Path == pathCodex {
+		if _, ok := body["max_output_tokens"]; ok {
+			writeCodexDetail(w, requestID, http.StatusBadRequest, "Unsupported parameter: max_output_tokens")
+			return
+		}
+	}
 	p := s.dispatch(mode, idx)
 	served := s.answer(w, r, mode, p, body, n, requestID)
 	s.settle(p, served)
+}
+
+// writeCodexDetail answers as the ChatGPT Codex backend refuses a
+// request: {"detail": msg}, not the platform API's error envelope. The
+// message is the backend's own (reported in RayBytes/ChatMock#103 and
+// kortix-ai/suna#5124 for max_output_tokens).
+func writeCodexDetail(w http.ResponseWriter, requestID string, status int, msg string) {
+	setRequestID(w.Header(), ModeResponses, requestID)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(encode(obj{"detail", msg}))
 }
 
 func methodNotAllowed(w http.ResponseWriter, mode Mode, requestID string, r *http.Request) {

@@ -76,8 +76,22 @@ type Media struct {
 	Data []byte `json:"-"`
 }
 
+// Wire modes, named as CONTRACT §8's provider_mode: the origin a
+// ReasoningBlock records.
+const (
+	WireChat      = "openai-compatible"
+	WireResponses = "openai-responses"
+	WireMessages  = "anthropic-messages"
+)
+
 // ReasoningBlock is one authenticated block of reasoning. Exactly one of
 // Signature and Redacted is set.
+//
+// A block is opaque state of the wire that produced it: its signature or
+// encrypted content means nothing to another wire, which rejects it (an
+// OpenAI encrypted_content sent as an Anthropic signature is an HTTP 400).
+// Request builders therefore send back only the blocks whose Origin is
+// their own wire mode and leave the others out; the message's text stays.
 type ReasoningBlock struct {
 	// Text is the block's reasoning text (may be empty, e.g. when the
 	// provider only sends an encrypted form).
@@ -95,17 +109,96 @@ type ReasoningBlock struct {
 	// before this block: with interleaved thinking a block can follow a
 	// call, and it goes back in that place.
 	AfterToolCalls int `json:"after_tool_calls,omitempty"`
+	// Wire is the wire mode that produced the block (WireResponses,
+	// WireMessages), recorded when the message is stored; empty in
+	// sessions written before it was recorded (see Origin).
+	Wire string `json:"wire,omitempty"`
+	// Model is the model name the block came from (Request.Model), for
+	// the record.
+	Model string `json:"model,omitempty"`
 }
 
-// ReasoningAfter returns the blocks of m that follow exactly n tool calls,
-// in order: n = 0 are the blocks before the first call.
-func (m *Message) ReasoningAfter(n int) []ReasoningBlock {
+// Origin returns the wire mode that produced b: Wire when it was recorded,
+// else the mode its shape implies. Only the Responses decoder gives a
+// signed block an ID (the reasoning item id, which the item needs to go
+// back), and only Anthropic has redacted_thinking or signs thinking
+// without an id, so the shape of every block this module has ever stored
+// names its wire; older sessions keep their reasoning on the wire they ran
+// on instead of losing it.
+func (b *ReasoningBlock) Origin() string {
+	switch {
+	case b.Wire != "":
+		return b.Wire
+	case b.Signature != "" && b.ID != "":
+		return WireResponses
+	default:
+		return WireMessages
+	}
+}
+
+// SetOrigin records wire and model as the origin of every block of bs that
+// has none yet.
+func SetOrigin(bs []ReasoningBlock, wire, model string) {
+	for i := range bs {
+		if bs[i].Wire == "" {
+			bs[i].Wire, bs[i].Model = wire, model
+		}
+	}
+}
+
+// ReasoningAfter returns the blocks of m that wire produced and that
+// follow exactly n tool calls, in order: n = 0 are the blocks before the
+// first call. Blocks of another wire are left out (see ReasoningBlock).
+func (m *Message) ReasoningAfter(wire string, n int) []ReasoningBlock {
 	var out []ReasoningBlock
 	for _, b := range m.ReasoningBlocks {
 		at := min(b.AfterToolCalls, len(m.ToolCalls))
-		if at == n {
+		if at == n && b.Origin() == wire {
 			out = append(out, b)
 		}
+	}
+	return out
+}
+
+// MissingToolResult is the content of the stand-in result a request
+// carries for a tool call the conversation never answered: a call cut by
+// the output cap, or left behind by a cancel, was stored but never run,
+// and every wire mode rejects a call without a result.
+const MissingToolResult = "No result: the tool call did not complete."
+
+// PendingCalls finds the tool calls that need a stand-in result, for wire
+// modes where every call of an assistant message must be answered by the
+// tool results right after it (Chat Completions: "tool_calls must be
+// followed by tool messages"; Responses: "No tool output found"). Pass
+// every message, in order, to Before, and nil at the end. The zero value
+// is ready to use.
+type PendingCalls struct {
+	open     []ToolCall // the calls of the latest assistant message
+	answered map[string]bool
+}
+
+// Before takes the next message m of the conversation (nil after the last)
+// and returns the results to send before it: when m is not a tool result,
+// one stand-in error result (MissingToolResult) for each call of the
+// latest assistant message that no result answered, in call order.
+func (p *PendingCalls) Before(m *Message) []Message {
+	if m != nil && m.Role == RoleTool {
+		if p.answered == nil {
+			p.answered = map[string]bool{}
+		}
+		p.answered[m.ToolCallID] = true
+		return nil
+	}
+	var out []Message
+	for _, tc := range p.open {
+		if !p.answered[tc.ID] {
+			out = append(out, Message{Role: RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Text: MissingToolResult, IsError: true})
+		}
+	}
+	p.open = p.open[:0]
+	clear(p.answered)
+	if m != nil && m.Role == RoleAssistant {
+		p.open = append(p.open, m.ToolCalls...)
 	}
 	return out
 }
@@ -129,10 +222,13 @@ type ToolSpec struct {
 
 // Request is one model call.
 type Request struct {
-	Model           string
-	System          string
-	Messages        []Message
-	Tools           []ToolSpec
+	Model    string
+	System   string
+	Messages []Message
+	Tools    []ToolSpec
+	// MaxOutputTokens is the output cap the call asks for. Zero asks for
+	// none where the wire allows it (the Codex backend rejects the field);
+	// Messages, which requires max_tokens, then sends its default.
 	MaxOutputTokens int
 	// ReasoningEffort is "", "low", "medium" or "high".
 	ReasoningEffort string

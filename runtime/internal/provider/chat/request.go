@@ -99,8 +99,13 @@ func buildRequest(req provider.Request) ([]byte, error) {
 	if req.System != "" {
 		body.Messages = append(body.Messages, chatMessage{Role: "system", Content: &req.System})
 	}
+	// Every tool call is followed by its result, a stand-in for one the
+	// conversation never answered: the API rejects "tool_calls" that "must
+	// be followed by tool messages".
+	var pending provider.PendingCalls
 	for i := range req.Messages {
 		m := &req.Messages[i]
+		body.Messages = appendResults(body.Messages, pending.Before(m))
 		switch m.Role {
 		case provider.RoleUser:
 			cm := chatMessage{Role: "user", Content: &m.Text}
@@ -114,7 +119,7 @@ func buildRequest(req provider.Request) ([]byte, error) {
 			body.Messages = append(body.Messages, cm)
 		case provider.RoleAssistant:
 			// Reasoning is not sent back: Chat Completions has no field for
-			// it.
+			// it, and the blocks of other wires are theirs alone.
 			cm := chatMessage{Role: "assistant"}
 			if m.Text != "" || len(m.ToolCalls) == 0 {
 				cm.Content = &m.Text
@@ -131,17 +136,27 @@ func buildRequest(req provider.Request) ([]byte, error) {
 			}
 			body.Messages = append(body.Messages, cm)
 		case provider.RoleTool:
-			body.Messages = append(body.Messages, chatMessage{Role: "tool", Content: &m.Text, ToolCallID: m.ToolCallID})
+			body.Messages = appendResults(body.Messages, req.Messages[i:i+1])
 		default:
 			return nil, fmt.Errorf("chat: message %d has unknown role %q", i, m.Role)
 		}
 	}
+	body.Messages = appendResults(body.Messages, pending.Before(nil))
 	tools, err := buildTools(req.Tools)
 	if err != nil {
 		return nil, err
 	}
 	body.Tools = tools
 	return json.Marshal(&body, marshalOpts)
+}
+
+// appendResults appends tool results as tool messages. The wire has no
+// error flag: a failed or denied call's result says so in its text.
+func appendResults(msgs []chatMessage, results []provider.Message) []chatMessage {
+	for i := range results {
+		msgs = append(msgs, chatMessage{Role: "tool", Content: &results[i].Text, ToolCallID: results[i].ToolCallID})
+	}
+	return msgs
 }
 
 // buildTools returns the request's tools array.

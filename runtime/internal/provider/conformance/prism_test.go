@@ -23,8 +23,9 @@ import (
 
 // conversation exercises every shape a request can carry: system prompt,
 // user text, assistant text with reasoning blocks (signed, redacted,
-// interleaved after a call), parallel tool calls, an error result, a call
-// without arguments, tools.
+// interleaved after a call) of both reasoning wires, of which each mode
+// sends its own, parallel tool calls, an error result, a call without
+// arguments, tools.
 func conversation() provider.Request {
 	return provider.Request{
 		Model:  "model",
@@ -34,9 +35,11 @@ func conversation() provider.Request {
 			{
 				Role: provider.RoleAssistant, Text: "Checking both.", Reasoning: "Two cities. Then one more.",
 				ReasoningBlocks: []provider.ReasoningBlock{
-					{Text: "Two cities.", Signature: "EqQBCkYIBxgCKkA=", ID: "rs_01"},
-					{Redacted: "EmwKAhgBEgy3va3pzix"},
-					{Text: " Then one more.", Signature: "EqQBCkYIBxgCKkB=", ID: "rs_02", AfterToolCalls: 1},
+					{Text: "Two cities.", Signature: "EqQBCkYIBxgCKkA=", Wire: provider.WireMessages},
+					{Redacted: "EmwKAhgBEgy3va3pzix", Wire: provider.WireMessages},
+					{Text: " Then one more.", Signature: "EqQBCkYIBxgCKkB=", Wire: provider.WireMessages, AfterToolCalls: 1},
+					{Text: "Two cities.", Signature: "gAAAAABoZW5jcnlwdGVkLTE=", ID: "rs_01", Wire: provider.WireResponses},
+					{Text: " Then one more.", Signature: "gAAAAABoZW5jcnlwdGVkLTI=", ID: "rs_02", Wire: provider.WireResponses, AfterToolCalls: 1},
 				},
 				ToolCalls: []provider.ToolCall{
 					{ID: "call_1", Name: "get_weather", Arguments: `{"city":"Paris"}`},

@@ -57,8 +57,10 @@ type Config struct {
 	// ThinkingBudget is the budget_tokens of extended thinking, which is
 	// requested only when Request.ReasoningEffort is set; zero means a
 	// budget derived from the effort (low 2048, medium 8192, high 24576).
-	// It is capped below max_tokens, and thinking is left off when the
-	// capped budget is under the API's minimum of 1024.
+	// It is capped at three quarters of max_tokens and at max_tokens less
+	// 1024, so the answer keeps room, and thinking is left off when the
+	// capped budget is under the API's minimum of 1024 (max_tokens below
+	// 2048).
 	ThinkingBudget int
 	// AdaptiveThinking selects {"type":"adaptive"} thinking, with the effort
 	// in output_config, for models that take it instead of a budget

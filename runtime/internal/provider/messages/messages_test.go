@@ -213,13 +213,25 @@ func TestThinking(t *testing.T) {
 	}{
 		{name: "no effort", max: 4000, wantMax: 4000},
 		{name: "low, default max", effort: "low", wantMax: 8192, thinking: `{"type":"enabled","budget_tokens":2048}`},
-		{name: "medium capped below max", effort: "medium", max: 8192, wantMax: 8192, thinking: `{"type":"enabled","budget_tokens":8191}`},
+		// The budget is at most three quarters of max_tokens and at most
+		// max_tokens-1024: the answer keeps room.
+		{name: "medium at three quarters", effort: "medium", max: 8192, wantMax: 8192, thinking: `{"type":"enabled","budget_tokens":6144}`},
 		{name: "high", effort: "high", max: 64000, wantMax: 64000, thinking: `{"type":"enabled","budget_tokens":24576}`},
-		{name: "high capped", effort: "high", max: 16000, wantMax: 16000, thinking: `{"type":"enabled","budget_tokens":15999}`},
+		{name: "high, 16384 leaves a quarter", effort: "high", max: 16384, wantMax: 16384, thinking: `{"type":"enabled","budget_tokens":12288}`},
+		{name: "high capped", effort: "high", max: 16000, wantMax: 16000, thinking: `{"type":"enabled","budget_tokens":12000}`},
+		{name: "small cap keeps the fixed reserve", effort: "medium", max: 3000, wantMax: 3000, thinking: `{"type":"enabled","budget_tokens":1976}`},
+		{name: "smallest cap: minimum budget plus reserve", effort: "low", max: 2048, wantMax: 2048, thinking: `{"type":"enabled","budget_tokens":1024}`},
+		// Below 2048 the minimum budget and the reserve do not both fit:
+		// no thinking.
+		{name: "one below the smallest cap", effort: "high", max: 2047, wantMax: 2047},
+		{name: "cap just above the minimum", effort: "low", max: 1025, wantMax: 1025},
 		{name: "cap below the minimum", effort: "low", max: 1024, wantMax: 1024},
-		{name: "smallest cap", effort: "low", max: 1025, wantMax: 1025, thinking: `{"type":"enabled","budget_tokens":1024}`},
 		{name: "explicit budget", effort: "low", max: 32000, cfg: thinkingConfig{budget: 5000}, wantMax: 32000, thinking: `{"type":"enabled","budget_tokens":5000}`},
+		{name: "explicit budget capped", effort: "low", max: 32000, cfg: thinkingConfig{budget: 30000}, wantMax: 32000, thinking: `{"type":"enabled","budget_tokens":24000}`},
 		{name: "adaptive", effort: "high", max: 32000, cfg: thinkingConfig{adaptive: true}, wantMax: 32000,
+			thinking: `{"type":"adaptive"}`, output: `{"effort":"high"}`},
+		// Adaptive thinking has no budget to cap, whatever max_tokens is.
+		{name: "adaptive, small cap", effort: "high", max: 1024, cfg: thinkingConfig{adaptive: true}, wantMax: 1024,
 			thinking: `{"type":"adaptive"}`, output: `{"effort":"high"}`},
 		{name: "adaptive without effort", max: 32000, cfg: thinkingConfig{adaptive: true}, wantMax: 32000},
 	}
@@ -289,7 +301,7 @@ func TestPairingRule(t *testing.T) {
 		}
 		return s + `,"is_error":false}`
 	}
-	missing := func(id string) string { return res(id, missingResult, true) }
+	missing := func(id string) string { return res(id, provider.MissingToolResult, true) }
 	text := func(s string) string { return `{"type":"text","text":` + quote(s) + `}` }
 	msg := func(role string, blocks ...string) string {
 		return `{"role":"` + role + `","content":[` + strings.Join(blocks, ",") + `]}`

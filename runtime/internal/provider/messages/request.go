@@ -23,9 +23,11 @@ const (
 // minThinkingBudget is the smallest budget_tokens the API accepts.
 const minThinkingBudget = 1024
 
-// missingResult is the content of the synthetic tool_result sent for a
-// tool_use the conversation never answered.
-const missingResult = "No result: the tool call did not complete."
+// minAnswerReserve is the least of max_tokens kept for the answer when
+// budget thinking is on: thinking tokens count against max_tokens, so a
+// budget just below it leaves a turn that thinks to the cap and is cut
+// before it answers or calls a tool.
+const minAnswerReserve = 1024
 
 // thinkingConfig is the route's thinking setup (from Config).
 type thinkingConfig struct {
@@ -195,14 +197,28 @@ func setThinking(body *messagesRequest, effort string, tc thinkingConfig) error 
 		body.OutputConfig = &outputConfig{Effort: effort}
 		return nil
 	}
-	// budget_tokens must be below max_tokens and at least the minimum;
-	// a cap too small for both leaves thinking off.
-	budget = min(budget, body.MaxTokens-1)
+	budget = min(budget, thinkingCap(body.MaxTokens))
 	if budget < minThinkingBudget {
+		// The API takes no budget below its minimum, and max_tokens has
+		// no room for that and an answer: this request goes without
+		// thinking rather than with a budget that leaves nothing to answer
+		// with.
 		return nil
 	}
 	body.Thinking = &wireThinking{Type: "enabled", BudgetTokens: budget}
 	return nil
+}
+
+// thinkingCap is the largest budget_tokens a request with maxTokens
+// allows: three quarters of it, and never more than all but
+// minAnswerReserve, so that the answer keeps at least a quarter of the cap
+// (a large cap has room for a real answer or a tool call after long
+// thinking) and at least minAnswerReserve tokens (a small one still fits a
+// short answer). budget_tokens < max_tokens, as the API requires, follows.
+// Below minThinkingBudget + minAnswerReserve the cap is under the API's
+// minimum budget.
+func thinkingCap(maxTokens int) int {
+	return min(maxTokens*3/4, maxTokens-minAnswerReserve)
 }
 
 // convBuilder assembles the wire messages and keeps the pairing rule: the
@@ -266,16 +282,17 @@ func (b *convBuilder) addUserMessage(i int, m *provider.Message) error {
 // redacted_thinking blocks exactly as the model produced them and in their
 // place among the tool_use blocks (the API rejects a tool-use turn whose
 // thinking was dropped, changed or reordered), the text before the first
-// tool_use.
+// tool_use. Blocks another wire produced are left out: the API can verify
+// none of them, and the turn's text carries what the user saw.
 func (b *convBuilder) addAssistant(m *provider.Message) {
 	b.closeTurn()
-	blocks := appendThinking(nil, m.ReasoningAfter(0))
+	blocks := appendThinking(nil, m.ReasoningAfter(provider.WireMessages, 0))
 	if m.Text != "" {
 		blocks = append(blocks, textBlock{Type: "text", Text: m.Text})
 	}
 	for i, tc := range m.ToolCalls {
 		blocks = append(blocks, toolUseBlock{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: toolInput(tc.Arguments)})
-		blocks = appendThinking(blocks, m.ReasoningAfter(i+1))
+		blocks = appendThinking(blocks, m.ReasoningAfter(provider.WireMessages, i+1))
 		b.open = append(b.open, tc.ID)
 	}
 	if len(blocks) == 0 {
@@ -287,7 +304,8 @@ func (b *convBuilder) addAssistant(m *provider.Message) {
 }
 
 // appendThinking appends reasoning blocks as thinking (with its
-// signature) or redacted_thinking blocks.
+// signature) or redacted_thinking blocks. The caller passes only blocks
+// of this wire: a signature from another one is rejected by the API.
 func appendThinking(blocks []any, rs []provider.ReasoningBlock) []any {
 	for _, r := range rs {
 		switch {
@@ -328,11 +346,14 @@ func (b *convBuilder) isOpen(id string) bool {
 }
 
 // closeTurn answers the open tool_use blocks that have no result yet, so
-// the API accepts the conversation, and forgets them.
+// the API accepts the conversation, and forgets them. This wire pairs by
+// turn, not by message (provider.PendingCalls): a user message between
+// the calls and their results merges into the same user turn, so a result
+// is still missing only when the next assistant turn or the end comes.
 func (b *convBuilder) closeTurn() {
 	for _, id := range b.open {
 		if !b.answered[id] {
-			b.addUser(toolResultBlock{Type: "tool_result", ToolUseID: id, Content: missingResult, IsError: true})
+			b.addUser(toolResultBlock{Type: "tool_result", ToolUseID: id, Content: provider.MissingToolResult, IsError: true})
 		}
 	}
 	b.open = b.open[:0]

@@ -130,8 +130,10 @@ func buildRequest(req provider.Request, opts requestOptions) ([]byte, error) {
 	if opts.encrypted {
 		body.Include = []string{includeEncrypted}
 	}
+	var pending provider.PendingCalls
 	for i := range req.Messages {
 		m := &req.Messages[i]
+		body.Input = appendOutputs(body.Input, pending.Before(m))
 		switch m.Role {
 		case provider.RoleUser:
 			um, err := buildUser(i, m)
@@ -142,15 +144,12 @@ func buildRequest(req provider.Request, opts requestOptions) ([]byte, error) {
 		case provider.RoleAssistant:
 			body.Input = appendAssistant(body.Input, m, opts.encrypted)
 		case provider.RoleTool:
-			// The wire has no error flag: a failed or denied call's
-			// result says so in its text.
-			body.Input = append(body.Input, &functionCallOutput{
-				Type: "function_call_output", CallID: m.ToolCallID, Output: m.Text,
-			})
+			body.Input = appendOutputs(body.Input, req.Messages[i:i+1])
 		default:
 			return nil, fmt.Errorf("responses: message %d has unknown role %q", i, m.Role)
 		}
 	}
+	body.Input = appendOutputs(body.Input, pending.Before(nil))
 	tools, err := buildTools(req.Tools)
 	if err != nil {
 		return nil, err
@@ -208,15 +207,31 @@ func buildUser(i int, m *provider.Message) (*userMessage, error) {
 	return &userMessage{Role: "user", Content: content}, nil
 }
 
+// appendOutputs appends tool results as function_call_output items. The
+// wire has no error flag: a failed or denied call's result says so in its
+// text. The builder passes the stand-in results of calls the conversation
+// never answered here too, since the API rejects a function_call without
+// its output ("No tool output found").
+func appendOutputs(input []any, results []provider.Message) []any {
+	for i := range results {
+		input = append(input, &functionCallOutput{
+			Type: "function_call_output", CallID: results[i].ToolCallID, Output: results[i].Text,
+		})
+	}
+	return input
+}
+
 // appendAssistant appends the input items of one assistant message in the
 // order the model produced them: reasoning, answer text, function calls, each
 // followed by the reasoning that came after it.
 // Reasoning text is not sent back; only its encrypted form carries the
-// model's reasoning across turns, and only when asked for.
+// model's reasoning across turns, only when asked for, and only from this
+// wire: another wire's signature is no encrypted_content the API can
+// decrypt.
 func appendAssistant(input []any, m *provider.Message, encrypted bool) []any {
 	n := len(input)
 	if encrypted {
-		input = appendReasoning(input, m.ReasoningAfter(0))
+		input = appendReasoning(input, m.ReasoningAfter(provider.WireResponses, 0))
 	}
 	withReasoning := len(input) > n
 	if m.Text != "" || (len(m.ToolCalls) == 0 && !withReasoning) {
@@ -233,7 +248,7 @@ func appendAssistant(input []any, m *provider.Message, encrypted bool) []any {
 			Type: "function_call", CallID: tc.ID, Name: tc.Name, Arguments: args,
 		})
 		if encrypted {
-			input = appendReasoning(input, m.ReasoningAfter(i+1))
+			input = appendReasoning(input, m.ReasoningAfter(provider.WireResponses, i+1))
 		}
 	}
 	return input

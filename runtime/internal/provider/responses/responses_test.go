@@ -228,7 +228,12 @@ func TestBuildRequest(t *testing.T) {
 			want: `{"model":"m","input":[{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"enc-1"},` +
 				`{"type":"function_call","call_id":"c1","name":"f","arguments":"{}"},` +
 				`{"type":"reasoning","id":"rs_2","summary":[],"encrypted_content":"enc-2"},` +
-				`{"type":"function_call","call_id":"c2","name":"f","arguments":"{}"}],"include":["reasoning.encrypted_content"],"store":false,"stream":true}`,
+				`{"type":"function_call","call_id":"c2","name":"f","arguments":"{}"},` +
+				// The conversation ends before their results: each call
+				// gets its stand-in.
+				`{"type":"function_call_output","call_id":"c1","output":"No result: the tool call did not complete."},` +
+				`{"type":"function_call_output","call_id":"c2","output":"No result: the tool call did not complete."}],` +
+				`"include":["reasoning.encrypted_content"],"store":false,"stream":true}`,
 		},
 		{
 			name: "text, then images in order",

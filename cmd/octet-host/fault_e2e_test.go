@@ -31,6 +31,10 @@ type faultCase struct {
 	status    string
 	code      string
 	uncertain bool // the session records usage uncertainty
+	// delayMin and delayMax bound the first provider_retry's delay_ms
+	// when delayMax is set (a Retry-After the host must honour).
+	delayMin, delayMax int64
+	msgHas             string // the final error message names the reason
 }
 
 var answer = fakeprovider.Turn{Text: "final answer", Usage: fakeprovider.Usage{Input: 10, Output: 3}}
@@ -49,11 +53,13 @@ func TestFaultInjection(t *testing.T) {
 		{name: "stall past idle timeout", faults: []fakeprovider.Fault{fakeprovider.FaultStall{AfterEvents: 3}},
 			want: "accepted,started,model_delta,provider_usage_uncertain,provider_retry," + okTail, status: "completed", uncertain: true},
 		{name: "429 retry-after seconds", faults: []fakeprovider.Fault{fakeprovider.FaultStatus{Code: 429, RetryAfter: "1"}},
-			want: "accepted,started,provider_retry," + okTail, status: "completed"},
+			want: "accepted,started,provider_retry," + okTail, status: "completed", delayMin: 1000, delayMax: 1000},
+		// An HTTP date has whole seconds: one second ahead is at most
+		// 1000 ms away when the host reads it.
 		{name: "429 retry-after date", faults: []fakeprovider.Fault{fakeprovider.FaultStatus{Code: 429, RetryAfter: httpDate()}},
-			want: "accepted,started,provider_retry," + okTail, status: "completed"},
+			want: "accepted,started,provider_retry," + okTail, status: "completed", delayMin: 0, delayMax: 1000},
 		{name: "429 retry-after-ms", faults: []fakeprovider.Fault{fakeprovider.FaultStatus{Code: 429, RetryAfterMS: "40"}},
-			want: "accepted,started,provider_retry," + okTail, status: "completed"},
+			want: "accepted,started,provider_retry," + okTail, status: "completed", delayMin: 40, delayMax: 40},
 		{name: "500", faults: []fakeprovider.Fault{fakeprovider.FaultStatus{Code: 500}},
 			want: "accepted,started,provider_usage_uncertain,provider_retry," + okTail, status: "completed", uncertain: true},
 		{name: "502", faults: []fakeprovider.Fault{fakeprovider.FaultStatus{Code: 502}},
@@ -70,7 +76,7 @@ func TestFaultInjection(t *testing.T) {
 			fakeprovider.FaultStatus{Code: 503, RetryAfterMS: "10"}, fakeprovider.FaultStatus{Code: 503, RetryAfterMS: "10"},
 			fakeprovider.FaultStatus{Code: 503, RetryAfterMS: "10"}, fakeprovider.FaultStatus{Code: 503, RetryAfterMS: "10"},
 			fakeprovider.FaultStatus{Code: 503, RetryAfterMS: "10"}},
-			want: "accepted,started,provider_retry,provider_retry,provider_retry,provider_retry,settled,final_result", status: "error", code: "retries_exhausted"},
+			want: "accepted,started,provider_retry,provider_retry,provider_retry,provider_retry,settled,final_result", status: "error", code: "retries_exhausted", msgHas: "503"},
 		{name: "quota is not retried", faults: []fakeprovider.Fault{fakeprovider.FaultStatus{Code: 429, Body: `{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}`}},
 			want: "accepted,started,settled,final_result", status: "error", code: "quota_exhausted"},
 		{name: "401 is not retried", faults: []fakeprovider.Fault{fakeprovider.FaultStatus{Code: 401}},
@@ -98,6 +104,24 @@ func TestFaultInjection(t *testing.T) {
 			}
 			if final.Status != c.status || (c.code != "" && (final.Error == nil || string(final.Error.Code) != c.code)) {
 				t.Fatalf("final %+v error %+v", final, final.Error)
+			}
+			if c.msgHas != "" && !strings.Contains(final.Error.Message, c.msgHas) {
+				t.Errorf("error message %q does not say why (%s)", final.Error.Message, c.msgHas)
+			}
+			if c.delayMax > 0 {
+				for _, ev := range evs {
+					if ev.Type != "provider_retry" {
+						continue
+					}
+					var d struct {
+						DelayMS int64 `json:"delay_ms"`
+					}
+					ev.Decode(&d)
+					if d.DelayMS < c.delayMin || d.DelayMS > c.delayMax {
+						t.Errorf("provider_retry delay_ms %d, want %d..%d (Retry-After)", d.DelayMS, c.delayMin, c.delayMax)
+					}
+					break
+				}
 			}
 			if c.status == "completed" && final.Output != "final answer" {
 				t.Errorf("output %q: the failed attempt's provisional text leaked into the answer", final.Output)

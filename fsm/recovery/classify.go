@@ -265,10 +265,21 @@ func UsageUncertain(f Facts) bool {
 // description of the facts when it sent none.
 func describe(f Facts) string {
 	if f.Message != "" {
+		if f.Kind == FailHTTPStatus && f.Status != 0 {
+			// The status says which failure it was; the body's message
+			// alone ("The server is overloaded") often does not.
+			return "HTTP " + strconv.Itoa(f.Status) + ": " + f.Message
+		}
 		return f.Message
 	}
 	switch {
-	case f.Kind == FailHTTPStatus || f.Status != 0:
+	case f.Kind == FailHTTPStatus && f.Status != 0:
+		s := "HTTP " + strconv.Itoa(f.Status)
+		if f.Code != "" {
+			s += " " + f.Code
+		}
+		return s
+	case f.Status != 0:
 		s := "provider: " + string(f.Kind) + " " + strconv.Itoa(f.Status)
 		if f.Code != "" {
 			s += " " + f.Code

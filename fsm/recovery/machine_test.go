@@ -72,13 +72,13 @@ func TestRetriesExhausted(t *testing.T) {
 		// A 503 with Retry-After: not billed; the server's delay.
 		{failed(r503, 500, 0.9), []E{
 			{Kind: recovery.EffDiscardAttempt},
-			{Kind: recovery.EffEmitRetry, Attempt: 2, MaxAttempts: 2, DelayMS: 3000, Error: "unavailable"},
+			{Kind: recovery.EffEmitRetry, Attempt: 2, MaxAttempts: 2, DelayMS: 3000, Error: "HTTP 503: unavailable"},
 			{Kind: recovery.EffStartTimer, DelayMS: 3000},
 		}},
 		{timer, []E{{Kind: recovery.EffStartAttempt, Attempt: 3}}},
 		{failed(r503, 4000, 0), []E{
 			{Kind: recovery.EffDiscardAttempt},
-			{Kind: recovery.EffFail, Code: recovery.CodeRetriesExhausted, Message: "provider failed after 2 retries: unavailable"},
+			{Kind: recovery.EffFail, Code: recovery.CodeRetriesExhausted, Message: "provider failed after 2 retries; last failure: HTTP 503: unavailable"},
 		}},
 	})
 	if st := m.State(); st.Phase != recovery.Failed || st.Code != recovery.CodeRetriesExhausted || !st.Uncertain || st.Retries != 2 {
@@ -110,7 +110,7 @@ func TestNetworkWaitDoesNotConsumeBudget(t *testing.T) {
 	steps = append(steps,
 		scenarioStep{failed(status(429), now, 0), []E{
 			{Kind: recovery.EffDiscardAttempt},
-			{Kind: recovery.EffEmitRetry, Attempt: 1, MaxAttempts: 1, DelayMS: 250, Error: "provider: http_status 429"},
+			{Kind: recovery.EffEmitRetry, Attempt: 1, MaxAttempts: 1, DelayMS: 250, Error: "HTTP 429"},
 			{Kind: recovery.EffStartTimer, DelayMS: 250},
 		}},
 		scenarioStep{timer, []E{{Kind: recovery.EffStartAttempt, Attempt: 12}}},
@@ -184,7 +184,7 @@ func TestNetworkWaitLimit(t *testing.T) {
 			{failed(status(500), 600, 0), []E{
 				{Kind: recovery.EffPersistUsageUncertainty},
 				{Kind: recovery.EffDiscardAttempt},
-				{Kind: recovery.EffEmitRetry, Attempt: 1, MaxAttempts: 4, DelayMS: 250, Error: "provider: http_status 500"},
+				{Kind: recovery.EffEmitRetry, Attempt: 1, MaxAttempts: 4, DelayMS: 250, Error: "HTTP 500"},
 				{Kind: recovery.EffStartTimer, DelayMS: 250},
 			}},
 			{timer, []E{{Kind: recovery.EffStartAttempt, Attempt: 3}}},
@@ -224,11 +224,11 @@ func TestFatalFailures(t *testing.T) {
 		code    string
 		msg     string
 	}{
-		{"auth", with(status(401), func(f *recovery.Facts) { f.Message = "invalid key [redacted]" }), false, recovery.CodeAuthFailed, "invalid key [redacted]"},
-		{"quota", with(status(429), func(f *recovery.Facts) { f.Code = "insufficient_quota" }), false, recovery.CodeQuotaExhausted, "provider: http_status 429 insufficient_quota"},
+		{"auth", with(status(401), func(f *recovery.Facts) { f.Message = "invalid key [redacted]" }), false, recovery.CodeAuthFailed, "HTTP 401: invalid key [redacted]"},
+		{"quota", with(status(429), func(f *recovery.Facts) { f.Code = "insufficient_quota" }), false, recovery.CodeQuotaExhausted, "HTTP 429 insufficient_quota"},
 		{"overflow mid-stream", with(event("context_length_exceeded"), func(f *recovery.Facts) { f.ContentStarted = true; f.Message = "too long" }), true, recovery.CodeContextOverflow, "too long"},
 		{"retry-after too long", with(retryAfter(120_000), func(f *recovery.Facts) { f.Message = "slow down" }), false, recovery.CodeRetryAfterTooLong,
-			"provider asked to retry after 120000 ms, above the 60000 ms ceiling: slow down"},
+			"provider asked to retry after 120000 ms, above the 60000 ms ceiling: HTTP 429: slow down"},
 		{"decode", recovery.Facts{Kind: recovery.FailDecode, RequestWritten: true, Message: "invalid chunk JSON"}, false, recovery.CodeProviderError, "invalid chunk JSON"},
 		{"canceled mid-stream", recovery.Facts{Kind: recovery.FailCanceled, RequestWritten: true, ContentStarted: true}, true, recovery.CodeCanceled, "provider: canceled"},
 	}

@@ -17,6 +17,8 @@ package recovery_test
 import (
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -349,8 +351,11 @@ func TestModel(t *testing.T) {
 					if f := in.Facts; f.RetryAfterMS > 0 && e.DelayMS != f.RetryAfterMS {
 						t.Fatalf("retry event %+v ignores Retry-After %d", e, f.RetryAfterMS)
 					}
-					if in.Facts.Message != "" && e.Error != in.Facts.Message {
-						t.Fatalf("retry event %+v: error is not the failure's message %q", e, in.Facts.Message)
+					if in.Facts.Message != "" && !strings.HasSuffix(e.Error, in.Facts.Message) {
+						t.Fatalf("retry event %+v: error does not carry the failure's message %q", e, in.Facts.Message)
+					}
+					if f := in.Facts; f.Kind == recovery.FailHTTPStatus && f.Status != 0 && !strings.HasPrefix(e.Error, "HTTP "+strconv.Itoa(f.Status)) {
+						t.Fatalf("retry event %+v does not name the status %d", e, f.Status)
 					}
 				case recovery.EffEmitWaitingForNetwork:
 					waitEvents++

@@ -349,7 +349,7 @@ func (m *Machine) failed(st State, in Input) step {
 	case Retry:
 		if st.Retries >= m.cfg.MaxAttempts {
 			return failStep(st, effs, CodeRetriesExhausted,
-				"provider failed after "+strconv.Itoa(st.Retries)+" retries: "+msg)
+				"provider failed after "+strconv.Itoa(st.Retries)+" retries; last failure: "+msg)
 		}
 		ms, fatal := Delay(m.cfg.Policy, f, st.Retries+1, in.Jitter)
 		if fatal {

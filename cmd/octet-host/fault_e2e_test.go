@@ -50,6 +50,10 @@ func TestFaultInjection(t *testing.T) {
 			want: "accepted,started,provider_usage_uncertain,provider_retry," + okTail, status: "completed", uncertain: true},
 		{name: "cut mid-stream", faults: []fakeprovider.Fault{fakeprovider.FaultCutMidStream{AfterEvents: 3}},
 			want: "accepted,started,model_delta,provider_usage_uncertain,provider_retry," + okTail, status: "completed", uncertain: true},
+		// The request is written and no header ever comes: the idle
+		// timeout also bounds that wait, and the call may have been billed.
+		{name: "no headers past idle timeout", faults: []fakeprovider.Fault{fakeprovider.FaultNoHeaders{}},
+			want: "accepted,started,provider_usage_uncertain,provider_retry," + okTail, status: "completed", uncertain: true},
 		{name: "stall past idle timeout", faults: []fakeprovider.Fault{fakeprovider.FaultStall{AfterEvents: 3}},
 			want: "accepted,started,model_delta,provider_usage_uncertain,provider_retry," + okTail, status: "completed", uncertain: true},
 		{name: "429 retry-after seconds", faults: []fakeprovider.Fault{fakeprovider.FaultStatus{Code: 429, RetryAfter: "1"}},

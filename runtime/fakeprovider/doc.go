@@ -51,8 +51,9 @@
 // as 429 with Retry-After, 5xx, 529, in the provider's envelope),
 // FaultErrorEvent (an in-stream error event), FaultCutMidStream (the
 // connection closes before the terminal event), FaultStall (the stream
-// stops until the client gives up), FaultResetAfterHeaders (a TCP reset
-// after the headers) and FaultRefuse (connections are refused until
+// stops until the client gives up), FaultNoHeaders (no answer at all,
+// not even headers, until the client gives up), FaultResetAfterHeaders (a
+// TCP reset after the headers) and FaultRefuse (connections are refused until
 // Reopen, on the same port).
 //
 // # Requests

@@ -6,7 +6,7 @@ import (
 )
 
 // Fault is a failure the server plays instead of, or in the middle of, a
-// normal answer: one of FaultRefuse, FaultResetAfterHeaders,
+// normal answer: one of FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders,
 // FaultCutMidStream, FaultStall, FaultStatus and FaultErrorEvent. Inject
 // faults with Server.InjectFault.
 type Fault interface {
@@ -39,6 +39,12 @@ type FaultRefuse struct {
 // resets the TCP connection (SO_LINGER 0, so the client sees an RST)
 // before any body byte.
 type FaultResetAfterHeaders struct{}
+
+// FaultNoHeaders reads the whole request and then answers nothing, not even
+// the response headers, until the client gives up or the server closes: a
+// server that accepted the call and hangs. (FaultStall stalls after the
+// headers, inside the stream.)
+type FaultNoHeaders struct{}
 
 // FaultCutMidStream sends the first AfterEvents events of the answer, then
 // closes the connection without the terminal event (chat [DONE], Responses
@@ -102,6 +108,8 @@ func (FaultRefuse) describe() string { return "refuse" }
 
 func (FaultResetAfterHeaders) describe() string { return "reset_after_headers" }
 
+func (FaultNoHeaders) describe() string { return "no_headers" }
+
 func (f FaultCutMidStream) describe() string {
 	return fmt.Sprintf("cut_mid_stream(after=%d)", f.AfterEvents)
 }
@@ -139,9 +147,9 @@ func normalizeFault(f Fault) Fault {
 	case FaultErrorEvent:
 		v.AfterEvents = max(v.AfterEvents, 0)
 		return v
-	case FaultRefuse, FaultResetAfterHeaders:
+	case FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders:
 		return v
-	case *FaultRefuse, *FaultResetAfterHeaders, *FaultCutMidStream, *FaultStall, *FaultStatus, *FaultErrorEvent:
+	case *FaultRefuse, *FaultResetAfterHeaders, *FaultNoHeaders, *FaultCutMidStream, *FaultStall, *FaultStatus, *FaultErrorEvent:
 		panic(fmt.Sprintf("fakeprovider: InjectFault takes fault values, not pointers (%T)", f))
 	}
 	panic(fmt.Sprintf("fakeprovider: unknown fault %T", f))

@@ -617,7 +617,7 @@ type plan struct {
 // the next turn. A request without a fault takes its source off the queue
 // there and then; a request with a stream fault only looks at it, so the
 // retry gets the same answer however the two requests race; FaultStatus
-// and FaultResetAfterHeaders need no source at all.
+// FaultResetAfterHeaders and FaultNoHeaders need no source at all.
 func (s *Server) dispatch(mode Mode, idx int) plan {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -629,7 +629,7 @@ func (s *Server) dispatch(mode Mode, idx int) plan {
 		s.requests[idx].Fault = p.fault.describe()
 	}
 	switch p.fault.(type) {
-	case FaultStatus, FaultResetAfterHeaders:
+	case FaultStatus, FaultResetAfterHeaders, FaultNoHeaders:
 		return p
 	}
 	p.peeked = p.fault != nil
@@ -683,6 +683,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, mode Mode, p pla
 	switch f := p.fault.(type) {
 	case FaultStatus:
 		writeFaultStatus(w, mode, f, requestID)
+		return false
+	case FaultNoHeaders:
+		select {
+		case <-r.Context().Done():
+		case <-s.done:
+		}
 		return false
 	case FaultResetAfterHeaders:
 		h := w.Header()

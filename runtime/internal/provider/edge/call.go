@@ -8,7 +8,9 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptrace"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"octet.dev/host/runtime/internal/provider"
 )
@@ -25,6 +27,11 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 	// so a stalled read always ends.
 	rctx, cancel := context.WithCancel(ctx)
 	var written, connected atomic.Bool
+	// The idle timeout also bounds the wait for the response headers once
+	// the whole request is written: a server that reads the request and
+	// never answers must not hang the run (the body's own idle timer
+	// starts only with the body).
+	hw := &headerWatch{idle: r.Idle, cancel: cancel}
 	trace := &httptrace.ClientTrace{
 		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
 		// A header written to the connection's buffer may be flushed at
@@ -32,7 +39,10 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 		// a request with no byte written is a network wait).
 		WroteHeaderField: func(string, []string) { written.Store(true) },
 		WroteHeaders:     func() { written.Store(true) },
-		WroteRequest:     func(httptrace.WroteRequestInfo) { written.Store(true) },
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			written.Store(true)
+			hw.start()
+		},
 	}
 	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, r.URL, bytes.NewReader(body))
 	if err != nil {
@@ -46,6 +56,17 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 	}
 
 	resp, err := r.Client.Do(hreq)
+	if hw.stop() && ctx.Err() == nil {
+		// The timer fired: whatever Do returned, the answer did not come
+		// in time (a response that raced the timer has a canceled body).
+		if err == nil {
+			resp.Body.Close()
+		}
+		cancel()
+		return nil, &provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true,
+			Message: "no response headers for " + r.Idle.String() + " after the request was sent",
+			Err:     fmt.Errorf("%s: waiting for the response headers: %w", m.Name, ErrIdleTimeout)}
+	}
 	if err != nil {
 		cancel()
 		return nil, requestError(ctx, r.Scrub, err, written.Load(), connected.Load())
@@ -69,6 +90,46 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 		idle:  r.Idle,
 		scrub: r.Scrub,
 	}, nil
+}
+
+// headerWatch is the idle timer of the wait between the written request
+// and the response headers. start may run after Do returned (a server can
+// answer before the request is fully written), so stop disarms it for good.
+type headerWatch struct {
+	idle   time.Duration
+	cancel context.CancelFunc
+
+	mu    sync.Mutex
+	timer *time.Timer
+	done  bool // Do returned: start does nothing
+	fired bool // the timer canceled the request
+}
+
+func (w *headerWatch) start() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done || w.timer != nil {
+		return
+	}
+	w.timer = time.AfterFunc(w.idle, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if !w.done {
+			w.fired = true
+			w.cancel()
+		}
+	})
+}
+
+// stop disarms the watch and reports whether its timer fired.
+func (w *headerWatch) stop() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.done = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	return w.fired
 }
 
 // requestError classifies a failure before any response arrived.

@@ -3,11 +3,13 @@ package edge
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -134,7 +136,7 @@ func (w *headerWatch) stop() bool {
 
 // requestError classifies a failure before any response arrived.
 func requestError(ctx context.Context, scrub Scrubber, err error, written, connected bool) error {
-	e := &provider.Error{RequestWritten: written, Err: err, Message: scrub.Sanitize(err.Error())}
+	e := &provider.Error{RequestWritten: written, Err: err, Message: scrub.Sanitize(transportMessage(err))}
 	switch {
 	case ctx.Err() != nil:
 		e.Kind = provider.FailCanceled
@@ -144,13 +146,29 @@ func requestError(ctx context.Context, scrub Scrubber, err error, written, conne
 		// two phases apart in the message only.
 		e.Kind = provider.FailConnect
 		if connected {
-			e.Message = scrub.Sanitize("request not sent: " + err.Error())
+			e.Message = scrub.Sanitize("request not sent: " + transportMessage(err))
 		}
 	default:
 		// The request may have reached the provider and no answer came.
 		e.Kind = provider.FailStreamCut
 	}
 	return e
+}
+
+// transportMessage is err's text with the endpoint cut to its origin. The
+// *url.Error of net/http names the whole request URL, and an inline
+// base_url's path may carry a secret (some gateways put a token there);
+// scheme and host say where the call went.
+func transportMessage(err error) string {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return err.Error()
+	}
+	where := "the provider"
+	if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
+		where = u.Scheme + "://" + u.Host
+	}
+	return ue.Op + " " + where + ": " + ue.Err.Error()
 }
 
 // statusError builds the error for a non-2xx response.

@@ -311,7 +311,7 @@ func TestStreamConnectFailure(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	r, errs := testMode.Route(Config{BaseURL: "http://" + addr, APIKey: testKey})
+	r, errs := testMode.Route(Config{BaseURL: "http://" + addr + "/gw/tok-in-path-0123", APIKey: testKey})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -319,6 +319,11 @@ func TestStreamConnectFailure(t *testing.T) {
 	pe := asError(t, err)
 	if pe.Kind != provider.FailConnect || pe.RequestWritten || pe.Status != 0 || pe.Err == nil {
 		t.Errorf("got %+v, want FailConnect with RequestWritten false", pe)
+	}
+	// The message says where the call went, not the endpoint's path,
+	// which may carry a secret.
+	if !strings.Contains(pe.Message, "http://"+addr) || strings.Contains(pe.Message, "tok-in-path") || !strings.Contains(pe.Message, "refused") {
+		t.Errorf("message %q: want the origin and the cause, not the path", pe.Message)
 	}
 }
 

@@ -183,7 +183,16 @@ func FromEnv(getenv func(string) string) (Layer, error) {
 }
 
 // CheckLayer validates a layer built elsewhere (CLI flags, the Go API).
+// Its source must be an operator's: config, environment or cli. The
+// default layer is the policy's own, and host_request is the run's
+// allow_file_mutation alone (CONTRACT §10), so an embedder's layer can
+// claim neither.
 func CheckLayer(l Layer) error {
+	switch l.Source {
+	case SourceConfig, SourceEnvironment, SourceCLI:
+	default:
+		return fmt.Errorf("%w: a policy layer's source must be config, environment or cli, not %q", ErrSettings, l.Source)
+	}
 	if err := checkLimits(l.BashTimeoutMS, l.MaxOutputBytes); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrSettings, l.Source, err)
 	}

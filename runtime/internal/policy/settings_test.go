@@ -75,3 +75,24 @@ func TestFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLayer: an embedder's layer must come from an operator's source
+// and hold valid values.
+func TestCheckLayer(t *testing.T) {
+	yes, rel := true, "bin/sh"
+	for _, src := range []Source{SourceConfig, SourceEnvironment, SourceCLI} {
+		if err := CheckLayer(Layer{Source: src, AllowShell: &yes}); err != nil {
+			t.Errorf("%s: %v", src, err)
+		}
+	}
+	for name, l := range map[string]Layer{
+		"host_request source": {Source: SourceHostRequest, AllowShell: &yes},
+		"default source":      {Source: SourceDefault},
+		"no source":           {AllowProcess: &yes},
+		"relative shell":      {Source: SourceCLI, ShellPath: &rel},
+	} {
+		if err := CheckLayer(l); !errors.Is(err, ErrSettings) {
+			t.Errorf("%s: %v, want ErrSettings", name, err)
+		}
+	}
+}

@@ -174,7 +174,7 @@ func lastToken(ptr string) string {
 // decoding, so the protocol_error can echo it. It answers only for
 // syntactically valid objects with exactly one valid request_id.
 func lenientRequestID(line []byte) string {
-	dec := jsontext.NewDecoder(bytes.NewReader(line), jsontext.AllowDuplicateNames(true))
+	dec := jsontext.NewDecoder(bytes.NewReader(line), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return ""
 	}

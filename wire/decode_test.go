@@ -76,6 +76,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"case variant envelope alone", `{"protocol_version":1,"Request_ID":"r2","command":"hello"}`, CodeUnknownField, "", `did you mean "request_id"`},
 		{"case variant command alone", `{` + env + `"Command":"hello"}`, CodeUnknownField, "r1", `did you mean "command"`},
 		{"huge protocol_version not echoed", `{"protocol_version":` + strings.Repeat("9", 900) + `,"request_id":"r1","command":"hello"}`, CodeUnsupportedProtocolVersion, "r1", "…"},
+		{"lone surrogate echoes the id", `{` + env + `"command":"hello","x":"\ud800"}`, CodeInvalidJSON, "r1", "surrogate"},
+		{"lone surrogate in the id", `{"protocol_version":1,"request_id":"\ud800","command":"hello"}`, CodeInvalidJSON, "", "surrogate"},
 		{"run unknown member", `{` + env + run + `,"temperature":0.2}`, CodeUnknownField, "r1", `"temperature"`},
 		{"long name not echoed", `{` + env + `"command":"hello","` + strings.Repeat("n", 5000) + `":1}`, CodeUnknownField, "r1", "…"},
 	}

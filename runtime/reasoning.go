@@ -57,8 +57,15 @@ func (a *Agent) noteReasoning(effort string) {
 // SetReasoning asks the running run to use cfg from its next model call on.
 // It is admitted at the next safe step boundary (never mid-response), is
 // persisted in the session there, and is not a provider acknowledgement.
-// Pending choices coalesce: the last one before the boundary wins. It fails
-// on a route without reasoning support and after the run has ended.
+// On an anthropic-messages route a change that turns thinking on or off
+// (an effort of "" sends no thinking, any other effort sends it) waits for
+// a boundary where a new assistant turn begins, since the API rejects a
+// thinking mode changed inside one, tool-use loops included; a change of
+// effort with thinking on applies at once. Pending choices coalesce: the
+// last one before the boundary wins. A change still pending when the run
+// ends is recorded in the session, and the session's next run starts with
+// it. It fails on a route without reasoning support and once the run has
+// ended or is ending.
 func (rc *RunControl) SetReasoning(ctx context.Context, cfg ReasoningConfig) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -71,6 +78,9 @@ func (rc *RunControl) SetReasoning(ctx context.Context, cfg ReasoningConfig) err
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
+	if rc.reasoningClosed {
+		return ErrRunEnded
+	}
 	select {
 	case <-rc.done:
 		return ErrRunEnded
@@ -81,11 +91,29 @@ func (rc *RunControl) SetReasoning(ctx context.Context, cfg ReasoningConfig) err
 	return nil
 }
 
-// takeReasoning returns and clears the pending selection.
-func (rc *RunControl) takeReasoning() *ReasoningConfig {
+// takeReasoning returns and clears the pending selection when admit
+// accepts it. A selection admit refuses stays pending, and held says so.
+func (rc *RunControl) takeReasoning(admit func(ReasoningConfig) bool) (c *ReasoningConfig, held bool) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	p := rc.pendingReasoning
+	if p == nil {
+		return nil, false
+	}
+	if !admit(*p) {
+		return nil, true
+	}
 	rc.pendingReasoning = nil
+	return p, false
+}
+
+// closeReasoning returns and clears the pending selection as the run ends,
+// and refuses later changes: from here on no boundary would admit them, and
+// a nil SetReasoning must mean the change is applied or recorded.
+func (rc *RunControl) closeReasoning() *ReasoningConfig {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	p := rc.pendingReasoning
+	rc.pendingReasoning, rc.reasoningClosed = nil, true
 	return p
 }

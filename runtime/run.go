@@ -15,6 +15,7 @@ import (
 	"octet.dev/host/fsm/recovery"
 	fsmrun "octet.dev/host/fsm/run"
 	"octet.dev/host/fsm/steering"
+	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
@@ -39,6 +40,7 @@ type RunControl struct {
 	modelID           string
 	mu                sync.Mutex
 	pendingReasoning  *ReasoningConfig
+	reasoningClosed   bool // the run is ending: SetReasoning is refused
 	queue             steeringQueue
 }
 
@@ -101,6 +103,8 @@ type driver struct {
 	total     Totals
 	uncertain bool            // usage figures are known subtotals (sticky)
 	recovery  recovery.Config // snapshot at run start
+	effort    string          // the reasoning effort the model calls use
+	reauthed  int             // the step whose Codex 401 refreshed the credential (codex.go)
 }
 
 // send delivers an event unless the consumer abandoned the run.
@@ -155,8 +159,24 @@ func (d *driver) drive(ctx context.Context) Result {
 	status, output, errInfo := d.contain(ctx)
 	d.rc.closeSteering() // what is still queued is dropped, before settled
 
-	if err := p.sess.Append(store.Record{Body: store.RunEnd{RunID: p.req.RunID, Status: status}}); err != nil && errInfo == nil {
-		status, errInfo = fsmrun.StatusError, &ErrorInfo{Code: CodeSessionFailed, Message: "the session could not be written: " + bound(err.Error())}
+	// A reasoning change no boundary admitted (held back by an Anthropic
+	// tool-use loop, or set after the last boundary) is not dropped: it is
+	// recorded, so that the session's next run starts with it.
+	ends := []store.Record{{Body: store.RunEnd{RunID: p.req.RunID, Status: status}}}
+	pending := d.rc.closeReasoning()
+	if pending != nil && pending.Effort == d.effort {
+		pending = nil
+	}
+	if pending != nil {
+		ends = append([]store.Record{{Body: store.ReasoningChange{Effort: pending.Effort}}}, ends...)
+	}
+	switch err := p.sess.Append(ends...); {
+	case err != nil:
+		if errInfo == nil {
+			status, errInfo = fsmrun.StatusError, &ErrorInfo{Code: CodeSessionFailed, Message: "the session could not be written: " + bound(err.Error())}
+		}
+	case pending != nil:
+		d.a.noteReasoning(pending.Effort)
 	}
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrSettle, Status: status}, Event{})
 	path := p.sess.Path()
@@ -232,19 +252,18 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 	// else the agent's; a change is persisted so a resume restores it.
 	// A route without reasoning support sends no effort and leaves the
 	// session's selection as it was.
-	effort := ""
 	if p.model.SupportsReasoning {
-		effort = p.req.ReasoningEffort
-		if effort == "" {
-			effort = p.sess.LatestReasoning()
+		d.effort = p.req.ReasoningEffort
+		if d.effort == "" {
+			d.effort = p.sess.LatestReasoning()
 		}
-		if effort == "" {
-			effort = d.a.Reasoning().Effort
+		if d.effort == "" {
+			d.effort = d.a.Reasoning().Effort
 		}
-		if effort != p.sess.LatestReasoning() {
-			recs = append(recs, store.Record{Body: store.ReasoningChange{Effort: effort}})
+		if d.effort != p.sess.LatestReasoning() {
+			recs = append(recs, store.Record{Body: store.ReasoningChange{Effort: d.effort}})
 		}
-		d.a.noteReasoning(effort)
+		d.a.noteReasoning(d.effort)
 	}
 	for _, h := range p.req.History {
 		recs = append(recs, store.Record{Body: store.Message{Message: provider.Message{Role: provider.Role(h.Role), Text: h.Content}}})
@@ -277,17 +296,23 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 		if step > p.maxSteps {
 			return fsmrun.StatusBlocked, output, &ErrorInfo{Code: CodeMaxStepsReached, Message: "the run reached max_steps (" + strconv.Itoa(p.maxSteps) + ") before the model finished"}
 		}
-		// A safe step boundary: admit a pending reasoning change.
-		if c := d.rc.takeReasoning(); c != nil && c.Effort != effort {
-			effort = c.Effort
-			if err := p.sess.Append(store.Record{Body: store.ReasoningChange{Effort: effort}}); err != nil {
+		// A safe step boundary: admit a pending reasoning change, unless it
+		// would change the thinking mode inside an assistant turn.
+		c, held := d.rc.takeReasoning(func(c ReasoningConfig) bool { return d.admitsReasoning(c.Effort, msgs) })
+		if c != nil && c.Effort != d.effort {
+			d.effort = c.Effort
+			if err := p.sess.Append(store.Record{Body: store.ReasoningChange{Effort: d.effort}}); err != nil {
 				return writeFailed(err)
 			}
-			d.a.noteReasoning(effort)
+			d.a.noteReasoning(d.effort)
+		}
+		if held {
+			d.a.log.Debug().Str("run_id", p.req.RunID).Int("step", step).
+				Msg("a reasoning change that turns thinking on or off waits for the assistant turn to end")
 		}
 		turn, err := d.modelTurn(ctx, step, provider.Request{
 			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
-			MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: effort,
+			MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
 		})
 		if err != nil {
 			var tf *errTurnFailed
@@ -376,6 +401,42 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 	}
 }
 
+// admitsReasoning reports whether a change to effort may apply to the next
+// model call, whose conversation is msgs. Anthropic's extended thinking
+// cannot be turned on or off in the middle of an assistant turn, and a
+// tool-use loop is part of the turn: the API rejects a request whose
+// thinking mode differs from the one the turn began with ("When thinking is
+// enabled, a final assistant message must start with a thinking block").
+// On that wire an effort of "" sends no thinking and every other effort
+// sends it (messages.setThinking), so a change between "" and an effort
+// waits for a call that begins a new assistant turn. A change of effort
+// with thinking on (budget_tokens or output_config.effort) is allowed
+// mid-turn, and the other wires take any change at once.
+func (d *driver) admitsReasoning(effort string, msgs []provider.Message) bool {
+	if d.p.model.Mode != catalog.ModeAnthropicMessages || (effort == "") == (d.effort == "") {
+		return true
+	}
+	return beginsAssistantTurn(msgs)
+}
+
+// beginsAssistantTurn reports whether a model call on msgs begins a new
+// assistant turn: the conversation ends with user messages and no tool
+// result follows the last assistant message. A message delivered right
+// after tool results (steering in a tool-use loop) does not begin one: the
+// Anthropic wire sends it in the same user message as those results, so
+// the loop, and the turn, go on.
+func beginsAssistantTurn(msgs []provider.Message) bool {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		switch msgs[i].Role {
+		case provider.RoleTool:
+			return false
+		case provider.RoleAssistant:
+			return i < len(msgs)-1
+		}
+	}
+	return true
+}
+
 const defaultSystemPrompt = `You are a coding agent working inside one workspace directory through tools. ` +
 	`Paths are relative to the workspace. Read before you edit; make the smallest change that does the job; ` +
 	`when a tool call is denied or fails, adapt instead of repeating it. Answer concisely when you are done.`
@@ -393,6 +454,12 @@ type turn struct {
 func (d *driver) callModel(ctx context.Context, step int, req provider.Request) (turn, error) {
 	var t turn
 	s, err := d.p.prov.Stream(ctx, req)
+	if err != nil {
+		var again bool
+		if again, err = d.reauthCodex(ctx, step, err); again {
+			s, err = d.p.prov.Stream(ctx, req)
+		}
+	}
 	if err != nil {
 		return t, err
 	}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strconv"
 	"strings"
@@ -43,22 +44,32 @@ const (
 // afterwards are refused. The host calls it on HUP, INT, QUIT and TERM.
 func (a *Agent) TerminateShells(grace time.Duration) { a.shells.TerminateAll(grace) }
 
-// runBash executes an allowed bash call. stream receives progress events;
-// it is called while the driver goroutine waits inside shell.Run.
-func (d *driver) runBash(ctx context.Context, call ToolCall, args []byte) *ToolFinish {
-	fin := &ToolFinish{CallID: call.ID, Tool: call.Name}
+// parseBashArgs decodes and checks bash's arguments; the error is the
+// message of an invalid_arguments failure.
+func parseBashArgs(args []byte) (bashArgs, error) {
 	var a bashArgs
 	if err := json.Unmarshal(args, &a, json.RejectUnknownMembers(true)); err != nil || a.Command == "" {
-		fin.Error = &ErrorInfo{Code: "invalid_arguments", Message: `bash takes {"command": string, "timeout_ms"?: integer}`}
+		return a, errors.New(`bash takes {"command": string, "timeout_ms"?: integer}`)
+	}
+	if a.TimeoutMS != nil && *a.TimeoutMS < 1 {
+		return a, errors.New("timeout_ms must be at least 1")
+	}
+	return a, nil
+}
+
+// runBash executes an allowed bash call whose arguments parseBashArgs
+// accepted. stream receives progress events; it is called while the
+// driver goroutine waits inside shell.Run.
+func (d *driver) runBash(ctx context.Context, call ToolCall, args []byte) *ToolFinish {
+	fin := &ToolFinish{CallID: call.ID, Tool: call.Name}
+	a, err := parseBashArgs(args)
+	if err != nil {
+		fin.Error = &ErrorInfo{Code: "invalid_arguments", Message: err.Error()}
 		return fin
 	}
 	pol := d.p.policy
 	timeout := time.Duration(pol.BashTimeoutMS.Value) * time.Millisecond
 	if a.TimeoutMS != nil {
-		if *a.TimeoutMS < 1 {
-			fin.Error = &ErrorInfo{Code: "invalid_arguments", Message: "timeout_ms must be at least 1"}
-			return fin
-		}
 		// The model may shorten the operator's timeout, never extend it.
 		timeout = min(timeout, time.Duration(*a.TimeoutMS)*time.Millisecond)
 	}

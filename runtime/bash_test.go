@@ -55,7 +55,12 @@ func TestBashRunsWhenOperatorEnabled(t *testing.T) {
 		t.Errorf("tool_progress streams %v", streams)
 	}
 	for _, p := range find[ToolPolicy](evs) {
-		if p.Tool == "bash" && p.CallID != "bad" && (!p.Decision.Allowed || p.Decision.Authorization != "operator" || p.Decision.Policy.AllowShell.Source != "cli") {
+		// Allowed evidence only after every gate: the malformed call is
+		// refused before any decision is announced.
+		if p.CallID == "bad" {
+			t.Errorf("tool_policy for a call with malformed arguments: %+v", p.Decision)
+		}
+		if p.Tool == "bash" && (!p.Decision.Allowed || p.Decision.Authorization != "operator" || p.Decision.Policy.AllowShell.Source != "cli") {
 			t.Errorf("decision %+v", p.Decision)
 		}
 	}

@@ -598,6 +598,18 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if !isObject {
 		return fail(tools.CodeInvalidArguments, "the arguments are not a JSON object")
 	}
+	// Malformed arguments end the call before it is announced as allowed.
+	if def.effect == policy.EffectProcess {
+		if _, err := parseBashArgs(args); err != nil {
+			return fail(tools.CodeInvalidArguments, err.Error())
+		}
+	} else if err := tools.CheckArgs(call.Name, args); err != nil {
+		var te *tools.Error
+		if errors.As(err, &te) {
+			return fail(te.Code, te.Message)
+		}
+		return fail(tools.CodeInvalidArguments, err.Error())
+	}
 	// Every gate has passed: the allowed evidence goes out now.
 	d.stream(EventToolPolicy, &ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
 	if def.effect == policy.EffectProcess {

@@ -238,13 +238,14 @@ func TestRunToolLoopAndPolicy(t *testing.T) {
 			ToolCall{ID: "c3", Name: "launch_missiles", Arguments: `{}`},
 			ToolCall{ID: "c4", Name: "read", Arguments: `not json`},
 			ToolCall{ID: "c5", Name: "bash", Arguments: `{"command":"echo hi"}`},
-			ToolCall{ID: "c6", Name: "read", Arguments: `{"path":"../outside"}`}),
+			ToolCall{ID: "c6", Name: "read", Arguments: `{"path":"../outside"}`},
+			ToolCall{ID: "c7", Name: "read", Arguments: `{"file":"notes.txt"}`}),
 		text("done"))
 	if err := os.WriteFile(filepath.Join(f.ws, "notes.txt"), []byte("alpha\nbeta\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	evs, res := f.run(f.req("look around"))
-	if res.Status != "completed" || res.Output != "done" || res.ToolCalls != 6 || res.Steps != 2 || len(res.FilesChanged) != 0 {
+	if res.Status != "completed" || res.Output != "done" || res.ToolCalls != 7 || res.Steps != 2 || len(res.FilesChanged) != 0 {
 		t.Fatalf("result %+v", res)
 	}
 	fin := find[ToolFinish](evs)
@@ -257,9 +258,16 @@ func TestRunToolLoopAndPolicy(t *testing.T) {
 			got[fe.CallID] = fe.Error.Code
 		}
 	}
-	want := map[string]string{"c1": "ok", "c2": "mutation_not_authorized", "c3": "unknown_tool", "c4": "invalid_arguments", "c5": "process_not_enabled", "c6": "path_outside_workspace"}
+	want := map[string]string{"c1": "ok", "c2": "mutation_not_authorized", "c3": "unknown_tool", "c4": "invalid_arguments", "c5": "process_not_enabled", "c6": "path_outside_workspace", "c7": "invalid_arguments"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("tool outcomes (-want +got):\n%s", diff)
+	}
+	// Allowed evidence goes out only after every gate: malformed arguments
+	// end a call before any allowed decision is announced.
+	for _, p := range pol {
+		if (p.CallID == "c4" || p.CallID == "c7") && p.Decision.Allowed {
+			t.Errorf("allowed tool_policy for %s, whose arguments are malformed", p.CallID)
+		}
 	}
 	if !strings.Contains(fin[0].Output, "alpha") {
 		t.Errorf("read output %q", fin[0].Output)
@@ -285,7 +293,7 @@ func TestRunToolLoopAndPolicy(t *testing.T) {
 			}
 		}
 	}
-	if diff := cmp.Diff([]string{"c1", "c2", "c3", "c4", "c5", "c6"}, results); diff != "" {
+	if diff := cmp.Diff([]string{"c1", "c2", "c3", "c4", "c5", "c6", "c7"}, results); diff != "" {
 		t.Errorf("tool results sent back (-want +got):\n%s", diff)
 	}
 }

@@ -107,6 +107,19 @@ func Specs() []Spec {
 	return specs
 }
 
+// CheckArgs reports whether args fit the parameters of the tool name (an
+// *Error with code invalid_arguments or unknown_tool when they do not)
+// without running it, so that a caller can refuse malformed arguments
+// before it announces the call as allowed. Run checks them again.
+func CheckArgs(name string, args []byte) error {
+	i := slices.IndexFunc(registry, func(t *tool) bool { return t.name == name })
+	if i < 0 {
+		return newError(CodeUnknownTool, "there is no tool named "+quote(truncate(name, 64)))
+	}
+	_, err := decodeArgs(args, registry[i].params)
+	return err
+}
+
 // Run executes the tool name with the raw JSON arguments args. A failure is
 // returned as an *Error; Result is then the zero value. Run honours ctx:
 // grep and find stop walking when it is canceled (code canceled).

@@ -131,6 +131,11 @@ func BenchmarkGrepLargeTree(b *testing.B) {
 				if err != nil || res.Output == "(no matches)" {
 					b.Fatalf("grep: %v %q", err, res.Output)
 				}
+				// Every 97th file holds the literal once: a search that
+				// skipped files would be fast and wrong.
+				if want := (benchFiles + 96) / 97; bc.name == "literal" && strings.Count(res.Output, benchLiteral) != want {
+					b.Fatalf("literal found %d times, want %d", strings.Count(res.Output, benchLiteral), want)
+				}
 			}
 		})
 	}

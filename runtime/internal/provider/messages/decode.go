@@ -145,6 +145,10 @@ type wireDelta struct {
 	Signature   string `json:"signature"`
 	PartialJSON string `json:"partial_json"`
 	StopReason  string `json:"stop_reason"`
+	// StopDetails explains a refusal (message_delta of newer models).
+	StopDetails struct {
+		Explanation string `json:"explanation"`
+	} `json:"stop_details"`
 }
 
 // wireUsage is a usage object. Each figure remembers whether it was present:
@@ -248,6 +252,7 @@ type decoder struct {
 	held     int
 	usage    usageAcc
 	stop     string // the raw stop_reason, "" until message_delta
+	texted   bool   // a text event was emitted
 	ended    bool   // message_delta seen
 	calls    int    // tool calls emitted
 	done     bool   // message_stop seen and EventFinish queued
@@ -390,6 +395,7 @@ func (d *decoder) blockStart(w *wireEvent) {
 	switch cb.Type {
 	case tagText:
 		if cb.Text != "" {
+			d.texted = true
 			d.Push(provider.StreamEvent{Kind: provider.EventText, Text: cb.Text})
 		}
 	case tagThinking:
@@ -417,6 +423,7 @@ func (d *decoder) blockDelta(w *wireEvent) {
 	switch dl.Type {
 	case tagTextDelta:
 		if dl.Text != "" {
+			d.texted = true
 			d.Push(provider.StreamEvent{Kind: provider.EventText, Text: dl.Text})
 		}
 	case tagThinkingDelta:
@@ -469,6 +476,14 @@ func (d *decoder) blockStop(index int64) {
 func (d *decoder) messageDelta(w *wireEvent) {
 	if r := w.Delta.StopReason; r != "" {
 		d.stop = r
+	}
+	if ex := w.Delta.StopDetails.Explanation; d.stop == "refusal" && !d.texted && ex != "" {
+		// A refusal that said nothing in text still says why in its
+		// stop_details: that is the refusal text, and refusal text is
+		// answer text (CONTRACT §8), so the answer is never silently
+		// empty.
+		d.texted = true
+		d.Push(provider.StreamEvent{Kind: provider.EventText, Text: ex})
 	}
 	if w.Usage != nil {
 		d.usage.merge(w.Usage)

@@ -179,6 +179,7 @@ var fixtureTests = []struct {
 		Finish: provider.FinishLength,
 	}},
 	{"anthropic-sdk-python_refusal.HANDMADE.sse", summary{
+		Text:   "This request was refused due to policy.", // stop_details.explanation
 		Usage:  usage(20, 0, 0, 0, 0),
 		Finish: provider.FinishRefusal,
 	}},
@@ -337,6 +338,7 @@ func TestFixtureEventOrder(t *testing.T) {
 			{Kind: provider.EventFinish, FinishReason: provider.FinishLength},
 		}},
 		{"anthropic-sdk-python_refusal.HANDMADE.sse", []provider.StreamEvent{
+			text("This request was refused due to policy."),
 			{Kind: provider.EventUsage, Usage: *usage(20, 0, 0, 0, 0)},
 			{Kind: provider.EventFinish, FinishReason: provider.FinishRefusal},
 		}},

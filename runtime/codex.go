@@ -113,10 +113,8 @@ func (d *driver) reauthCodex(ctx context.Context, step int, err error) (bool, er
 	}
 	var prov Provider
 	if rerr == nil {
-		m := d.p.model
-		// The route as resolveRoute built it, with the new credential.
-		prov, rerr = d.a.opts.ProviderFactory(Route{ModelID: m.ID, APIModel: m.APIModel, Provider: m.Provider, Mode: string(m.Mode),
-			BaseURL: m.BaseURL, APIKey: cred.Bearer(), Headers: codexHeaders(cred), SupportsReasoning: m.SupportsReasoning})
+		// The route as prepare built it, with the new credential.
+		prov, rerr = d.a.opts.ProviderFactory(routeFor(d.p.model, cred.Bearer(), codexHeaders(cred)))
 	}
 	if rerr != nil {
 		msg := scrub(scrub(rerr.Error(), d.p.key), cred.Bearer())

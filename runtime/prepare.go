@@ -372,9 +372,7 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 			return refuse(CodeCredentialsMissing, "no API key for provider %s: set %s or write ~/.octet/credentials/%s.json", strconv.Quote(m.Provider), m.CredentialEnv, m.Provider)
 		}
 	}
-	route := Route{ModelID: p.model.ID, APIModel: p.model.APIModel, Provider: p.model.Provider, Mode: string(p.model.Mode),
-		BaseURL: p.model.BaseURL, APIKey: key, Headers: headers, SupportsReasoning: p.model.SupportsReasoning}
-	prov, err := a.opts.ProviderFactory(route)
+	prov, err := a.opts.ProviderFactory(routeFor(p.model, key, headers))
 	var unsupported errUnsupportedMode
 	switch {
 	case errors.As(err, &unsupported):
@@ -437,6 +435,13 @@ func (a *Agent) credential(m catalog.Model) string {
 }
 
 // sessionsDir is the default session directory.
+// routeFor is the Route the provider factory gets for model m with its
+// credential and extra headers.
+func routeFor(m catalog.Model, key string, headers map[string]string) Route {
+	return Route{ModelID: m.ID, APIModel: m.APIModel, Provider: m.Provider, Mode: string(m.Mode),
+		BaseURL: m.BaseURL, APIKey: key, Headers: headers, SupportsReasoning: m.SupportsReasoning}
+}
+
 func (a *Agent) sessionsDir() string {
 	if a.opts.SessionDir != "" {
 		return a.opts.SessionDir

@@ -304,6 +304,9 @@ func TestFaultRefuse(t *testing.T) {
 	if s.URL() != url || s.Refusing() {
 		t.Fatalf("after Reopen: URL %q (was %q), refusing %v", s.URL(), url, s.Refusing())
 	}
+	// The refusal closed c's pooled connection, and c may not have noticed
+	// yet: a POST sent on it would fail with EOF (see FaultRefuse).
+	c.CloseIdleConnections()
 	expectTurn(t, c, s, ModeChat, "second") // same port, served again
 	if err := s.Reopen(); err != nil {
 		t.Errorf("Reopen while open: %v", err)

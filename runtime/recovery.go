@@ -152,13 +152,14 @@ func (e *errTurnFailed) Error() string { return e.code + ": " + e.msg }
 // Operations recovered under the recovery machine: the assistant turn of a
 // step, whose recovery is reported as provider_retry and
 // provider_waiting_for_network, and the auxiliary operations of CONTRACT
-// §12, reported as provider_operation_retry. The name is also the
-// operation of a usage_uncertainty record.
+// §12 (local_compaction, native_compaction, terminal_gate), reported as
+// provider_operation_retry. The name is also the operation of a
+// usage_uncertainty record. No auxiliary operation exists yet; the ones
+// named here are those the tests drive.
 const (
-	operationAssistantTurn    = "assistant_turn"
-	operationLocalCompaction  = "local_compaction"
-	operationNativeCompaction = "native_compaction"
-	operationTerminalGate     = "terminal_gate"
+	operationAssistantTurn   = "assistant_turn"
+	operationLocalCompaction = "local_compaction"
+	operationTerminalGate    = "terminal_gate"
 )
 
 // operation is one logical provider call made under the recovery machine.

@@ -12,6 +12,23 @@ import (
 	"octet.dev/host/runtime/internal/provider"
 )
 
+// replayAgent starts a fake provider that answers turns in order and an
+// agent with its own home; both end with the test.
+func replayAgent(t *testing.T, turns ...fakeprovider.Turn) (*fakeprovider.Server, string, *Agent) {
+	t.Helper()
+	fake, err := fakeprovider.New(fakeprovider.Options{Script: fakeprovider.Script{Turns: turns}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fake.Close() })
+	home := t.TempDir()
+	a, err := New(Options{Home: home, Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fake, home, a
+}
+
 // replayRun runs prompt on session id over an inline route of mode at the
 // fake, waits for the result and returns it.
 func replayRun(t *testing.T, a *Agent, fake *fakeprovider.Server, home, id, runID string, mode fakeprovider.Mode, prompt string) Result {
@@ -34,20 +51,10 @@ func replayRun(t *testing.T, a *Agent, fake *fakeprovider.Server, home, id, runI
 // Anthropic signature back to Responses; each wire still gets its own
 // blocks back, and the stored blocks record their wire.
 func TestReasoningReplayStaysOnItsWire(t *testing.T) {
-	fake, err := fakeprovider.New(fakeprovider.Options{Script: fakeprovider.Script{Turns: []fakeprovider.Turn{
-		{Reasoning: "Look first.", Signature: "enc-openai-1", Text: "Checked."},
-		{Reasoning: "Still fine.", Signature: "sig-anthropic-1", Text: "Agreed."},
-		{Text: "Back."},
-	}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fake.Close()
-	home := t.TempDir()
-	a, err := New(Options{Home: home, Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	fake, home, a := replayAgent(t,
+		fakeprovider.Turn{Reasoning: "Look first.", Signature: "enc-openai-1", Text: "Checked."},
+		fakeprovider.Turn{Reasoning: "Still fine.", Signature: "sig-anthropic-1", Text: "Agreed."},
+		fakeprovider.Turn{Text: "Back."})
 	for i, mode := range []fakeprovider.Mode{fakeprovider.ModeResponses, fakeprovider.ModeAnthropic, fakeprovider.ModeResponses} {
 		if res := replayRun(t, a, fake, home, "mixed", "run-"+itoa(int64(i+1)), mode, "go on"); res.Status != "completed" {
 			t.Fatalf("run %d on %s: %+v %+v", i+1, mode, res, res.Error)
@@ -86,19 +93,9 @@ func TestReasoningReplayStaysOnItsWire(t *testing.T) {
 func TestCutToolCallAnsweredOnResume(t *testing.T) {
 	for _, mode := range []fakeprovider.Mode{fakeprovider.ModeChat, fakeprovider.ModeResponses} {
 		t.Run(string(mode), func(t *testing.T) {
-			fake, err := fakeprovider.New(fakeprovider.Options{Script: fakeprovider.Script{Turns: []fakeprovider.Turn{
-				{ToolCalls: []fakeprovider.ToolCall{{ID: "call_1", Name: "read", Arguments: `{"path":"a.txt"}`}}, Truncated: true},
-				{Text: "ok"},
-			}}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer fake.Close()
-			home := t.TempDir()
-			a, err := New(Options{Home: home, Getenv: func(string) string { return "" }})
-			if err != nil {
-				t.Fatal(err)
-			}
+			fake, home, a := replayAgent(t,
+				fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{ID: "call_1", Name: "read", Arguments: `{"path":"a.txt"}`}}, Truncated: true},
+				fakeprovider.Turn{Text: "ok"})
 			if res := replayRun(t, a, fake, home, "cut", "run-1", mode, "read a.txt"); res.Error == nil || res.Error.Code != CodeOutputCut || res.ToolCalls != 0 {
 				t.Fatalf("first run: %+v %+v", res, res.Error)
 			}

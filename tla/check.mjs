@@ -3,8 +3,12 @@
 // tla-checker (a WebAssembly TLA+ model checker, pinned in package-lock.json)
 // and fails loudly. See DESIGN §4 (Formal side).
 //
-//   node check.mjs            check everything (npm test)
-//   node check.mjs --update   also rewrite expected.json and every <Stem>.graph.json
+//   node check.mjs                  check everything (npm test)
+//   node check.mjs --update         also rewrite expected.json and every <Stem>.graph.json
+//   node check.mjs --patches-only   only apply every mutant patch to the current
+//                                   specs (no model checking; quick after an edit)
+//   node check.mjs --mutants DIR    take the mutant patches from DIR, not mutants/
+//                                   (the self-test in check.test.mjs uses it)
 //
 // For every <Stem>.cfg here (spec <Stem>.tla):
 //   - model-check it: any invariant violation, deadlock, warning, error, or
@@ -16,15 +20,22 @@
 //   - if <Stem>.graph.json exists or the spec defines GraphView, export the
 //     reachable graph, each state projected through GraphView (or whole), as
 //     canonical JSON and require it to equal <Stem>.graph.json byte for byte.
-// For every mutants/<Stem>Mutant*.tla (with its own .cfg, listing the same
-// invariants as <Stem>.cfg):
+// Every mutant is a patch, mutants/<Stem>Mutant<What>.patch: a header that
+// says what it breaks and names, on an "EXPECT: <Invariant>" line, the
+// invariant it must violate, then a unified diff against <Stem>.tla (and, if
+// the mutant needs another model, <Stem>.cfg; otherwise it is checked with
+// <Stem>.cfg). The format and how hunks are placed: patch.mjs. For each:
+//   - the patch must apply to the current spec: a hunk whose context is not
+//     found, or found more than once, fails the run, naming the mutant (all
+//     patches are applied before any model checking, so this shows at once);
+//   - its cfg must list the same invariants as <Stem>.cfg;
 //   - it may change behaviour only: every definition the invariants depend on
 //     must be <Stem>.tla's, word for word (comments aside);
-//   - the check must fail with a violation of the invariant the mutant names
-//     in a "EXPECT: <Invariant>" comment (a mutant that passes, or fails for
-//     another reason, fails the run);
+//   - the check must fail with a violation of the EXPECT invariant (a mutant
+//     that passes, or fails for another reason, fails the run);
 //   - every invariant of <Stem>.cfg except TypeOK must be killed by some
 //     mutant, so that none is vacuous.
+// Anything in the mutants directory that is not a .patch fails the run.
 //
 // tla-checker checks safety here (invariants and deadlock) and nothing else:
 // no liveness, no fairness; a cfg with PROPERTY fails the run (see temporal).
@@ -32,18 +43,32 @@
 // (fsm/*/graph_test.go), or not at all; the specs say which.
 
 import { readFileSync, writeFileSync, readdirSync, existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { PatchError, applyPatch, parsePatch } from './patch.mjs';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const PIN = '0.9.0';
 const MAX_STATES = 100000; // hitting either cap fails the run
 const MAX_DEPTH = 100; // counted as the checker does: states on a trace
-const UPDATE = process.argv.includes('--update');
-
-for (const a of process.argv.slice(2)) {
-  if (a !== '--update') {
-    console.error(`usage: node check.mjs [--update]\nunknown argument ${a}`);
+const USAGE = 'usage: node check.mjs [--update | --patches-only] [--mutants DIR]';
+let UPDATE = false;
+let PATCHES_ONLY = false;
+let MUTANTS = 'mutants';
+{
+  const args = process.argv.slice(2);
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--update') UPDATE = true;
+    else if (a === '--patches-only') PATCHES_ONLY = true;
+    else if (a === '--mutants' && i + 1 < args.length) MUTANTS = args[++i];
+    else {
+      console.error(`${USAGE}\n${a === '--mutants' ? '--mutants needs a directory' : `unknown argument ${a}`}`);
+      process.exit(2);
+    }
+  }
+  if (UPDATE && PATCHES_ONLY) {
+    console.error(`${USAGE}\n--update checks the specs, --patches-only does not: give one`);
     process.exit(2);
   }
 }
@@ -56,18 +81,21 @@ function fail(what, msg) {
 
 // ---------------------------------------------------------------- checker
 
-const pkgDir = join(HERE, 'node_modules', 'tla-checker');
+// loadChecker loads the pinned checker into tc, or exits.
 let tc;
-try {
-  const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
-  if (pkg.version !== PIN) {
-    throw new Error(`tla-checker ${pkg.version} installed, ${PIN} pinned`);
+async function loadChecker() {
+  const pkgDir = join(HERE, 'node_modules', 'tla-checker');
+  try {
+    const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+    if (pkg.version !== PIN) {
+      throw new Error(`tla-checker ${pkg.version} installed, ${PIN} pinned`);
+    }
+    tc = await import(pathToFileURL(join(pkgDir, 'tla_checker.js')).href);
+    tc.initSync({ module: readFileSync(join(pkgDir, 'tla_checker_bg.wasm')) });
+  } catch (e) {
+    console.error(`check.mjs: cannot load tla-checker@${PIN}: ${e.message}\n(run "npm ci" in tla/)`);
+    process.exit(1);
   }
-  tc = await import(pathToFileURL(join(pkgDir, 'tla_checker.js')).href);
-  tc.initSync({ module: readFileSync(join(pkgDir, 'tla_checker_bg.wasm')) });
-} catch (e) {
-  console.error(`check.mjs: cannot load tla-checker@${PIN}: ${e.message}\n(run "npm ci" in tla/)`);
-  process.exit(1);
 }
 
 // call runs one checker binding and parses its JSON answer; a trap in the
@@ -305,6 +333,79 @@ function mutation(baseSrc, mutSrc, invariants) {
   return { changed, problems };
 }
 
+// baseFiles returns the current <stem>.tla and <stem>.cfg (null when the
+// spec is missing: the spec check reports that).
+const baseCache = new Map();
+function baseFiles(stem) {
+  if (!baseCache.has(stem)) {
+    const tla = join(HERE, `${stem}.tla`);
+    baseCache.set(stem, existsSync(tla) ? { tla: readFileSync(tla, 'utf8'), cfg: readFileSync(join(HERE, `${stem}.cfg`), 'utf8') } : null);
+  }
+  return baseCache.get(stem);
+}
+
+// prepareMutants reads every patch in dir and applies it, in memory, to the
+// current <Stem>.tla and <Stem>.cfg. A mutant whose patch is malformed,
+// stale (a hunk not found) or ambiguous (a hunk found more than once) fails
+// the run here, named; the others are returned, ready to check.
+function prepareMutants(dir, label, stems) {
+  if (!existsSync(dir)) {
+    fail(label, 'no such mutants directory');
+    return [];
+  }
+  const out = [];
+  for (const f of readdirSync(dir).sort()) {
+    if (!f.endsWith('.patch')) {
+      fail(`${label}/${f}`, 'not a .patch: every mutant is a patch, <Stem>Mutant<What>.patch (format: patch.mjs)');
+      continue;
+    }
+    const m = f.slice(0, -'.patch'.length);
+    const what = `${label}/${m}`;
+    const base = /^(.+?)Mutant\w+$/.exec(m)?.[1];
+    if (!base || !stems.includes(base)) {
+      fail(what, 'name must be <Stem>Mutant<What>.patch for a checked <Stem>.tla');
+      continue;
+    }
+    const files = baseFiles(base);
+    if (!files) {
+      fail(what, `${base}.tla is missing`);
+      continue;
+    }
+    try {
+      const patch = parsePatch(readFileSync(join(dir, f), 'utf8'));
+      const expects = [...patch.header.matchAll(/^EXPECT:(.*)$/gm)].map((x) => x[1].trim());
+      if (expects.length !== 1 || !/^[A-Za-z_]\w*$/.test(expects[0])) {
+        fail(what, 'the patch header must have exactly one line "EXPECT: <Invariant>" naming the invariant the mutant must violate');
+        continue;
+      }
+      const patched = applyPatch({ [`${base}.tla`]: files.tla, [`${base}.cfg`]: files.cfg }, patch);
+      out.push({
+        what,
+        base,
+        spec: patched[`${base}.tla`],
+        cfg: patched[`${base}.cfg`],
+        want: expects[0],
+        hunks: patch.sections.reduce((n, s) => n + s.hunks.length, 0),
+      });
+    } catch (e) {
+      if (!(e instanceof PatchError)) throw e;
+      fail(what, `patch rejected: ${e.message}`);
+    }
+  }
+  return out;
+}
+
+// finish prints the verdict and exits: 1 if anything failed.
+function finish(summary) {
+  const secs = ((Date.now() - started) / 1000).toFixed(1);
+  if (failures.length > 0) {
+    console.log(`\nFAILED: ${failures.length} problem(s) in ${secs}s`);
+    process.exit(1);
+  }
+  console.log(`\nPASS: ${summary} in ${secs}s`);
+  process.exit(0);
+}
+
 // ---------------------------------------------------------------- main
 
 const started = Date.now();
@@ -317,17 +418,27 @@ const expected = existsSync(expectedPath) ? JSON.parse(readFileSync(expectedPath
 const pinned = {};
 const bases = new Map(); // stem -> invariant names, for specs that passed
 
-console.log(`tla-checker ${PIN}: caps ${MAX_STATES} states, depth ${MAX_DEPTH}; safety only (invariants, deadlock)`);
 if (stems.length === 0) fail('tla', 'no *.cfg found');
 
+// Apply every mutant patch first: a stale one shows before the long checks.
+const mutDir = resolve(HERE, MUTANTS);
+const mutLabel = relative(HERE, mutDir) || '.';
+const mutants = prepareMutants(mutDir, mutLabel, stems);
+if (PATCHES_ONLY) {
+  for (const mu of mutants) console.log(`${mu.what}: applies to ${mu.base}.tla (${mu.hunks} hunk(s)), expects ${mu.want} violated`);
+  finish(`${mutants.length} mutant patch(es) apply`);
+}
+
+await loadChecker();
+console.log(`tla-checker ${PIN}: caps ${MAX_STATES} states, depth ${MAX_DEPTH}; safety only (invariants, deadlock)`);
+
 for (const stem of stems) {
-  const tlaPath = join(HERE, `${stem}.tla`);
-  if (!existsSync(tlaPath)) {
+  const files = baseFiles(stem);
+  if (!files) {
     fail(stem, `${stem}.cfg has no ${stem}.tla`);
     continue;
   }
-  const spec = readFileSync(tlaPath, 'utf8');
-  const cfg = readFileSync(join(HERE, `${stem}.cfg`), 'utf8');
+  const { tla: spec, cfg } = files;
   if (temporal(cfg)) {
     fail(stem, 'PROPERTY in the cfg: this harness checks safety only (see temporal in check.mjs)');
     continue;
@@ -383,32 +494,11 @@ for (const stem of stems) {
 
 // ---------------------------------------------------------------- mutants
 
-const mutDir = join(HERE, 'mutants');
-const mutants = existsSync(mutDir)
-  ? readdirSync(mutDir)
-      .filter((f) => f.endsWith('.tla'))
-      .map((f) => f.slice(0, -4))
-      .sort()
-  : [];
 const killed = new Map(); // base -> Set of invariant names
 
-for (const m of mutants) {
-  const what = `mutants/${m}`;
-  const base = /^(.+?)Mutant/.exec(m)?.[1];
-  if (!base || !stems.includes(base)) {
-    fail(what, `name must be <Stem>Mutant<What> for a checked <Stem>.tla`);
-    continue;
-  }
-  const cfgPath = join(mutDir, `${m}.cfg`);
-  if (!existsSync(cfgPath)) {
-    fail(what, `no ${m}.cfg`);
-    continue;
-  }
-  const spec = readFileSync(join(mutDir, `${m}.tla`), 'utf8');
-  const cfg = readFileSync(cfgPath, 'utf8');
-  const want = /\bEXPECT:\s*([A-Za-z_]\w*)/.exec(spec)?.[1];
-  if (!want) {
-    fail(what, 'no "EXPECT: <Invariant>" comment naming the invariant it must violate');
+for (const { what, base, spec, cfg, want } of mutants) {
+  if (temporal(cfg)) {
+    fail(what, 'PROPERTY in the cfg: this harness checks safety only (see temporal in check.mjs)');
     continue;
   }
   try {
@@ -418,7 +508,7 @@ for (const m of mutants) {
       fail(what, `checks invariants [${names.join(', ')}], ${base}.cfg checks [${baseNames.join(', ')}]; a mutant must be checked against them all`);
       continue;
     }
-    const mut = mutation(readFileSync(join(HERE, `${base}.tla`), 'utf8'), spec, names);
+    const mut = mutation(baseFiles(base).tla, spec, names);
     if (mut.problems.length > 0) {
       fail(what, `a mutant must change behaviour only, yet it ${mut.problems.join('; ')}`);
       continue;
@@ -447,7 +537,7 @@ for (const m of mutants) {
 for (const [base, names] of bases) {
   const missing = names.filter((n) => n !== 'TypeOK' && !killed.get(base)?.has(n));
   if (missing.length > 0) {
-    fail(base, `no mutant violates ${missing.join(', ')} (add mutants/${base}Mutant*.tla, or the invariant may be vacuous)`);
+    fail(base, `no mutant violates ${missing.join(', ')} (add ${mutLabel}/${base}Mutant*.patch, or the invariant may be vacuous)`);
   } else if (names.length > 0) {
     console.log(`${base}: every invariant but TypeOK is killed by a mutant`);
   }
@@ -470,9 +560,4 @@ if (UPDATE) {
   }
 }
 
-const secs = ((Date.now() - started) / 1000).toFixed(1);
-if (failures.length > 0) {
-  console.log(`\nFAILED: ${failures.length} problem(s) in ${secs}s`);
-  process.exit(1);
-}
-console.log(`\nPASS: ${stems.length} spec(s), ${mutants.length} mutant(s) in ${secs}s`);
+finish(`${stems.length} spec(s), ${mutants.length} mutant(s)`);

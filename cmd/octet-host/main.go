@@ -76,6 +76,14 @@ func run(args []string) int {
 		return 2
 	}
 
+	// Non-dumpable from the start: the host's /proc entries (environ, fd)
+	// are closed to the processes its tools start (see the README,
+	// "Commands cannot reach the host"). The shell tool sets it again
+	// before its first command, for embedders.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "octet-host: cannot make the process non-dumpable: %v\n", err)
+		return 1
+	}
 	proto, err := reserveStdout()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "octet-host: cannot reserve stdout for the protocol: %v\n", err)

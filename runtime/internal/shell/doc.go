@@ -72,20 +72,52 @@
 // environment the host may not read (a set-user-ID program). Registry's
 // Register tracks its groups by group and parent chain only.
 //
+// # Isolation
+//
+// Run first tries namespace mode. The shell is started in a new user
+// namespace (the host's ids mapped onto themselves) and unshares a PID
+// namespace for its children only, so it keeps its own pid, group and
+// signal semantics. Its first act (a short prologue, before the command)
+// is to fork the guard, which becomes the init of that PID namespace, and
+// to report the guard's pid to the host on a pipe; then it closes the
+// prologue's descriptors and execs the command's shell. When the guard
+// exits, the kernel SIGKILLs every process of the namespace: that is how
+// namespace mode ends what the token cannot find (a process that scrubbed
+// its environment and was orphaned). The guard reads a pipe only the host
+// writes; the host closes it once the command is over (after the ladder
+// had its go at the leftovers, so they get SIGTERM first), and the kernel
+// closes it when the host dies. As the namespace's init the guard ignores
+// every signal it does not handle from inside the namespace, so the
+// command cannot kill it; the shell (outside) can, which ends the
+// namespace as well. The host holds the guard by pidfd (it is not the
+// host's child) and waits for it to be gone before Run returns.
+//
+// The user namespace is what keeps a root host's commands away from the
+// host: the host is non-dumpable (MakeUndumpable), so its /proc entries
+// open only for a process with CAP_SYS_PTRACE in the host's user
+// namespace, which a command in its own namespace lacks. A non-root host's
+// commands lack it anyway.
+//
+// Where the kernel refuses the namespaces (EPERM, EINVAL, ENOSPC, EUSERS,
+// EACCES, ENOSYS from clone or unshare), Run remembers it and uses the
+// fallback from then on: the process group, the token and the group guard
+// described below. Isolation reports the mode in force.
+//
 // # When the host itself dies
 //
 // A host killed by SIGKILL runs no cleanup. Two backstops remain. The
 // shell has Pdeathsig SIGKILL; Pdeathsig fires when the forking OS thread
 // exits, so the shell is started from a goroutine locked to its thread
 // that stays blocked in waitid(2) until the shell exits. And each command
-// has a guard: a second, idle `<shell> -c` process in the command's group
-// that blocks reading a pipe whose only writer is the host; when the host
-// dies the kernel closes the pipe and the guard SIGKILLs the whole group,
-// so the shell's children die too, not only the shell. The guard starts
-// right after the shell (the shell must lead its group, so that commands
-// can signal "-$$"): a host killed in that instant leaves what the shell
-// forked meanwhile unguarded. Descendants that left the group are reached
-// only by a host that lives to run the ladder.
+// has a guard whose pipe's end ends the command. In namespace mode it is
+// the namespace's init (above), started before the command runs. In the
+// fallback it is a second, idle `<shell> -c` process in the command's
+// group; when the host dies it SIGKILLs the whole group and every process
+// carrying the command's token. That guard starts right after the shell
+// (the shell must lead its group, so that commands can signal "-$$"): a
+// host killed in that instant leaves what the shell forked meanwhile
+// unguarded, and descendants that left the group and scrubbed their
+// environment are reached by neither.
 //
 // # Output
 //

@@ -39,6 +39,11 @@ type entry struct {
 	// shell, its guard). Their descendants belong to the entry while the
 	// parent chain still leads to them.
 	roots []proc
+	// guard is the pid of a namespace-mode guard (0 in the fallback),
+	// which the ladder leaves alone: as its namespace's init it ignores
+	// SIGTERM, and its end ends the namespace. A SIGKILL to the group
+	// still reaches it.
+	guard int
 	// token is a random string placed in the command's environment; every
 	// process whose environment carries it belongs to the entry, wherever
 	// it has moved in the process tree. Empty for Register'ed groups.
@@ -190,11 +195,25 @@ func members(entries []*entry, skip ...int) ([]proc, error) {
 	}
 	var out []proc
 	for i, p := range procs {
-		if matched[i] && !p.dead && !slices.Contains(skip, p.pid) {
+		if matched[i] && !p.dead && !slices.Contains(skip, p.pid) && !isGuardOf(p, entries) {
 			out = append(out, p)
 		}
 	}
 	return out, nil
+}
+
+// isGuardOf reports whether p is the namespace guard of one of entries.
+func isGuardOf(p proc, entries []*entry) bool {
+	for _, e := range entries {
+		if e.guard == p.pid {
+			for _, r := range e.roots {
+				if r.pid == p.pid && r.start == p.start {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // belongs reports whether p is in the group of one of entries or is one of

@@ -192,7 +192,8 @@ type command struct {
 	began  time.Time
 	shell  *os.Process
 	exited <-chan struct{} // closed when the shell has exited (it is not reaped yet)
-	guard  *os.Process
+	guard  *os.Process     // the fallback's guard, the host's child
+	ns     *nsGuard        // the namespace's guard, held by pidfd
 	// guardW is the host's end of the guard's pipe; it stays open until
 	// the guard is reaped.
 	guardW     *os.File
@@ -203,8 +204,10 @@ type command struct {
 	unregister func()
 }
 
-// start starts the shell and its guard and begins reading the pipes.
-func start(s Spec) (c *command, err error) {
+// start starts the shell and its guard and begins reading the pipes: in
+// namespace mode unless the kernel has refused the namespaces, then in
+// the fallback (see the package documentation, "Isolation").
+func start(s Spec) (*command, error) {
 	// A missing Dir would otherwise be reported as a missing shell: the
 	// child's chdir fails between fork and exec.
 	fi, err := os.Stat(s.Dir)
@@ -214,6 +217,26 @@ func start(s Spec) (c *command, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("shell: start: Dir: %w", err)
 	}
+	if err := MakeUndumpable(); err != nil {
+		return nil, fmt.Errorf("shell: start: making the host non-dumpable: %w", err)
+	}
+	if !nsRefused.Load() {
+		c, err := startMode(s, true)
+		if !errors.Is(err, errNamespacesRefused) {
+			return c, err
+		}
+		nsRefused.Store(true)
+	}
+	return startMode(s, false)
+}
+
+// errNamespacesRefused is returned by startMode when the kernel refuses
+// to create a namespace-mode shell.
+var errNamespacesRefused = errors.New("shell: namespaces refused")
+
+// startMode starts the shell and its guard in namespace mode (ns) or in
+// the fallback.
+func startMode(s Spec, ns bool) (c *command, err error) {
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, fmt.Errorf("shell: start: %w", err)
@@ -221,7 +244,9 @@ func start(s Spec) (c *command, err error) {
 	defer devnull.Close()
 	// The children get fds 0–2 and nothing else: the host's descriptors
 	// are close-on-exec, and childFiles closes the ones it inherited
-	// without. Never the host's fd 1, which carries the protocol.
+	// without. Never the host's fd 1, which carries the protocol. In
+	// namespace mode the shell also gets the guard's pipe as fd 3 and the
+	// report pipe as fd 4, and closes both before the command runs.
 	var files []*os.File
 	pipe := func() (r, w *os.File) {
 		if err != nil {
@@ -234,6 +259,10 @@ func start(s Spec) (c *command, err error) {
 	outR, outW := pipe()
 	errR, errW := pipe()
 	guardR, guardW := pipe()
+	var reportR, reportW *os.File
+	if ns {
+		reportR, reportW = pipe()
+	}
 	defer func() {
 		// The children hold their own copies of the write ends (and of the
 		// guard's read end); on failure the host's read ends go too.
@@ -241,7 +270,7 @@ func start(s Spec) (c *command, err error) {
 			if f == nil {
 				continue
 			}
-			if err != nil || f == outW || f == errW || f == guardR {
+			if err != nil || f == outW || f == errW || f == guardR || f == reportR || f == reportW {
 				f.Close()
 			}
 		}
@@ -255,14 +284,34 @@ func start(s Spec) (c *command, err error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	began := time.Now()
-	shell, exited, err := startLocked(s.Shell, []string{s.Shell, "-c", s.Command}, &os.ProcAttr{
+	path, argv := s.Shell, []string{s.Shell, "-c", s.Command}
+	attr := &os.ProcAttr{
 		Dir:   s.Dir,
 		Env:   withToken(env, token),
 		Files: childFiles(devnull, outW, errW),
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
-	})
+	}
+	if ns {
+		// The prologue execs the command's shell: one that cannot be
+		// executed must fail here, as it does in the fallback.
+		if err = unix.Access(s.Shell, unix.X_OK); err != nil {
+			err = &os.PathError{Op: "fork/exec", Path: s.Shell, Err: err}
+			return nil, fmt.Errorf("shell: start: %w", err)
+		}
+		sh := posixShell(s.Shell)
+		path, argv = sh, []string{sh, "-c", nsPrologue, s.Shell, nsGuardScript, s.Command, token, sh}
+		if len(attr.Files) < 5 {
+			attr.Files = append(attr.Files, make([]*os.File, 5-len(attr.Files))...)
+		}
+		attr.Files[3], attr.Files[4] = guardR, reportW
+		attr.Sys = nsAttr()
+	}
+	began := time.Now()
+	shell, exited, err := startLocked(path, argv, attr)
 	if err != nil {
+		if ns && nsUnavailable(err) {
+			return nil, fmt.Errorf("%w: %w", errNamespacesRefused, err)
+		}
 		return nil, fmt.Errorf("shell: start: %w", err)
 	}
 	var buf [statBufBytes]byte
@@ -276,27 +325,44 @@ func start(s Spec) (c *command, err error) {
 		}
 	}
 	addRoot(shell.Pid)
-	// The guard joins the shell's group, so the shell stays the group
-	// leader ("kill -- -$$" works in commands). It has no Pdeathsig: it
-	// must live to see the end of its pipe when the host dies.
-	guard, err := os.StartProcess(s.Shell, []string{s.Shell, "-c", guardScript, "octet-shell-guard", token}, &os.ProcAttr{
-		Dir:   "/",
-		Env:   []string{envKey + "=" + token},
-		Files: childFiles(guardR, devnull, devnull),
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pgid: shell.Pid},
-	})
-	if err != nil {
-		terminate([]*entry{e}, 0)
-		<-exited
-		shell.Wait()
-		return nil, fmt.Errorf("shell: start guard: %w", err)
+	c = &command{began: began, shell: shell, exited: exited, guardW: guardW, entry: e, unregister: func() {}}
+	if ns {
+		// The shell reports its guard before the command runs.
+		reportW.Close()
+		g, gerr := readGuardPid(reportR)
+		if gerr != nil {
+			terminate([]*entry{e}, 0)
+			<-exited
+			shell.Wait()
+			err = gerr
+			return nil, fmt.Errorf("shell: start guard: %w", err)
+		}
+		c.ns = &g
+		e.guard = g.pid
+		addRoot(g.pid)
+	} else {
+		// The guard joins the shell's group, so the shell stays the group
+		// leader ("kill -- -$$" works in commands). It has no Pdeathsig:
+		// it must live to see the end of its pipe when the host dies.
+		guard, gerr := os.StartProcess(s.Shell, []string{s.Shell, "-c", guardScript, "octet-shell-guard", token}, &os.ProcAttr{
+			Dir:   "/",
+			Env:   []string{envKey + "=" + token},
+			Files: childFiles(guardR, devnull, devnull),
+			Sys:   &syscall.SysProcAttr{Setpgid: true, Pgid: shell.Pid},
+		})
+		if gerr != nil {
+			terminate([]*entry{e}, 0)
+			<-exited
+			shell.Wait()
+			err = gerr
+			return nil, fmt.Errorf("shell: start guard: %w", err)
+		}
+		c.guard = guard
+		addRoot(guard.Pid)
 	}
-	addRoot(guard.Pid)
-	c = &command{
-		began: began, shell: shell, exited: exited, guard: guard, guardW: guardW,
-		outR: outR, errR: errR, coll: newCollector(cmp.Or(s.MaxOutputBytes, DefaultMaxOutputBytes), s.OnOutput),
-		readers: make(chan struct{}), entry: e, unregister: func() {},
-	}
+	c.outR, c.errR = outR, errR
+	c.coll = newCollector(cmp.Or(s.MaxOutputBytes, DefaultMaxOutputBytes), s.OnOutput)
+	c.readers = make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); c.coll.read(outR, Stdout) }()
@@ -386,9 +452,19 @@ func (c *command) wait(ctx context.Context, timeout, grace time.Duration) (Resul
 	// of the pipes, processes that left the group) gets the ladder too,
 	// after a short drain so that late output is not lost.
 	drained := waitClosed(c.readers, exitDrain)
-	left, err := members(entries, c.guard.Pid)
+	var skip []int
+	if c.guard != nil {
+		skip = append(skip, c.guard.Pid)
+	}
+	left, err := members(entries, skip...)
 	if (err == nil && len(left) > 0) || (err != nil && !drained) {
 		terminate(entries, grace)
+	}
+	if c.ns != nil {
+		// The end of the guard's pipe ends the namespace: whatever the
+		// ladder could not find dies with it, and so do the pipes' holders.
+		c.guardW.Close()
+		c.ns.end()
 	}
 	if !waitClosed(c.readers, stopDrain) {
 		now := time.Now()
@@ -396,8 +472,10 @@ func (c *command) wait(ctx context.Context, timeout, grace time.Duration) (Resul
 		c.errR.SetReadDeadline(now)
 		<-c.readers
 	}
-	c.guard.Kill()
-	c.guard.Wait()
+	if c.guard != nil {
+		c.guard.Kill()
+		c.guard.Wait()
+	}
 	c.unregister()
 	st, err := c.shell.Wait()
 	c.guardW.Close()

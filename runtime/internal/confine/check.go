@@ -20,8 +20,8 @@ import (
 //
 // Check is a pre-check, not a guard: it opens only an O_PATH descriptor and
 // closes it again. Every operation still resolves beneath the root
-// descriptor on its own, so a link or rename that appears between Check and
-// the operation is refused there with the same error.
+// descriptor on its own, so a link swapped in between Check and the
+// operation is refused there with the same error.
 func (r *Root) Check(p string) (string, error) {
 	fi, rel, err := r.lstat("resolve", p)
 	switch {

@@ -233,7 +233,8 @@ func (p *prepared) loadMedia() *RunError {
 	for i, r := range refs {
 		switch {
 		case r.Type == provider.MediaImage && !p.model.Vision():
-			return refuse(CodeMediaUnsupported, "media[%s] is an image, but the route does not accept image input", strconv.Itoa(i))
+			return refuse(CodeMediaUnsupported, "media[%s] is an image, but the route does not accept image input (model %s takes %s)",
+				strconv.Itoa(i), strconv.Quote(trunc(p.model.ID, 128)), strings.Join(p.model.EffectiveModalities(), ", "))
 		case r.Type == provider.MediaAudio && !p.model.Audio():
 			return refuse(CodeMediaUnsupported, "media[%s] is audio, but the route does not accept audio input (only OpenAI Chat routes that declare audio do)", strconv.Itoa(i))
 		}

@@ -598,24 +598,32 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if !isObject {
 		return fail(tools.CodeInvalidArguments, "the arguments are not a JSON object")
 	}
-	// Malformed arguments end the call before it is announced as allowed.
+	env := tools.Env{Root: d.p.root, MaxOutputBytes: int(d.p.policy.MaxOutputBytes.Value)}
+	// Malformed arguments end the call before it is announced as allowed;
+	// a path refused by a workspace gate (confinement, link refusal,
+	// protected path) is a policy denial with the same code.
 	if def.effect == policy.EffectProcess {
 		if _, err := parseBashArgs(args); err != nil {
 			return fail(tools.CodeInvalidArguments, err.Error())
 		}
-	} else if err := tools.CheckArgs(call.Name, args); err != nil {
+	} else if err := tools.Gate(env, call.Name, args); err != nil {
 		var te *tools.Error
-		if errors.As(err, &te) {
-			return fail(te.Code, te.Message)
+		if !errors.As(err, &te) {
+			return fail(tools.CodeInvalidArguments, err.Error())
 		}
-		return fail(tools.CodeInvalidArguments, err.Error())
+		if code, ok := gateDenial(te.Code); ok {
+			d.stream(EventToolPolicy, &ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision.Deny(code)})
+		}
+		return fail(te.Code, te.Message)
 	}
-	// Every gate has passed: the allowed evidence goes out now.
+	// Every gate has passed: the allowed evidence goes out now. The tool
+	// still opens every path beneath the workspace descriptor, so a link or
+	// escape that appears after the gate fails the call with the same code.
 	d.stream(EventToolPolicy, &ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
 	if def.effect == policy.EffectProcess {
 		return reply(d.runBash(ctx, call, args))
 	}
-	res, err := tools.Run(ctx, tools.Env{Root: d.p.root, MaxOutputBytes: int(d.p.policy.MaxOutputBytes.Value)}, call.Name, args)
+	res, err := tools.Run(ctx, env, call.Name, args)
 	if err != nil {
 		var te *tools.Error
 		if errors.As(err, &te) {
@@ -629,6 +637,19 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 		}
 	}
 	return reply(&ToolFinish{CallID: call.ID, Tool: call.Name, OK: true, Output: res.Output, Truncated: res.Truncated})
+}
+
+// gateDenial maps a tool error of a workspace gate to its denial code.
+func gateDenial(code string) (string, bool) {
+	switch code {
+	case tools.CodePathOutsideWorkspace:
+		return policy.DenyPathOutsideWorkspace, true
+	case tools.CodeSymlinkRefused:
+		return policy.DenySymlinkRefused, true
+	case tools.CodeProtectedPath:
+		return policy.DenyProtectedPath, true
+	}
+	return "", false
 }
 
 func denialMessage(tool, code string) string {

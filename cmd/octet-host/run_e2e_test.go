@@ -824,8 +824,11 @@ func TestRunBadInputs(t *testing.T) {
 }
 
 // TestRunToolPathsStayInWorkspace asks the tools for paths outside the
-// workspace ("..", absolute, a symlink): each call fails with its code,
-// nothing outside is read or written, and the run goes on.
+// workspace ("..", absolute, a symlink out, a symlink in) and for the
+// protected .octet directory: each call is denied by policy (tool_policy
+// with its denial_code, never an allowed decision), fails in tool_finish
+// with the same code, nothing outside is read or written, and the run
+// goes on. Malformed arguments fail without any tool_policy.
 func TestRunToolPathsStayInWorkspace(t *testing.T) {
 	outside := t.TempDir()
 	secret := filepath.Join(outside, "secret.txt")
@@ -839,9 +842,16 @@ func TestRunToolPathsStayInWorkspace(t *testing.T) {
 		{ID: "f", Name: "read", Arguments: `{"nopath":1}`},
 		{ID: "g", Name: "edit", Arguments: `"just a string"`},
 		{ID: "h", Name: "read", Arguments: `{"path":`},
+		{ID: "i", Name: "write", Arguments: `{"path":".octet/settings.json","content":"{}"}`},
+		{ID: "j", Name: "read", Arguments: `{"path":"inner-link"}`},
+		{ID: "k", Name: "read", Arguments: `{"path":"../../etc/passwd"}`},
 	}
 	e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{ToolCalls: calls}, {Text: "gave up"}}})
 	if err := os.Symlink(outside, filepath.Join(e.ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(e.ws, "inner.txt"), []byte("in"), 0o644)
+	if err := os.Symlink("inner.txt", filepath.Join(e.ws, "inner-link")); err != nil {
 		t.Fatal(err)
 	}
 	req := e.runReq("run-1", "exfiltrate")
@@ -851,8 +861,31 @@ func TestRunToolPathsStayInWorkspace(t *testing.T) {
 	if final.Status != "completed" || len(final.FilesChanged) != 0 {
 		t.Fatalf("final %+v", final)
 	}
-	codes := map[string]string{}
+	codes, denials := map[string]string{}, map[string]string{}
+	var order []string // tool event types per call, in order
 	for _, ev := range evs {
+		if ev.Type == "tool_policy" {
+			var p struct {
+				CallID   string `json:"call_id"`
+				Decision struct {
+					Allowed       bool   `json:"allowed"`
+					Authorization string `json:"authorization"`
+					DenialCode    string `json:"denial_code"`
+				} `json:"decision"`
+			}
+			ev.Decode(&p)
+			if p.Decision.Allowed || p.Decision.Authorization != "" {
+				t.Errorf("call %s announced as allowed: %s", p.CallID, ev.Data)
+			}
+			denials[p.CallID] = p.Decision.DenialCode
+		}
+		if strings.HasPrefix(ev.Type, "tool_") {
+			var id struct {
+				CallID string `json:"call_id"`
+			}
+			ev.Decode(&id)
+			order = append(order, id.CallID+":"+ev.Type)
+		}
 		if ev.Type == "tool_finish" {
 			var f struct {
 				CallID string          `json:"call_id"`
@@ -869,11 +902,31 @@ func TestRunToolPathsStayInWorkspace(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]string{"a": "path_outside_workspace", "b": "path_outside_workspace", "c": "symlink_refused", "d": "symlink_refused", "e": "path_outside_workspace", "f": "invalid_arguments", "g": "invalid_arguments", "h": "invalid_arguments"}
+	want := map[string]string{"a": "path_outside_workspace", "b": "path_outside_workspace", "c": "symlink_refused", "d": "symlink_refused",
+		"e": "path_outside_workspace", "f": "invalid_arguments", "g": "invalid_arguments", "h": "invalid_arguments",
+		"i": "protected_path", "j": "symlink_refused", "k": "path_outside_workspace"}
 	for id, code := range want {
 		if codes[id] != code {
 			t.Errorf("call %s: code %q, want %q", id, codes[id], code)
 		}
+		wantDenial := code
+		if code == "invalid_arguments" {
+			wantDenial = "" // malformed: no decision at all
+		}
+		if denials[id] != wantDenial {
+			t.Errorf("call %s: tool_policy denial_code %q, want %q", id, denials[id], wantDenial)
+		}
+	}
+	var wantOrder []string
+	for _, c := range calls {
+		wantOrder = append(wantOrder, c.ID+":tool_start")
+		if want[c.ID] != "invalid_arguments" {
+			wantOrder = append(wantOrder, c.ID+":tool_policy")
+		}
+		wantOrder = append(wantOrder, c.ID+":tool_finish")
+	}
+	if diff := cmp.Diff(wantOrder, order); diff != "" {
+		t.Errorf("tool events (-want +got):\n%s", diff)
 	}
 	entries, _ := os.ReadDir(outside)
 	if len(entries) != 1 {

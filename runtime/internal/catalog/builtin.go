@@ -97,6 +97,17 @@ var builtinModels = []Model{
 
 	// ---- OpenAI: GPT-5.x ----
 
+	// The bare family name, which the protocol source's own example request
+	// uses ("model":"gpt-5.6"). ASSUMPTIONS, not confirmed on an official
+	// OpenAI page: the API serves "gpt-5.6" as an alias of the family's
+	// flagship tier, GPT-5.6 Sol (as third-party API guides report; OpenAI's
+	// pages name the tiers only), so the name is sent unchanged and the
+	// figures are Sol's below: 1.05M context, 128K output, text and image
+	// input, reasoning, Responses only like every GPT-5.4+ model. Cost nil as
+	// for Sol. A caller who needs a definite tier names gpt-5.6-sol,
+	// gpt-5.6-terra or gpt-5.6-luna.
+	openai("gpt-5.6", "GPT-5.6", ModeOpenAIResponses, 1_050_000, 128_000, textImage, true, nil),
+
 	// Source: OpenAI API docs model page "GPT-5.6 Sol" (1.05M context, 128K
 	// output). Cost nil: the page lists a promotional $4 / $0.40 / $20 rate
 	// "until at least 2026-11-21"; the rate after that date is unconfirmed.
@@ -172,7 +183,10 @@ var builtinModels = []Model{
 	// ---- OpenAI: audio (Chat Completions with wav/mp3 input) ----
 	// Cost holds the text-token rates; audio tokens are billed separately.
 
-	// Source: OpenAI API docs model page "GPT-Audio-1.5" (audio tokens $32 in / $64 out).
+	// Source: OpenAI API docs model page "GPT-Audio-1.5" (audio tokens $32 in / $64 out;
+	// modalities: text and audio in and out, image not supported — so the
+	// protocol source's media example, image-audio-image on this model, is
+	// refused with media_unsupported; see the README).
 	openai("gpt-audio-1.5", "GPT-Audio-1.5", ModeOpenAICompatible, 128_000, 16_384, textAudio, false, usd(2.50, 10, 0, 0)),
 
 	// Source: OpenAI API docs model page "GPT-Audio" (audio tokens $32 in / $64 out).

@@ -90,7 +90,7 @@ func TestBuiltinCoverage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{
-		"gpt-6.2-sol", "gpt-6-luna", "gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5.1",
+		"gpt-6.2-sol", "gpt-6-luna", "gpt-5.6", "gpt-5", "gpt-5-mini", "gpt-5-nano", "gpt-5.1",
 		"gpt-5.3-codex", "gpt-4.1", "gpt-4o", "o3", "gpt-audio-1.5",
 		"claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-4-5", "claude-opus-4-6",
 	} {
@@ -106,5 +106,35 @@ func TestBuiltinCoverage(t *testing.T) {
 	}
 	if audio == 0 {
 		t.Error("no built-in model takes native audio")
+	}
+}
+
+// TestFamilyDefaults pins the bare family names the protocol source's
+// examples use: gpt-5.6 resolves to a route shaped like the family's
+// flagship tier (the assumption documented beside the entry), and
+// gpt-audio-1.5 takes text and audio but no image, as OpenAI's model page
+// states.
+func TestFamilyDefaults(t *testing.T) {
+	c, err := Load(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, ok := c.Lookup("gpt-5.6")
+	if !ok {
+		t.Fatal("gpt-5.6 is not in the catalog")
+	}
+	sol, _ := c.Lookup("gpt-5.6-sol")
+	if def.APIModel != "gpt-5.6" || def.Provider != ProviderOpenAI || def.Mode != sol.Mode ||
+		def.ContextWindowTokens != sol.ContextWindowTokens || def.MaxOutputTokens != sol.MaxOutputTokens ||
+		!slices.Equal(def.InputModalities, sol.InputModalities) || def.SupportsReasoning != sol.SupportsReasoning ||
+		(def.Cost == nil) != (sol.Cost == nil) {
+		t.Errorf("gpt-5.6 = %+v\nwant the shape of gpt-5.6-sol %+v", def, sol)
+	}
+	if m, ok := c.Lookup("openai/gpt-5.6"); !ok || m.ID != "gpt-5.6" {
+		t.Errorf("openai/gpt-5.6 = %+v, %v", m, ok)
+	}
+	audio, _ := c.Lookup("gpt-audio-1.5")
+	if audio.Vision() || !audio.Audio() || !slices.Equal(audio.EffectiveModalities(), []string{ModalityText, ModalityAudio}) {
+		t.Errorf("gpt-audio-1.5 modalities %v (vision %v, audio %v)", audio.InputModalities, audio.Vision(), audio.Audio())
 	}
 }

@@ -166,6 +166,13 @@ const (
 	DenyNetworkNotEnabled    = "network_not_enabled"
 	DenyUnknownEffect        = "unknown_effect"
 	DenyConfirmationRequired = "confirmation_required"
+	// The workspace gates, decided after the effect policy and before the
+	// allowed decision is announced: the values equal the tool error codes
+	// of the same refusals, which the confined operation reports if the
+	// workspace changes between the gate and the operation.
+	DenyPathOutsideWorkspace = "path_outside_workspace"
+	DenySymlinkRefused       = "symlink_refused"
+	DenyProtectedPath        = "protected_path"
 )
 
 // Authorizations of allowed calls.
@@ -223,6 +230,14 @@ func (e Effective) Decide(tool string, effect Effect) Decision {
 		return allow(AuthOperator)
 	}
 	return deny(DenyUnknownEffect)
+}
+
+// Deny returns d refused with code by a gate that follows the effect
+// policy (confinement, link refusal, protected paths): not allowed, no
+// authorization, the denial code set.
+func (d Decision) Deny(code string) Decision {
+	d.Allowed, d.Authorization, d.DenialCode = false, "", code
+	return d
 }
 
 // Unknown is the decision for a call to a tool that is not registered.

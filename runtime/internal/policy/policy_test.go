@@ -125,4 +125,15 @@ func TestDecide(t *testing.T) {
 	if u := base.Unknown(); u.Allowed || u.DenialCode != DenyUnknownTool {
 		t.Errorf("Unknown() = %+v", u)
 	}
+	// A gate's refusal turns an allowed decision into a denial and keeps
+	// the effect and the policy snapshot.
+	allowed := mut.Decide("write", EffectWorkspaceMutation)
+	d := allowed.Deny(DenyProtectedPath)
+	if d.Allowed || d.Authorization != "" || d.DenialCode != DenyProtectedPath || d.Effect != EffectWorkspaceMutation ||
+		d.Policy.AllowWrite != allowed.Policy.AllowWrite {
+		t.Errorf("Deny = %+v", d)
+	}
+	if !allowed.Allowed || allowed.Authorization != AuthHostRequest {
+		t.Errorf("Deny changed its receiver: %+v", allowed)
+	}
 }

@@ -49,8 +49,11 @@ type param struct {
 	kind     kind
 	required bool
 	// min is the smallest accepted integer (kindInteger only).
-	min         int
-	nonEmpty    bool // kindString: "" is rejected
+	min      int
+	nonEmpty bool // kindString: "" is rejected
+	// path marks a workspace path (kindString), which Gate checks before
+	// the call is announced; an absent one means the workspace root.
+	path        bool
 	description string
 }
 

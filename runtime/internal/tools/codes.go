@@ -2,7 +2,10 @@ package tools
 
 // Error codes of tool failures. They are stable snake_case strings that
 // reach the model and the caller in tool_finish.error.code (CONTRACT §9);
-// document any new one in the README.
+// document any new one in the README. Gate reports path_outside_workspace,
+// symlink_refused and protected_path before a call runs, and the caller
+// denies the call with the denial code of the same value; Run reports them
+// too when the workspace changed after the gate.
 const (
 	// CodeInvalidArguments: the arguments are not a JSON object, a member is
 	// unknown, duplicated, of the wrong type, out of range or missing, or a

@@ -5,14 +5,17 @@
 // It owns each tool's parameters (one table per tool drives both the JSON
 // Schema in Specs and the strict argument decoder), its output format and
 // bound, and the mapping of failures to stable error codes (codes.go). It
-// does not decide whether a call may run: the policy does that before Run.
-// Every file access goes through a confine.Root, so no path, "..", absolute
+// does not decide whether a call's effect may run: the policy does that.
+// Gate runs the workspace gates on a call's arguments (confinement, link
+// refusal, protected paths) so that the caller can deny the call before it
+// announces it as allowed; Run does not rely on it. Every file access goes through a confine.Root, so no path, "..", absolute
 // path or symbolic link can reach outside the workspace; tools never follow
 // links.
 //
 // Usage:
 //
 //	specs := tools.Specs() // offered to the model
+//	if err := tools.Gate(env, call.Name, args); err != nil { ... } // denied before the announcement
 //	res, err := tools.Run(ctx, tools.Env{Root: root}, call.Name, []byte(call.Arguments))
 //	var te *tools.Error
 //	if errors.As(err, &te) { ... te.Code ... } // goes back to the model as a tool error

@@ -14,7 +14,7 @@ var editTool = &tool{
 		"Copy old_text exactly from the file (without read's line-number prefixes), with enough surrounding lines to make it unique. " +
 		"The file is replaced atomically and keeps its permissions.",
 	params: []param{
-		{name: "path", kind: kindString, required: true, nonEmpty: true,
+		{name: "path", kind: kindString, required: true, nonEmpty: true, path: true,
 			description: "Path of the file, relative to the workspace root."},
 		{name: "old_text", kind: kindString, required: true, nonEmpty: true,
 			description: "Exact text to replace; must occur exactly once in the file."},

@@ -16,7 +16,7 @@ var findTool = &tool{
 	params: []param{
 		{name: "pattern", kind: kindString, required: true, nonEmpty: true,
 			description: "Glob: *, ?, [abc], and ** for any number of directories."},
-		{name: "path", kind: kindString,
+		{name: "path", kind: kindString, path: true,
 			description: "Directory to search, relative to the workspace root. Default: the workspace root."},
 		{name: "limit", kind: kindInteger, min: 1,
 			description: "Maximum number of results. Default 1000."},

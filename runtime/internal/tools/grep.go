@@ -26,7 +26,7 @@ var grepTool = &tool{
 	params: []param{
 		{name: "pattern", kind: kindString, required: true, nonEmpty: true,
 			description: "Regular expression (RE2 syntax), matched against each line; or a plain string when literal is true."},
-		{name: "path", kind: kindString,
+		{name: "path", kind: kindString, path: true,
 			description: "File or directory to search, relative to the workspace root. Default: the workspace root."},
 		{name: "glob", kind: kindString,
 			description: "Only search files whose name matches this glob, e.g. \"*.go\" (a glob with \"/\" is matched against the workspace-relative path)."},

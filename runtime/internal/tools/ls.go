@@ -11,7 +11,7 @@ var lsTool = &tool{
 	description: "List a directory in the workspace, sorted by name. Directories end with \"/\", symbolic links with \"@\" " +
 		"(links are listed but never followed). Hidden and ignored files are listed too.",
 	params: []param{
-		{name: "path", kind: kindString,
+		{name: "path", kind: kindString, path: true,
 			description: "Directory to list, relative to the workspace root. Default: the workspace root."},
 		{name: "limit", kind: kindInteger, min: 1,
 			description: "Maximum number of entries to show. Default 500."},

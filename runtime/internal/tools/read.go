@@ -17,7 +17,7 @@ var readTool = &tool{
 		"Long files are shown in pages: use offset and limit, and follow the note at the end of the output. " +
 		"Binary files and symbolic links are refused.",
 	params: []param{
-		{name: "path", kind: kindString, required: true, nonEmpty: true,
+		{name: "path", kind: kindString, required: true, nonEmpty: true, path: true,
 			description: "Path of the file, relative to the workspace root (an absolute path inside the workspace is accepted)."},
 		{name: "offset", kind: kindInteger, min: 1,
 			description: "Number of the first line to show, counting from 1. Default 1."},

@@ -107,17 +107,53 @@ func Specs() []Spec {
 	return specs
 }
 
-// CheckArgs reports whether args fit the parameters of the tool name (an
-// *Error with code invalid_arguments or unknown_tool when they do not)
-// without running it, so that a caller can refuse malformed arguments
-// before it announces the call as allowed. Run checks them again.
-func CheckArgs(name string, args []byte) error {
+// Gate runs every check that decides a call before the caller announces
+// it as allowed (CONTRACT §10: allowed evidence only after every gate):
+// the arguments fit the tool (else CodeInvalidArguments, or CodeUnknownTool),
+// and then each path argument passes the workspace gates, in this order:
+//
+//   - confinement: the path stays in the workspace (CodePathOutsideWorkspace;
+//     a path with a NUL byte is CodeInvalidArguments);
+//   - protected paths, for edit and write: the path is not in the
+//     workspace's .octet directory (CodeProtectedPath);
+//   - link refusal: resolving the path beneath the workspace meets no
+//     symbolic link, final element included (CodeSymlinkRefused).
+//
+// A path that does not exist, or not yet, passes: that is the operation's
+// to report. Gate is a pre-check for the announcement, not the guard: Run
+// opens every path beneath the workspace descriptor again, and refuses a
+// link or escape that appeared since with the same code.
+func Gate(env Env, name string, args []byte) error {
 	i := slices.IndexFunc(registry, func(t *tool) bool { return t.name == name })
 	if i < 0 {
 		return newError(CodeUnknownTool, "there is no tool named "+quote(truncate(name, 64)))
 	}
-	_, err := decodeArgs(args, registry[i].params)
-	return err
+	t := registry[i]
+	a, err := decodeArgs(args, t.params)
+	if err != nil {
+		return err
+	}
+	if env.Root == nil {
+		return newError(CodeIOError, "no workspace is open")
+	}
+	for _, p := range t.params {
+		if !p.path {
+			continue
+		}
+		rel, err := env.Root.Rel(a.string(p.name, ""))
+		if err != nil {
+			return pathError(err)
+		}
+		if t.effect == EffectWorkspaceMutation {
+			if err := checkMutable(rel); err != nil {
+				return err
+			}
+		}
+		if _, err := env.Root.Check(rel); err != nil {
+			return pathError(err)
+		}
+	}
+	return nil
 }
 
 // Run executes the tool name with the raw JSON arguments args. A failure is

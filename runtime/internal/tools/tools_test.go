@@ -78,9 +78,16 @@ func newEnv(t testing.TB, files map[string]string) (Env, string, string) {
 // call runs a tool and checks the invariants every call keeps: output is
 // valid UTF-8 within the bound, and neither output nor error holds the
 // secret or a host path.
+//
+// It also runs Gate first, as the agent loop does, and checks that the two
+// agree: a call Gate refuses is refused by Run with the same code, and a
+// call Run refuses on a gate (confinement, link, protected path) was
+// refused by Gate already, so no gate refusal follows an allowed decision.
 func call(t *testing.T, env Env, name, args string) (Result, *Error) {
 	t.Helper()
+	gerr := Gate(env, name, []byte(args))
 	res, err := Run(context.Background(), env, name, []byte(args))
+	checkGateAgrees(t, name, args, gerr, err)
 	max := env.maxOutput()
 	if len(res.Output) > max {
 		t.Errorf("%s %s: output is %d bytes, bound %d", name, args, len(res.Output), max)
@@ -111,6 +118,37 @@ func call(t *testing.T, env Env, name, args string) (Result, *Error) {
 		t.Errorf("%s %s: message is not bounded UTF-8: %q", name, args, te.Message)
 	}
 	return res, te
+}
+
+// gateCodes are the codes Gate decides.
+var gateCodes = []string{CodePathOutsideWorkspace, CodeSymlinkRefused, CodeProtectedPath}
+
+func codeOf(err error) string {
+	var te *Error
+	if errors.As(err, &te) {
+		return te.Code
+	}
+	if err != nil {
+		return "(not a *Error)"
+	}
+	return ""
+}
+
+func checkGateAgrees(t *testing.T, name, args string, gerr, rerr error) {
+	t.Helper()
+	g, r := codeOf(gerr), codeOf(rerr)
+	switch {
+	case g == "":
+		if slices.Contains(gateCodes, r) {
+			t.Errorf("%s %s: Gate passed, Run refused with the gate code %s", name, args, r)
+		}
+	case g == CodeInvalidArguments || g == CodeUnknownTool || slices.Contains(gateCodes, g):
+		if r != g {
+			t.Errorf("%s %s: Gate refused with %s, Run with %q", name, args, g, r)
+		}
+	default:
+		t.Errorf("%s %s: Gate refused with %s, which is no gate's code", name, args, g)
+	}
 }
 
 // toolCase is one call and what it must produce: an error code, or output

@@ -13,7 +13,7 @@ var writeTool = &tool{
 	description: "Create or overwrite a file in the workspace with the given content. Missing parent directories are created. " +
 		"The file is replaced atomically; an existing file keeps its permissions. Symbolic links are refused.",
 	params: []param{
-		{name: "path", kind: kindString, required: true, nonEmpty: true,
+		{name: "path", kind: kindString, required: true, nonEmpty: true, path: true,
 			description: "Path of the file, relative to the workspace root."},
 		{name: "content", kind: kindString, required: true,
 			description: "The complete new content of the file."},

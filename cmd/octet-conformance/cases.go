@@ -455,6 +455,12 @@ func (s *session) finish(code int) error {
 	line, err := s.h.next(s.k.cfg.timeout)
 	switch {
 	case err == nil:
+		if e, perr := parseEvent(line); perr == nil {
+			s.frames = append(s.frames, e.frame())
+			if verr := spec.All(s.frames); verr != nil {
+				return fmt.Errorf("after the last answer: session invariants: %v (event %s)", verr, e)
+			}
+		}
 		return fmt.Errorf("an event after the last answer: %.300q", line)
 	case errors.Is(err, errTimeout):
 		return s.failure(fmt.Errorf("stdout still open %v after stdin closed", s.k.cfg.timeout))

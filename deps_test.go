@@ -23,6 +23,7 @@ var rules = []struct {
 	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "runtime"}},
 	{"cmd/octet-fake-provider", []string{"runtime/fakeprovider"}},
 	{"cmd/octet-conformance", []string{"spec", "runtime/fakeprovider"}}, // a black-box kit: the wire only, never the host's packages
+	{"examples", []string{"runtime/fakeprovider"}},                      // tests of the client examples, against the built binary
 	{"proptest", []string{"proptest", "fsm", "wire", "runtime", "internal/host", "spec"}},
 	{"", []string{""}}, // the root package (this doc) only: see ruleFor
 }

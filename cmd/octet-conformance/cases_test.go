@@ -69,7 +69,7 @@ func TestParseExpectOptions(t *testing.T) {
 // names, and every line that names a request_id names a fresh one (a
 // reused id would be answered duplicate_request_id instead).
 func TestFuzzCases(t *testing.T) {
-	a, b := fuzzCases(7, 200), fuzzCases(7, 200)
+	a, b := fuzzCases(7, 2000), fuzzCases(7, 2000)
 	if len(a) != len(b) {
 		t.Fatal("the fuzzer is not deterministic")
 	}
@@ -78,7 +78,7 @@ func TestFuzzCases(t *testing.T) {
 			t.Fatalf("case %d differs between two runs with one seed", i)
 		}
 	}
-	if c := fuzzCases(8, 200); slices.EqualFunc(a, c, func(x, y fuzzCase) bool { return string(x.line) == string(y.line) }) {
+	if c := fuzzCases(8, 2000); slices.EqualFunc(a, c, func(x, y fuzzCase) bool { return string(x.line) == string(y.line) }) {
 		t.Error("seeds 7 and 8 generate the same cases")
 	}
 	names := map[string]bool{}
@@ -96,8 +96,11 @@ func TestFuzzCases(t *testing.T) {
 			}
 			ids[*c.exp.id] = c.name
 		}
-		// A line expected to be well-formed JSON is; one expected to be
-		// invalid UTF-8 is.
+		// A line expected to be answered normally is JSON; one expected
+		// to be invalid UTF-8 is not UTF-8.
+		if c.exp.kind != "protocol_error" && !json.Valid(c.line) {
+			t.Errorf("%s expects %s, but the line is not JSON: %q", c.name, c.exp, c.line)
+		}
 		switch c.exp.code {
 		case "invalid_utf8":
 			if utf8.Valid(c.line) {

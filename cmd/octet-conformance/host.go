@@ -40,10 +40,12 @@ type hostProc struct {
 	stderr *tailBuffer
 
 	exited  chan struct{} // closed once the process is reaped
+	stop    chan struct{} // closed by kill: the reader stops delivering
 	waitErr error
 
-	wmu     sync.Mutex
-	wclosed bool // stdin's end was queued: nothing more is sent
+	stopOnce sync.Once
+	wmu      sync.Mutex
+	wclosed  bool // stdin's end was queued: nothing more is sent
 }
 
 // startHost launches path with args and env in its own process group.
@@ -60,7 +62,7 @@ func startHost(path string, args, env []string) (*hostProc, error) {
 		return nil, err
 	}
 	h := &hostProc{cmd: cmd, stdin: stdin, lines: make(chan rawLine, 64), writes: make(chan []byte, 16),
-		stderr: &tailBuffer{max: stderrTail}, exited: make(chan struct{})}
+		stderr: &tailBuffer{max: stderrTail}, exited: make(chan struct{}), stop: make(chan struct{})}
 	cmd.Stderr = h.stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the host: %w", err)
@@ -86,7 +88,7 @@ func (h *hostProc) readLoop(r io.Reader) {
 			chunk, err := br.ReadSlice('\n')
 			line = append(line, chunk...)
 			if len(line) > maxFrame {
-				h.lines <- rawLine{err: fmt.Errorf("the host wrote a line longer than %d bytes including its newline", maxFrame)}
+				h.deliver(rawLine{err: fmt.Errorf("the host wrote a line longer than %d bytes including its newline", maxFrame)})
 				close(h.lines)
 				return
 			}
@@ -95,16 +97,30 @@ func (h *hostProc) readLoop(r io.Reader) {
 			}
 			if err != nil {
 				if len(line) > 0 {
-					h.lines <- rawLine{err: fmt.Errorf("the host's stdout ended inside a line (no newline after %d bytes)", len(line))}
+					h.deliver(rawLine{err: fmt.Errorf("the host's stdout ended inside a line (no newline after %d bytes)", len(line))})
 				} else {
-					h.lines <- rawLine{err: io.EOF}
+					h.deliver(rawLine{err: io.EOF})
 				}
 				close(h.lines)
 				return
 			}
 			break
 		}
-		h.lines <- rawLine{b: line[:len(line)-1]}
+		if !h.deliver(rawLine{b: line[:len(line)-1]}) {
+			close(h.lines)
+			return
+		}
+	}
+}
+
+// deliver hands l to the kit, unless the host was killed: then nobody
+// reads any more, and the reader must not block.
+func (h *hostProc) deliver(l rawLine) bool {
+	select {
+	case h.lines <- l:
+		return true
+	case <-h.stop:
+		return false
 	}
 }
 
@@ -185,6 +201,7 @@ func (h *hostProc) wait(d time.Duration) (int, error) {
 // kill ends the host's whole process group and waits for the reap. It is
 // safe to call at any time, also after the host exited.
 func (h *hostProc) kill() {
+	h.stopOnce.Do(func() { close(h.stop) })
 	select {
 	case <-h.exited:
 	default:

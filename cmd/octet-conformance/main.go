@@ -192,6 +192,9 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, ", %d skipped (-level %s)", k.skipped, k.cfg.level)
 	}
 	fmt.Fprintln(stdout)
+	if k.passed+k.failed == 0 {
+		fmt.Fprintln(stderr, "octet-conformance: no case ran (see -list and -run)")
+	}
 	if k.failed > 0 || k.passed == 0 {
 		return 1
 	}

@@ -140,7 +140,7 @@ func TestExamples(t *testing.T) {
 				fake := newFake(t, fakeprovider.Turn{Text: "a long answer that never ends"})
 				fake.InjectFault(fakeprovider.FaultStall{AfterEvents: 2, For: time.Minute})
 				start := time.Now()
-				code, out, errOut := runExample(t, ex, hostBin, fake, "--cancel-after-ms", "1500")
+				code, out, errOut := runExample(t, ex, hostBin, fake, "--cancel-after-ms", "500")
 				if code != 1 || !strings.HasSuffix(out, "final: status=error code=canceled\n") {
 					t.Fatalf("exit %d, stdout %q; want 1 and a canceled final_result\nstderr: %s", code, out, errOut)
 				}

@@ -19,6 +19,8 @@
 //       [--provider NAME --base-url URL --provider-mode MODE] [--session-dir DIR]
 //       [--cancel-after-ms N] [--timeout-ms N]
 //
+// --cancel-after-ms cancels the run N ms after it started, as Ctrl-C does.
+//
 // The API key of an inline route is read from the environment variable
 // OCTET_API_KEY, never from the command line. The answer's text streams to
 // stdout; the last line is "final: status=S code=C". Exit status: 0 for a
@@ -237,12 +239,16 @@ async function main() {
     }
     if (opts['session-dir']) run.session_dir = opts['session-dir'];
     host.send(run);
-    const cancelTimer = opts['cancel-after-ms'] && setTimeout(() => {
-      console.error('canceling: SIGTERM to the host process group');
-      host.cancel(6000);
-    }, Number(opts['cancel-after-ms']));
+    /** @type {NodeJS.Timeout | undefined} */
+    let cancelTimer;
     for (;;) {
       const ev = await host.next(timeoutMs);
+      if (ev.type === 'started' && opts['cancel-after-ms']) {
+        cancelTimer = setTimeout(() => {
+          console.error('canceling: SIGTERM to the host process group');
+          host.cancel(6000);
+        }, Number(opts['cancel-after-ms']));
+      }
       if (ev.type === 'model_delta' && ev.data.channel === 'text') process.stdout.write(ev.data.text);
       if (ev.type === 'protocol_error') {
         clearTimeout(cancelTimer);

@@ -19,6 +19,8 @@ Usage:
       [--provider NAME --base-url URL --provider-mode MODE] [--session-dir DIR]
       [--cancel-after-ms N] [--timeout-ms N]
 
+--cancel-after-ms cancels the run N ms after it started, as Ctrl-C does.
+
 The API key of an inline route is read from the environment variable
 OCTET_API_KEY, never from the command line. The answer's text streams to
 stdout; the last line is "final: status=S code=C". Exit status: 0 for a
@@ -189,16 +191,18 @@ def main():
             run["session_dir"] = opts.session_dir
         host.send(run)
         timer = None
-        if opts.cancel_after_ms is not None:
-            def cancel():
-                print("canceling: SIGTERM to the host process group", file=sys.stderr)
-                host.cancel()
-            timer = threading.Timer(opts.cancel_after_ms / 1000, cancel)
-            timer.daemon = True
-            timer.start()
+
+        def cancel():
+            print("canceling: SIGTERM to the host process group", file=sys.stderr)
+            host.cancel()
+
         while True:
             ev = host.next(timeout)
             data = ev.get("data") or {}
+            if ev["type"] == "started" and opts.cancel_after_ms is not None:
+                timer = threading.Timer(opts.cancel_after_ms / 1000, cancel)
+                timer.daemon = True
+                timer.start()
             if ev["type"] == "model_delta" and data.get("channel") == "text":
                 sys.stdout.write(data.get("text", ""))
                 sys.stdout.flush()

@@ -22,6 +22,8 @@ var rules = []struct {
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm"}},
 	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "runtime"}},
 	{"cmd/octet-fake-provider", []string{"runtime/fakeprovider"}},
+	{"cmd/octet-conformance", []string{"spec", "runtime/fakeprovider"}}, // a black-box kit: the wire only, never the host's packages
+	{"examples", []string{"runtime/fakeprovider"}},                      // tests of the client examples, against the built binary
 	{"proptest", []string{"proptest", "fsm", "wire", "runtime", "internal/host", "spec"}},
 	{"", []string{""}}, // the root package (this doc) only: see ruleFor
 }

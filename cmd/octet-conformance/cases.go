@@ -1,0 +1,481 @@
+package main
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"octet.dev/host/runtime/fakeprovider"
+	"octet.dev/host/spec"
+)
+
+// The cases are embedded, so the kit is one self-contained binary.
+//
+//go:embed cases/*.txt
+var caseFiles embed.FS
+
+// A case file drives one host process. Lines, in order:
+//
+//	# text                 a comment
+//	level contract         the case checks a decision of this project's
+//	                       contract, not of the protocol source (skipped
+//	                       by -level protocol)
+//	script {JSON}          the fake provider's script (fakeprovider.Script)
+//	fault status C [retry_after_ms=N]
+//	                       the fake provider's next answer is HTTP status C
+//	file NAME "TEXT"       a file of the case's workspace (Go-quoted text)
+//	> LINE                 a request line, sent as is after substituting
+//	                       {{workspace}}, {{session_dir}}, {{base_url}},
+//	                       {{api_key}}
+//	>q "LINE"              a request line given Go-quoted (for bytes that
+//	                       are not UTF-8)
+//	>big N                 a request line of N bytes of 'x' (plus newline)
+//	< EXPECTATION          what answers the request line above it
+//	exit N                 close stdin; the host must exit with status N
+//
+// An expectation is ID (a request_id, or null) then one of:
+//
+//	hello | models | shutdown          that command's answer, shape checked
+//	protocol_error CODE                a single protocol_error
+//	refused CODE                       a run refused: a single final_result,
+//	                                   status error, with that error code
+//	run STATUS [code=C] [has=T1,T2] [output="TEXT"]
+//	                                   a run through its lifecycle to a
+//	                                   final_result with STATUS, whose
+//	                                   events include T1, T2 in that order
+//
+// or the word none: the request line gets no answer (the host stopped
+// reading after shutdown). A request line with no expectation after it is
+// an error of the case file.
+
+// kcase is one case: a host session driven through steps.
+type kcase struct {
+	name     string
+	contract bool // a decision of this project's contract (level contract)
+	script   *fakeprovider.Script
+	faults   []fakeprovider.Fault
+	files    map[string]string
+	steps    []step
+	exit     *int
+}
+
+// step is one request line and what must answer it.
+type step struct {
+	src  int    // line number in the case file, for messages
+	line []byte // before placeholder substitution
+	exp  expect
+}
+
+// expect is what answers one request line.
+type expect struct {
+	none   bool
+	id     *string
+	kind   string // hello, models, shutdown, protocol_error, refused, run
+	code   string
+	status string
+	has    []string
+	output *string
+}
+
+func (e expect) String() string {
+	if e.none {
+		return "no answer"
+	}
+	id := "null"
+	if e.id != nil {
+		id = strconv.Quote(*e.id)
+	}
+	s := e.kind + " for request_id " + id
+	if e.status != "" {
+		s += ", status " + e.status
+	}
+	if e.code != "" {
+		s += ", code " + e.code
+	}
+	return s
+}
+
+// loadCases parses every embedded case file, in name order.
+func loadCases() ([]kcase, error) {
+	names, err := fs.Glob(caseFiles, "cases/*.txt")
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(names)
+	var cs []kcase
+	for _, n := range names {
+		data, err := caseFiles.ReadFile(n)
+		if err != nil {
+			return nil, err
+		}
+		c, err := parseCase("transcript/"+strings.TrimSuffix(path.Base(n), ".txt"), data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+func parseCase(name string, data []byte) (kcase, error) {
+	c := kcase{name: name, files: map[string]string{}}
+	pending := -1 // index of a step still waiting for its expectation
+	lines := bytes.Split(data, []byte("\n"))
+	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
+		lines = lines[:len(lines)-1]
+	}
+	for i, raw := range lines {
+		n := i + 1
+		text := string(raw)
+		word, rest, _ := strings.Cut(text, " ")
+		bad := func(format string, args ...any) (kcase, error) {
+			return kcase{}, fmt.Errorf("line %d: %s", n, fmt.Sprintf(format, args...))
+		}
+		if pending >= 0 && word != "<" {
+			return bad("request line %d has no expectation (< …) after it", c.steps[pending].src)
+		}
+		if c.exit != nil && text != "" {
+			return bad("nothing may follow exit")
+		}
+		switch word {
+		case "", "#":
+			if text != "" && !strings.HasPrefix(text, "# ") && text != "#" {
+				return bad("unknown directive %q", text)
+			}
+		case "level":
+			if rest != "contract" {
+				return bad("level must be contract")
+			}
+			c.contract = true
+		case "script":
+			sc, err := fakeprovider.ParseScript([]byte(rest))
+			if err != nil {
+				return bad("script: %v", err)
+			}
+			c.script = &sc
+		case "fault":
+			f, err := parseFault(rest)
+			if err != nil {
+				return bad("fault: %v", err)
+			}
+			c.faults = append(c.faults, f)
+		case "file":
+			fname, q, _ := strings.Cut(rest, " ")
+			content, err := strconv.Unquote(q)
+			if err != nil || fname == "" || strings.Contains(fname, "/") {
+				return bad("file needs a plain NAME and a Go-quoted TEXT")
+			}
+			c.files[fname] = content
+		case ">":
+			c.steps = append(c.steps, step{src: n, line: []byte(rest)})
+			pending = len(c.steps) - 1
+		case ">q":
+			s, err := strconv.Unquote(rest)
+			if err != nil {
+				return bad(">q needs a Go-quoted line: %v", err)
+			}
+			c.steps = append(c.steps, step{src: n, line: []byte(s)})
+			pending = len(c.steps) - 1
+		case ">big":
+			size, err := strconv.Atoi(rest)
+			if err != nil || size < 0 || size > 64<<20 {
+				return bad(">big needs a size in bytes up to 64 MiB")
+			}
+			c.steps = append(c.steps, step{src: n, line: bytes.Repeat([]byte("x"), size)})
+			pending = len(c.steps) - 1
+		case "<":
+			if pending < 0 {
+				return bad("an expectation without a request line before it")
+			}
+			exp, err := parseExpect(rest)
+			if err != nil {
+				return bad("%v", err)
+			}
+			c.steps[pending].exp = exp
+			pending = -1
+		case "exit":
+			code, err := strconv.Atoi(rest)
+			if err != nil {
+				return bad("exit needs a status")
+			}
+			c.exit = &code
+		default:
+			return bad("unknown directive %q", word)
+		}
+	}
+	if pending >= 0 {
+		return kcase{}, fmt.Errorf("request line %d has no expectation (< …) after it", c.steps[pending].src)
+	}
+	if len(c.steps) == 0 {
+		return kcase{}, errors.New("no request lines")
+	}
+	return c, nil
+}
+
+func parseFault(s string) (fakeprovider.Fault, error) {
+	f := strings.Fields(s)
+	if len(f) < 2 || f[0] != "status" {
+		return nil, errors.New(`want "status CODE [retry_after_ms=N]"`)
+	}
+	code, err := strconv.Atoi(f[1])
+	if err != nil || code < 400 || code > 599 {
+		return nil, fmt.Errorf("status %q is not 400..599", f[1])
+	}
+	fs := fakeprovider.FaultStatus{Code: code}
+	for _, opt := range f[2:] {
+		v, ok := strings.CutPrefix(opt, "retry_after_ms=")
+		if !ok {
+			return nil, fmt.Errorf("unknown option %q", opt)
+		}
+		fs.RetryAfterMS = v
+	}
+	return fs, nil
+}
+
+// parseExpect parses what follows "< ".
+func parseExpect(s string) (expect, error) {
+	toks, err := tokens(s)
+	if err != nil {
+		return expect{}, err
+	}
+	if len(toks) == 1 && toks[0] == "none" {
+		return expect{none: true}, nil
+	}
+	if len(toks) < 2 {
+		return expect{}, errors.New("an expectation is ID KIND … or none")
+	}
+	e := expect{kind: toks[1]}
+	if toks[0] != "null" {
+		id := toks[0]
+		e.id = &id
+	}
+	args := toks[2:]
+	switch e.kind {
+	case "hello", "models", "shutdown":
+		if len(args) != 0 {
+			return expect{}, fmt.Errorf("%s takes no arguments", e.kind)
+		}
+	case "protocol_error", "refused":
+		if len(args) != 1 {
+			return expect{}, fmt.Errorf("%s takes one code", e.kind)
+		}
+		e.code = args[0]
+	case "run":
+		if len(args) < 1 || !slices.Contains(runStatuses, args[0]) {
+			return expect{}, fmt.Errorf("run needs a status, one of %q", runStatuses)
+		}
+		e.status = args[0]
+		for _, a := range args[1:] {
+			k, v, _ := strings.Cut(a, "=")
+			switch k {
+			case "code":
+				e.code = v
+			case "has":
+				e.has = strings.Split(v, ",")
+			case "output":
+				e.output = &v
+			default:
+				return expect{}, fmt.Errorf("unknown run option %q", a)
+			}
+		}
+	default:
+		return expect{}, fmt.Errorf("unknown expectation %q", e.kind)
+	}
+	return e, nil
+}
+
+// tokens splits s at spaces; a token may end in a Go-quoted string
+// (output="a b"), which is unquoted.
+func tokens(s string) ([]string, error) {
+	var out []string
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		i := strings.IndexAny(s, " \"")
+		if i < 0 {
+			out = append(out, s)
+			break
+		}
+		if s[i] == ' ' {
+			out = append(out, s[:i])
+			s = s[i:]
+			continue
+		}
+		q, err := strconv.QuotedPrefix(s[i:])
+		if err != nil {
+			return nil, fmt.Errorf("bad quoted string in %q", s)
+		}
+		u, _ := strconv.Unquote(q)
+		out = append(out, s[:i]+u)
+		s = s[i+len(q):]
+	}
+	return out, nil
+}
+
+// env is what a case's placeholders stand for.
+type caseEnv struct {
+	workspace, sessionDir, baseURL, apiKey string
+}
+
+func jsonEscape(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b[1 : len(b)-1])
+}
+
+func (ce caseEnv) expand(line []byte) []byte {
+	if !bytes.Contains(line, []byte("{{")) {
+		return line
+	}
+	r := strings.NewReplacer("{{workspace}}", jsonEscape(ce.workspace), "{{session_dir}}", jsonEscape(ce.sessionDir),
+		"{{base_url}}", jsonEscape(ce.baseURL), "{{api_key}}", jsonEscape(ce.apiKey))
+	return []byte(r.Replace(string(line)))
+}
+
+// runCase runs c on a fresh host and returns nil or why it failed.
+func (k *kit) runCase(c kcase) error {
+	dir, err := os.MkdirTemp(k.tmp, "case-")
+	if err != nil {
+		return err
+	}
+	ce := caseEnv{workspace: filepath.Join(dir, "ws"), sessionDir: filepath.Join(dir, "sessions"), baseURL: k.fake.BaseURL(fakeprovider.ModeChat), apiKey: fakeAPIKey}
+	if err := os.Mkdir(ce.workspace, 0o755); err != nil {
+		return err
+	}
+	for name, content := range c.files {
+		if err := os.WriteFile(filepath.Join(ce.workspace, name), []byte(content), 0o644); err != nil {
+			return err
+		}
+	}
+	script := fakeprovider.Script{}
+	if c.script != nil {
+		script = *c.script
+	}
+	k.fake.SetScript(script)
+	for _, f := range c.faults {
+		k.fake.InjectFault(f)
+	}
+	s, err := k.newSession()
+	if err != nil {
+		return err
+	}
+	defer s.h.kill()
+	for _, st := range c.steps {
+		if err := s.do(st, ce.expand(st.line)); err != nil {
+			return fmt.Errorf("case line %d: %w", st.src, err)
+		}
+	}
+	if c.exit != nil {
+		return s.finish(*c.exit)
+	}
+	return nil
+}
+
+// session is one running host and the transcript it wrote so far.
+type session struct {
+	k      *kit
+	h      *hostProc
+	frames []spec.Frame
+}
+
+func (k *kit) newSession() (*session, error) {
+	h, err := startHost(k.cfg.host, k.cfg.args, k.cfg.env)
+	if err != nil {
+		return nil, err
+	}
+	return &session{k: k, h: h}, nil
+}
+
+// failure wraps err with the tail of the host's stderr.
+func (s *session) failure(err error) error {
+	if tail := s.h.stderr.String(); tail != "" {
+		if len(tail) > 600 {
+			tail = "…" + tail[len(tail)-600:]
+		}
+		return fmt.Errorf("%w\n    host stderr: %s", err, strings.ReplaceAll(tail, "\n", "\n    "))
+	}
+	return err
+}
+
+// readEvent reads, parses and records the next event, checking the session
+// invariants on the transcript so far.
+func (s *session) readEvent(what string) (*event, error) {
+	line, err := s.h.next(s.k.cfg.timeout)
+	if err != nil {
+		if errors.Is(err, errTimeout) {
+			return nil, s.failure(fmt.Errorf("no event within %v while waiting for %s", s.k.cfg.timeout, what))
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, s.failure(fmt.Errorf("the host closed stdout while the kit waited for %s", what))
+		}
+		return nil, s.failure(err)
+	}
+	e, err := parseEvent(line)
+	if err != nil {
+		return nil, fmt.Errorf("%v: %.300q", err, line)
+	}
+	s.frames = append(s.frames, e.frame())
+	if err := spec.All(s.frames); err != nil {
+		return nil, fmt.Errorf("session invariants: %v (event %s)", err, e)
+	}
+	return e, nil
+}
+
+// do sends line and checks what answers it against st.exp.
+func (s *session) do(st step, line []byte) error {
+	s.h.send(line)
+	if st.exp.none {
+		return nil // finish checks that nothing more came
+	}
+	var evs []*event
+	for {
+		e, err := s.readEvent(st.exp.String())
+		if err != nil {
+			return err
+		}
+		evs = append(evs, e)
+		if isTerminal(e.Type) {
+			break
+		}
+	}
+	return s.k.checkAnswer(st.exp, line, evs)
+}
+
+// finish closes stdin and checks that the host writes nothing more, that
+// every request got its terminal event, and the exit status.
+func (s *session) finish(code int) error {
+	s.h.closeStdin()
+	line, err := s.h.next(s.k.cfg.timeout)
+	switch {
+	case err == nil:
+		if e, perr := parseEvent(line); perr == nil {
+			s.frames = append(s.frames, e.frame())
+			if verr := spec.All(s.frames); verr != nil {
+				return fmt.Errorf("after the last answer: session invariants: %v (event %s)", verr, e)
+			}
+		}
+		return fmt.Errorf("an event after the last answer: %.300q", line)
+	case errors.Is(err, errTimeout):
+		return s.failure(fmt.Errorf("stdout still open %v after stdin closed", s.k.cfg.timeout))
+	case !errors.Is(err, io.EOF):
+		return s.failure(err)
+	}
+	if err := spec.Complete(s.frames); err != nil {
+		return err
+	}
+	got, err := s.h.wait(s.k.cfg.timeout)
+	if err != nil {
+		return s.failure(err)
+	}
+	if got != code {
+		return s.failure(fmt.Errorf("exit status %d, want %d", got, code))
+	}
+	return nil
+}

@@ -37,7 +37,8 @@ type prepared struct {
 	maxSteps int
 	media    []provider.Media // the run's typed inputs, bytes read
 	newSess  bool
-	key      string // the route's credential, scrubbed from every message
+	key      string    // the route's credential, scrubbed from every message
+	red      *redactor // every credential sent, redacted from the run's output (redact.go)
 }
 
 func (p *prepared) close() {
@@ -380,7 +381,7 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 	case err != nil:
 		return refuse(CodeRouteInvalid, "%s", scrub(err.Error(), key))
 	}
-	p.prov, p.key = prov, key
+	p.prov, p.key, p.red = prov, key, newRedactor(key, headers)
 	return nil
 }
 

@@ -1,0 +1,220 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rs/zerolog"
+
+	"octet.dev/host/runtime/internal/provider"
+)
+
+const (
+	echoKey    = "sk-test-secret-value" // the fixture's api_key
+	echoHeader = "gw-header-secret-42"
+)
+
+// pushAll streams deltas through a fresh stream redactor and returns the
+// concatenated output, checking that no single emitted piece is unsafe.
+func pushAll(t *testing.T, r *redactor, deltas ...string) string {
+	t.Helper()
+	s := stream{r: r}
+	var b strings.Builder
+	for _, d := range deltas {
+		b.WriteString(s.Push(d))
+	}
+	b.WriteString(s.Flush())
+	return b.String()
+}
+
+// TestStreamRedactsEverySplit splits each credential at every byte
+// boundary across two deltas, and across three around every pair of
+// boundaries: the output is always the text with the credential replaced.
+func TestStreamRedactsEverySplit(t *testing.T) {
+	r := newRedactor(echoKey, map[string]string{"X-Gateway": echoHeader, "X-Short": "beta"})
+	for _, sec := range []string{echoKey, echoHeader} {
+		in := "before " + sec + " after"
+		want := "before " + RedactedMarker + " after"
+		for i := 0; i <= len(in); i++ {
+			if got := pushAll(t, r, in[:i], in[i:]); got != want {
+				t.Fatalf("split at %d: %q", i, got)
+			}
+		}
+		for i := 0; i <= len(sec); i++ {
+			for j := i; j <= len(sec); j++ {
+				if got := pushAll(t, r, "x"+sec[:i], sec[i:j], sec[j:]+"y"); got != "x"+RedactedMarker+"y" {
+					t.Fatalf("split at %d,%d: %q", i, j, got)
+				}
+			}
+		}
+		// One byte per delta.
+		if got := pushAll(t, r, strings.Split(in, "")...); got != want {
+			t.Fatalf("bytewise: %q", got)
+		}
+	}
+}
+
+func TestStreamRedactorCases(t *testing.T) {
+	r := newRedactor(echoKey, map[string]string{"A": echoHeader, "B": "sk-test-secret-value-longer", "C": "beta"})
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"no secret here"}, "no secret here"},
+		{[]string{"sk-test-secret-valu"}, "sk-test-secret-valu"},           // a prefix only: flushed as is
+		{[]string{"sk-test-", "secret-valuX"}, "sk-test-secret-valuX"},       // a near miss
+		{[]string{"sk-test-secret-value-longer!"}, RedactedMarker + "!"},    // the longest secret wins
+		{[]string{"sk-test-secret-value-lon", "g"}, RedactedMarker + "-long"}, // the shorter one at the end of the stream
+		{[]string{echoKey + echoKey}, RedactedMarker + RedactedMarker},
+		{[]string{"beta beta"}, "beta beta"}, // under MinRedactedBytes: not a secret
+		{[]string{"ss", "sk-test-secret-value"}, "ss" + RedactedMarker},
+		{[]string{"", "", echoHeader[:3], "", echoHeader[3:]}, RedactedMarker},
+	} {
+		if got := pushAll(t, r, c.in...); got != c.want {
+			t.Errorf("%q: %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestRedactorNoSecretsIsIdentity: without credentials every delta comes
+// back as it is, and with one it costs no allocation when it holds none.
+func TestRedactorNoSecretsIsIdentity(t *testing.T) {
+	s := stream{r: newRedactor("", nil)}
+	if got := s.Push("abc"); got != "abc" {
+		t.Fatal(got)
+	}
+	one := stream{r: newRedactor(echoKey, nil)}
+	if n := testing.AllocsPerRun(100, func() { one.Push("tok5 ") }); n != 0 {
+		t.Fatalf("%v allocations per delta", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { one.r.String("a tool output without a key") }); n != 0 {
+		t.Fatalf("%v allocations per string", n)
+	}
+}
+
+func TestRedactToolCall(t *testing.T) {
+	r := newRedactor(echoKey, nil)
+	c := r.call(provider.ToolCall{ID: "c1", Name: "write", Arguments: `{"path":"k.txt","content":"key=` + echoKey + `"}`})
+	if c.Arguments != `{"path":"k.txt","content":"key=`+RedactedMarker+`"}` {
+		t.Fatal(c.Arguments)
+	}
+	// Spelled with JSON escapes, it is still the credential to a tool.
+	c = r.call(provider.ToolCall{ID: "c1", Name: "write", Arguments: `{"path":"k.txt","n":1.50,"content":"\u0073k-test-secret-value\n"}`})
+	if c.Arguments != `{"path":"k.txt","n":1.50,"content":"[redacted]\n"}` {
+		t.Fatal(c.Arguments)
+	}
+	// Escapes without a credential are left alone.
+	in := `{"content":"a\u0041\n"}`
+	if c = r.call(provider.ToolCall{Arguments: in}); c.Arguments != in {
+		t.Fatal(c.Arguments)
+	}
+}
+
+// TestRunRedactsEchoedKeyEverySplit: a provider that streams the key back,
+// split at every byte boundary across two deltas, gets neither into a
+// model_delta, final_result.output nor the session file (fixture.run checks
+// every event and the session file for the key).
+func TestRunRedactsEchoedKeyEverySplit(t *testing.T) {
+	in := "the key is " + echoKey + "."
+	for i := 0; i <= len(in); i++ {
+		f := newFixture(t, text(in[:i], in[i:]))
+		evs, res := f.run(f.req("q"))
+		if res.Output != "the key is "+RedactedMarker+"." {
+			t.Fatalf("split %d: output %q", i, res.Output)
+		}
+		var deltas strings.Builder
+		for _, d := range find[ModelDelta](evs) {
+			deltas.WriteString(d.Text)
+		}
+		if deltas.String() != res.Output {
+			t.Fatalf("split %d: deltas %q", i, deltas.String())
+		}
+	}
+}
+
+// TestRunRedactsEchoesEverywhere: the key and a custom header value echoed
+// in reasoning, text and tool-call arguments, and read back from a file by
+// a tool, reach no event, no session record and no file the tool writes.
+func TestRunRedactsEchoesEverywhere(t *testing.T) {
+	f := newFixture(t,
+		[]StreamEvent{
+			{Kind: StreamReasoning, Text: "thinking about " + echoKey[:5]}, {Kind: StreamReasoning, Text: echoKey[5:] + " and " + echoHeader, Signature: "sig"},
+			{Kind: StreamText, Text: "header " + echoHeader[:7]}, {Kind: StreamText, Text: echoHeader[7:]},
+			{Kind: StreamToolCall, ToolCall: ToolCall{ID: "c1", Name: "write", Arguments: `{"path":"leak.txt","content":"` + echoKey + `"}`}},
+			{Kind: StreamToolCall, ToolCall: ToolCall{ID: "c2", Name: "read", Arguments: `{"path":"planted.txt"}`}},
+			{Kind: StreamFinish, FinishReason: FinishToolCalls},
+		},
+		text("done: "+echoKey))
+	if err := os.WriteFile(filepath.Join(f.ws, "planted.txt"), []byte("API_KEY="+echoHeader+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	l := zerolog.New(&logs)
+	f.agent.opts.Logger, f.agent.log = &l, l
+	req := f.req("q")
+	req.AllowFileMutation = true
+	req.Route.Headers = map[string]string{"X-Gateway-Token": echoHeader}
+	evs, res := f.run(req)
+	if res.Status != "completed" || res.Output != "done: "+RedactedMarker {
+		t.Fatalf("result %+v %+v", res, res.Error)
+	}
+	all, _ := json.Marshal(evs)
+	sess, _ := os.ReadFile(*res.SessionFile)
+	written, _ := os.ReadFile(filepath.Join(f.ws, "leak.txt"))
+	for what, data := range map[string]string{"events": string(all), "session": string(sess), "written file": string(written), "log": logs.String()} {
+		for _, sec := range []string{echoKey, echoHeader} {
+			if strings.Contains(data, sec) {
+				t.Errorf("%s holds %q", what, sec)
+			}
+		}
+	}
+	if string(written) != RedactedMarker {
+		t.Errorf("the tool wrote %q", written)
+	}
+	if !strings.Contains(string(all), RedactedMarker) || !strings.Contains(string(sess), RedactedMarker) {
+		t.Error("no marker in the events or the session")
+	}
+	// The model is told about the redacted file content too.
+	var toolOut string
+	for _, fin := range find[ToolFinish](evs) {
+		toolOut += fin.Output
+	}
+	if !strings.Contains(toolOut, "API_KEY="+RedactedMarker) {
+		t.Errorf("tool outputs %q", toolOut)
+	}
+}
+
+// keyPanicker panics inside the run with the key in its value.
+type keyPanicker struct{}
+
+func (keyPanicker) Stream(context.Context, ProviderRequest) (ProviderStream, error) {
+	panic("decoder bug near " + echoKey + " / " + echoHeader)
+}
+
+// TestPanicLogIsRedacted: the log line and the internal_error message of a
+// panic that quotes a credential hold neither.
+func TestPanicLogIsRedacted(t *testing.T) {
+	f := newFixture(t)
+	var logs bytes.Buffer
+	l := zerolog.New(&logs)
+	a, err := New(Options{Home: f.home, Getenv: func(string) string { return "" }, Logger: &l,
+		ProviderFactory: func(Route) (Provider, error) { return keyPanicker{}, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.agent = a
+	req := f.req("q")
+	req.Route.Headers = map[string]string{"X-Gateway-Token": echoHeader}
+	_, res := f.run(req)
+	if res.Error == nil || res.Error.Code != CodeInternal || strings.Contains(res.Error.Message, echoHeader) {
+		t.Fatalf("result %+v", res.Error)
+	}
+	if !strings.Contains(logs.String(), "decoder bug near") || strings.Contains(logs.String(), echoKey) || strings.Contains(logs.String(), echoHeader) {
+		t.Fatalf("log: %s", logs.String())
+	}
+}

@@ -66,9 +66,9 @@ func TestStreamRedactorCases(t *testing.T) {
 		want string
 	}{
 		{[]string{"no secret here"}, "no secret here"},
-		{[]string{"sk-test-secret-valu"}, "sk-test-secret-valu"},           // a prefix only: flushed as is
-		{[]string{"sk-test-", "secret-valuX"}, "sk-test-secret-valuX"},       // a near miss
-		{[]string{"sk-test-secret-value-longer!"}, RedactedMarker + "!"},    // the longest secret wins
+		{[]string{"sk-test-secret-valu"}, "sk-test-secret-valu"},              // a prefix only: flushed as is
+		{[]string{"sk-test-", "secret-valuX"}, "sk-test-secret-valuX"},        // a near miss
+		{[]string{"sk-test-secret-value-longer!"}, RedactedMarker + "!"},      // the longest secret wins
 		{[]string{"sk-test-secret-value-lon", "g"}, RedactedMarker + "-long"}, // the shorter one at the end of the stream
 		{[]string{echoKey + echoKey}, RedactedMarker + RedactedMarker},
 		{[]string{"beta beta"}, "beta beta"}, // under MinRedactedBytes: not a secret

@@ -38,7 +38,9 @@ func BenchmarkRunDeltas(b *testing.B) { runDeltas(b, "") }
 // BenchmarkRunDeltasOneSecret is BenchmarkRunDeltas with an api_key, which
 // every delta is scanned for (runtime's redaction of echoed credentials).
 // The key begins like the deltas do, so the scan compares at every delta.
-func BenchmarkRunDeltasOneSecret(b *testing.B) { runDeltas(b, `,"api_key":"tok-bench-secret-0123456789"`) }
+func BenchmarkRunDeltasOneSecret(b *testing.B) {
+	runDeltas(b, `,"api_key":"tok-bench-secret-0123456789"`)
+}
 
 func runDeltas(b *testing.B, route string) {
 	const n = 20000

@@ -635,7 +635,7 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if def.effect == policy.EffectProcess {
 		return reply(d.runBash(ctx, call, args))
 	}
-	res, err := tools.Run(ctx, tools.Env{Root: d.p.root, MaxOutputBytes: int(d.p.policy.MaxOutputBytes.Value)}, call.Name, args)
+	res, err := tools.Run(ctx, tools.Env{Root: d.p.root, MaxOutputBytes: int(d.p.policy.MaxOutputBytes.Value), Guard: d.p.guard}, call.Name, args)
 	if err != nil {
 		var te *tools.Error
 		if errors.As(err, &te) {

@@ -31,6 +31,10 @@ type Env struct {
 	// MaxOutputBytes bounds Result.Output; zero or less means
 	// DefaultMaxOutputBytes.
 	MaxOutputBytes int
+	// Guard, when set, protects the operator's configuration directories
+	// from edit and write wherever they lie, by file identity
+	// (confine.Guard); its refusals are protected_path.
+	Guard *confine.Guard
 }
 
 func (e Env) maxOutput() int {
@@ -171,6 +175,8 @@ func pathError(err error) *Error {
 		code = CodeNotRegularFile
 	case errors.Is(err, confine.ErrInvalidPath):
 		code = CodeInvalidArguments
+	case errors.Is(err, confine.ErrProtected):
+		code = CodeProtectedPath
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return canceled()
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/runtime/internal/provider"
 )
 
@@ -216,5 +217,93 @@ func TestPanicLogIsRedacted(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "decoder bug near") || strings.Contains(logs.String(), echoKey) || strings.Contains(logs.String(), echoHeader) {
 		t.Fatalf("log: %s", logs.String())
+	}
+}
+
+// TestBashOutputRedacted: a command that prints the key in two writes
+// (its arguments never held it whole, so they passed) gets it into no
+// tool_progress chunk, no tool_finish output and no session record; the
+// output around it is kept.
+func TestBashOutputRedacted(t *testing.T) {
+	f := shellFixture(t,
+		calls(ToolCall{ID: "b", Name: "bash", Arguments: `{"command":"printf 'key: sk-test-'; sleep 0.05; printf 'secret-value!\\n'"}`}),
+		text("done"))
+	evs, res := f.run(f.req("q")) // fixture.run fails on the key in any event or the session
+	if res.Status != "completed" {
+		t.Fatalf("result %+v %+v", res, res.Error)
+	}
+	var progress string
+	for _, p := range find[ToolProgress](evs) {
+		progress += p.Text
+	}
+	fins := find[ToolFinish](evs)
+	if progress != "key: "+RedactedMarker+"!\n" || len(fins) != 1 || fins[0].Output != progress {
+		t.Fatalf("progress %q, finish %+v", progress, fins)
+	}
+}
+
+// TestEchoOverTheWires: a fake provider that streams the request's key and
+// custom header value back one byte per delta, in reasoning, text and
+// tool-call arguments, on each wire: neither reaches an event, the session
+// file, or the file the tool writes.
+func TestEchoOverTheWires(t *testing.T) {
+	modes := []struct {
+		fake fakeprovider.Mode
+		mode string
+	}{{fakeprovider.ModeAnthropic, "anthropic-messages"}, {fakeprovider.ModeChat, "openai-compatible"}, {fakeprovider.ModeResponses, "openai-responses"}}
+	for _, m := range modes {
+		t.Run(m.mode, func(t *testing.T) {
+			fake, err := fakeprovider.New(fakeprovider.Options{APIKey: echoKey, Script: fakeprovider.Script{Turns: []fakeprovider.Turn{
+				{Reasoning: "the key " + echoKey + " and " + echoHeader, Text: "header " + echoHeader + " key " + echoKey, Chunk: 1,
+					ToolCalls: []fakeprovider.ToolCall{{ID: "c1", Name: "write", Arguments: `{"path":"leak.txt","content":"` + echoKey + " " + echoHeader + `"}`}}},
+				{Text: "ok " + echoKey, Chunk: 2},
+			}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fake.Close()
+			home, ws := t.TempDir(), t.TempDir()
+			a, err := New(Options{Home: home, Getenv: func(string) string { return "" }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rc, err := a.Run(context.Background(), RunRequest{RunID: "r", Workspace: ws, Model: "m", Prompt: "hi", AllowFileMutation: true,
+				SessionDir: filepath.Join(home, "s"),
+				Route: &InlineRoute{Provider: "p", BaseURL: fake.BaseURL(m.fake), Mode: m.mode, APIKey: echoKey,
+					Headers: map[string]string{"X-Gateway-Token": echoHeader}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var evs []Event
+			for ev := range rc.Events() {
+				evs = append(evs, ev)
+			}
+			res := rc.Wait()
+			if res.Status != "completed" || res.Output != "ok "+RedactedMarker {
+				t.Fatalf("result %+v %+v", res, res.Error)
+			}
+			var text, reasoning strings.Builder
+			for _, d := range find[ModelDelta](evs) {
+				if d.Step == 1 && d.Channel == ChannelText {
+					text.WriteString(d.Text)
+				} else if d.Step == 1 {
+					reasoning.WriteString(d.Text)
+				}
+			}
+			if text.String() != "header "+RedactedMarker+" key "+RedactedMarker || reasoning.String() != "the key "+RedactedMarker+" and "+RedactedMarker {
+				t.Errorf("deltas: text %q, reasoning %q", text.String(), reasoning.String())
+			}
+			all, _ := json.Marshal(evs)
+			sess, _ := os.ReadFile(*res.SessionFile)
+			written, _ := os.ReadFile(filepath.Join(ws, "leak.txt"))
+			for what, data := range map[string]string{"events": string(all), "session": string(sess), "written file": string(written)} {
+				if strings.Contains(data, echoKey) || strings.Contains(data, echoHeader) {
+					t.Errorf("%s holds a credential", what)
+				}
+			}
+			if string(written) != RedactedMarker+" "+RedactedMarker {
+				t.Errorf("written %q", written)
+			}
+		})
 	}
 }

@@ -52,7 +52,7 @@ func TestProviderRedirectIsRefused(t *testing.T) {
 				if res.Status != "error" || res.Error == nil || res.Error.Code != CodeProviderError {
 					t.Fatalf("result %+v %+v", res, res.Error)
 				}
-				if msg := res.Error.Message; !strings.Contains(msg, "HTTP "+strconv.Itoa(code)) || !strings.Contains(msg, "redirect") ||
+				if msg := res.Error.Message; !strings.HasPrefix(msg, "HTTP "+strconv.Itoa(code)+": redirect refused") ||
 					strings.Contains(msg, thief.URL()) || strings.Contains(msg, "127.0.0.1") {
 					t.Errorf("message %q", msg)
 				}

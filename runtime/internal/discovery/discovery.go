@@ -198,7 +198,7 @@ func query(parent context.Context, client *http.Client, ep Endpoint, timeout tim
 
 	if nofollow.IsRedirect(resp.StatusCode) {
 		// Not followed, and the Location is not repeated.
-		return nil, fail(CodeFailed, "GET %s: %s", target, nofollow.Refusal(resp.StatusCode))
+		return nil, fail(CodeFailed, "GET %s: HTTP %s: %s", target, statusText(resp), nofollow.Refused)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))

@@ -27,7 +27,7 @@ func TestRedirectIsRefused(t *testing.T) {
 		})
 		ms, is := discover(t, time.Second, Endpoint{Provider: "gw", BaseURL: base, APIKey: testKey})
 		iss := oneIssue(t, ms, is, "gw", CodeFailed)
-		if !strings.Contains(iss.Message, http.StatusText(status)) || !strings.Contains(iss.Message, "never follows redirects") {
+		if !strings.Contains(iss.Message, http.StatusText(status)) || !strings.Contains(iss.Message, "redirect refused") {
 			t.Errorf("%d: %q", status, iss.Message)
 		}
 		if strings.Contains(iss.Message, "loc-secret") || strings.Contains(iss.Message, strings.TrimSuffix(other, "/v1")) {

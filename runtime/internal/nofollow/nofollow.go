@@ -18,10 +18,7 @@
 // whatever client the embedder configured.
 package nofollow
 
-import (
-	"net/http"
-	"strconv"
-)
+import "net/http"
 
 // Client returns a copy of c (of http.DefaultClient when c is nil) that
 // never follows a redirect: Do returns the 3xx response itself, with its
@@ -44,12 +41,6 @@ func refuse(*http.Request, []*http.Request) error { return http.ErrUseLastRespon
 // back instead of following.
 func IsRedirect(status int) bool { return status >= 300 && status <= 399 }
 
-// Refusal explains a refused redirect of status: the status and its text,
-// and that the host does not follow it. It never names the Location.
-func Refusal(status int) string {
-	s := "HTTP " + strconv.Itoa(status)
-	if t := http.StatusText(status); t != "" {
-		s += " " + t
-	}
-	return "the server answered " + s + " (a redirect); the host never follows redirects, so that credentials cannot reach another address: configure the final URL instead"
-}
+// Refused explains a refused redirect, after the status the caller names
+// ("HTTP 307: " + Refused). It never names the Location.
+const Refused = "redirect refused: the host never follows redirects, so that credentials cannot reach another address; configure the final URL"

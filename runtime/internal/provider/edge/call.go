@@ -80,7 +80,7 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 		resp.Body.Close()
 		cancel()
 		return nil, &provider.Error{Kind: provider.FailHTTPStatus, Status: resp.StatusCode, RequestWritten: true,
-			Message: nofollow.Refusal(resp.StatusCode)}
+			Message: nofollow.Refused}
 	}
 	rb := newIdleBody(resp.Body, r.Idle, cancel)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -305,5 +306,36 @@ func TestEchoOverTheWires(t *testing.T) {
 				t.Errorf("written %q", written)
 			}
 		})
+	}
+}
+
+// TestStreamMatchesWholeText: over random texts built from pieces of
+// overlapping secrets, cut at random places, the streamed output equals
+// redacting the whole text at once, and holds no secret.
+func TestStreamMatchesWholeText(t *testing.T) {
+	r := newRedactor("abcabcab", map[string]string{"1": "cabcabxy", "2": "bcab-bcab-zz"})
+	pieces := []string{"a", "b", "c", "ab", "cab", "-", "x", "y", "z", "abcabcab", "bcab-"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 20000; n++ {
+		var in strings.Builder
+		for k := rng.IntN(12); k >= 0; k-- {
+			in.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		text := in.String()
+		var deltas []string
+		for rest := text; rest != ""; {
+			k := 1 + rng.IntN(len(rest))
+			deltas = append(deltas, rest[:k])
+			rest = rest[k:]
+		}
+		got := pushAll(t, r, deltas...)
+		if want := r.String(text); got != want {
+			t.Fatalf("%q cut %q: streamed %q, whole %q", text, deltas, got, want)
+		}
+		for _, sec := range r.secrets {
+			if strings.Contains(got, sec) {
+				t.Fatalf("%q cut %q: %q still holds %q", text, deltas, got, sec)
+			}
+		}
 	}
 }

@@ -30,6 +30,9 @@ type Options struct {
 	Now func() time.Time
 	// HTTPClient performs provider and discovery requests. Default: a
 	// client with no overall timeout (streams are bounded by idle timeouts).
+	// Its CheckRedirect is ignored: the host never follows a redirect (a
+	// 3xx answer fails the call with provider_error naming the status), so
+	// that no credential reaches another address.
 	HTTPClient *http.Client
 	// Getenv reads the environment (credentials). Default: os.Getenv.
 	Getenv func(string) string

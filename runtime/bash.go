@@ -3,7 +3,9 @@ package runtime
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -74,26 +76,43 @@ func (d *driver) runBash(ctx context.Context, call ToolCall, args []byte) *ToolF
 		timeout = min(timeout, time.Duration(*a.TimeoutMS)*time.Millisecond)
 	}
 	limit, streamed, noticed := int(pol.MaxOutputBytes.Value), 0, false
+	// Progress is bounded like the result: once max_output_bytes have
+	// been streamed, one notice replaces the rest.
+	progress := func(stream, chunk string) {
+		if chunk == "" {
+			return
+		}
+		switch {
+		case streamed < limit:
+			if len(chunk) > limit-streamed {
+				chunk = truncUTF8(chunk, limit-streamed)
+			}
+			streamed += len(chunk)
+			d.stream(EventToolProgress, &ToolProgress{CallID: call.ID, Tool: call.Name, Stream: stream, Text: chunk})
+		case !noticed:
+			noticed = true
+			d.stream(EventToolProgress, &ToolProgress{CallID: call.ID, Tool: call.Name, Stream: stream,
+				Text: "\n[further output is not streamed: max_output_bytes reached; the result keeps its head and tail]\n"})
+		}
+	}
+	// Each output stream is redacted as a stream (redact.go): a
+	// credential split across chunks is held back until it is whole.
+	reds := map[string]*stream{}
 	res, err := shell.Run(ctx, shell.Spec{
 		Shell: pol.Shell(), Dir: d.p.req.Workspace, Command: a.Command, Timeout: timeout,
 		MaxOutputBytes: int(pol.MaxOutputBytes.Value), Env: childEnv(os.Environ()), Registry: d.a.shells,
-		// Progress is bounded like the result: once max_output_bytes have
-		// been streamed, one notice replaces the rest.
-		OnOutput: func(stream, chunk string) {
-			switch {
-			case streamed < limit:
-				if len(chunk) > limit-streamed {
-					chunk = truncUTF8(chunk, limit-streamed)
-				}
-				streamed += len(chunk)
-				d.stream(EventToolProgress, &ToolProgress{CallID: call.ID, Tool: call.Name, Stream: stream, Text: chunk})
-			case !noticed:
-				noticed = true
-				d.stream(EventToolProgress, &ToolProgress{CallID: call.ID, Tool: call.Name, Stream: stream,
-					Text: "\n[further output is not streamed: max_output_bytes reached; the result keeps its head and tail]\n"})
+		OnOutput: func(st, chunk string) {
+			r := reds[st]
+			if r == nil {
+				r = &stream{r: d.p.red}
+				reds[st] = r
 			}
+			progress(st, r.Push(chunk))
 		},
 	})
+	for _, st := range slices.Sorted(maps.Keys(reds)) {
+		progress(st, reds[st].Flush())
+	}
 	if err != nil {
 		fin.Error = &ErrorInfo{Code: "io_error", Message: "the command could not be started"}
 		if ctx.Err() != nil {

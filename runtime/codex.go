@@ -124,6 +124,10 @@ func (d *driver) reauthCodex(ctx context.Context, step int, err error) (bool, er
 		return false, &failed
 	}
 	d.p.prov, d.p.key = prov, cred.Bearer()
+	d.p.red.add(cred.Bearer())
+	for _, v := range codexHeaders(cred) {
+		d.p.red.add(v)
+	}
 	log(d.a.log.Info()).Msg("the provider refused the Codex credential (HTTP 401); it was refreshed, and the call is made once more")
 	return true, nil
 }

@@ -37,7 +37,9 @@ type prepared struct {
 	maxSteps int
 	media    []provider.Media // the run's typed inputs, bytes read
 	newSess  bool
-	key      string // the route's credential, scrubbed from every message
+	key      string         // the route's credential, scrubbed from every message
+	red      *redactor      // every credential sent, redacted from the run's output (redact.go)
+	guard    *confine.Guard // the operator's directories edit and write never change (protect.go)
 }
 
 func (p *prepared) close() {
@@ -138,6 +140,7 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 		return nil, refuse(CodeWorkspaceInvalid, "workspace cannot be opened")
 	}
 	p.root = root
+	p.guard = operatorGuard(root, a.opts.Home, req.Workspace)
 
 	if err := a.resolveRoute(ctx, p); err != nil {
 		return nil, err
@@ -381,7 +384,7 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 	case err != nil:
 		return refuse(CodeRouteInvalid, "%s", scrub(err.Error(), key))
 	}
-	p.prov, p.key = prov, key
+	p.prov, p.key, p.red = prov, key, newRedactor(key, headers)
 	return nil
 }
 

@@ -230,7 +230,7 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 				}
 				last, have = zero, false
 			case recovery.EffEmitRetry:
-				msg := bound(scrub(e.Error, d.p.key))
+				msg := bound(d.p.red.String(scrub(e.Error, d.p.key)))
 				if op.name == operationAssistantTurn {
 					d.stream(EventProviderRetry, &ProviderRetry{Attempt: e.Attempt, MaxAttempts: e.MaxAttempts, DelayMS: e.DelayMS, Error: msg})
 				} else {
@@ -238,7 +238,7 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 					d.stream(EventOperationRetry, &OperationRetry{Operation: op.name, Attempt: e.Attempt, MaxAttempts: &maxAttempts, DelayMS: e.DelayMS, Error: msg})
 				}
 			case recovery.EffEmitWaitingForNetwork:
-				msg := bound(scrub(e.Error, d.p.key))
+				msg := bound(d.p.red.String(scrub(e.Error, d.p.key)))
 				if op.name == operationAssistantTurn {
 					d.stream(EventWaitingForNetwork, &WaitingForNetwork{Attempt: e.Attempt, DelayMS: e.DelayMS, Error: msg})
 				} else {

@@ -225,9 +225,11 @@ func (d *driver) withMediaBytes(msgs []provider.Message) ([]provider.Message, er
 func (d *driver) contain(ctx context.Context) (status, output string, errInfo *ErrorInfo) {
 	defer func() {
 		if v := recover(); v != nil {
-			d.a.log.Error().Str("run_id", d.p.req.RunID).Str("panic", fmt.Sprint(v)).Bytes("stack", debug.Stack()).
+			// The panic value may quote provider output: redacted like it.
+			pv := scrub(d.p.red.String(fmt.Sprint(v)), d.p.key)
+			d.a.log.Error().Str("run_id", d.p.req.RunID).Str("panic", pv).Bytes("stack", debug.Stack()).
 				Msg("the run failed on an internal error")
-			status, errInfo = fsmrun.StatusError, &ErrorInfo{Code: CodeInternal, Message: bound("internal error: " + fmt.Sprint(v))}
+			status, errInfo = fsmrun.StatusError, &ErrorInfo{Code: CodeInternal, Message: bound("internal error: " + pv)}
 		}
 	}()
 	return d.loop(ctx)
@@ -238,7 +240,7 @@ func (d *driver) contain(ctx context.Context) (status, output string, errInfo *E
 func (d *driver) loop(ctx context.Context) (status, output string, errInfo *ErrorInfo) {
 	p := d.p
 	fail := func(code, msg string) (string, string, *ErrorInfo) {
-		return fsmrun.StatusError, output, &ErrorInfo{Code: code, Message: bound(msg)}
+		return fsmrun.StatusError, output, &ErrorInfo{Code: code, Message: bound(p.red.String(msg))}
 	}
 	writeFailed := func(err error) (string, string, *ErrorInfo) {
 		return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
@@ -466,28 +468,41 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 	defer s.Close()
 	var text strings.Builder
 	var reasoning provider.ReasoningCollector
+	// Echoed credentials are redacted before any delta goes out; a
+	// credential split across deltas is held back until it is whole
+	// (redact.go).
+	textRed, reasonRed := stream{r: d.p.red}, stream{r: d.p.red}
 	for s.Next() {
 		ev := s.Event()
 		reasoning.Add(ev)
 		switch ev.Kind {
 		case provider.EventText:
-			text.WriteString(ev.Text)
-			d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelText, Text: ev.Text})
+			if out := textRed.Push(ev.Text); out != "" || ev.Text == "" {
+				text.WriteString(out)
+				d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelText, Text: out})
+			}
 		case provider.EventReasoning:
-			if ev.Text != "" {
-				d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelReasoning, Text: ev.Text})
+			if out := reasonRed.Push(ev.Text); out != "" {
+				d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelReasoning, Text: out})
 			}
 		case provider.EventToolCall:
-			t.calls = append(t.calls, ev.ToolCall)
+			t.calls = append(t.calls, d.p.red.call(ev.ToolCall))
 		case provider.EventUsage:
 			t.usage, t.usageReported = ev.Usage, true
 		case provider.EventFinish:
 			t.finish = ev.FinishReason
 		}
 	}
+	if out := textRed.Flush(); out != "" {
+		text.WriteString(out)
+		d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelText, Text: out})
+	}
+	if out := reasonRed.Flush(); out != "" {
+		d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelReasoning, Text: out})
+	}
 	// On failure the partial text is returned too: it becomes recovered
 	// output when recovery discards the attempt.
-	t.text, t.reasoning, t.reasoningBlocks = text.String(), reasoning.Text(), reasoning.Blocks()
+	t.text, t.reasoning, t.reasoningBlocks = text.String(), d.p.red.String(reasoning.Text()), d.p.red.blocks(reasoning.Blocks())
 	return t, s.Err()
 }
 
@@ -564,6 +579,11 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	d.stream(EventToolStart, &ToolStart{Step: step, CallID: call.ID, Tool: call.Name, Arguments: argValue})
 
 	reply := func(fin *ToolFinish) provider.Message {
+		// A tool's output may hold a credential too (a file the model read).
+		fin.Output = d.p.red.String(fin.Output)
+		if fin.Error != nil {
+			fin.Error.Message = d.p.red.String(fin.Error.Message)
+		}
 		d.stream(EventToolFinish, fin)
 		msg := provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: fin.Output}
 		if fin.Error != nil {
@@ -598,7 +618,7 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if !isObject {
 		return fail(tools.CodeInvalidArguments, "the arguments are not a JSON object")
 	}
-	env := tools.Env{Root: d.p.root, MaxOutputBytes: int(d.p.policy.MaxOutputBytes.Value)}
+	env := tools.Env{Root: d.p.root, MaxOutputBytes: int(d.p.policy.MaxOutputBytes.Value), Guard: d.p.guard}
 	// Malformed arguments end the call before it is announced as allowed;
 	// a path refused by a workspace gate (confinement, link refusal,
 	// protected path) is a policy denial with the same code.

@@ -33,7 +33,16 @@ var deltaType, finalType = []byte(`"type":"model_delta"`), []byte(`"type":"final
 // read by the provider to the NDJSON model_delta frame written by the
 // host, in-process (target ≤ 5 µs and ≤ 4 allocations per delta). The
 // stream is served pre-rendered from loopback so the server costs little.
-func BenchmarkRunDeltas(b *testing.B) {
+func BenchmarkRunDeltas(b *testing.B) { runDeltas(b, "") }
+
+// BenchmarkRunDeltasOneSecret is BenchmarkRunDeltas with an api_key, which
+// every delta is scanned for (runtime's redaction of echoed credentials).
+// The key begins like the deltas do, so the scan compares at every delta.
+func BenchmarkRunDeltasOneSecret(b *testing.B) {
+	runDeltas(b, `,"api_key":"tok-bench-secret-0123456789"`)
+}
+
+func runDeltas(b *testing.B, route string) {
 	const n = 20000
 	body := deltaStream(n)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -58,7 +67,7 @@ func BenchmarkRunDeltas(b *testing.B) {
 	b.ResetTimer()
 	goruntime.ReadMemStats(&before)
 	for i := 0; i < b.N; i++ {
-		line := fmt.Sprintf(`{"protocol_version":1,"request_id":"b%d","command":"run","run_id":"r%d","workspace":%q,"model":"m","prompt":"go","provider":"bench","base_url":%q,"tools":[]}`+"\n", i, i, ws, srv.URL+"/v1")
+		line := fmt.Sprintf(`{"protocol_version":1,"request_id":"b%d","command":"run","run_id":"r%d","workspace":%q,"model":"m","prompt":"go","provider":"bench","base_url":%q,"tools":[]%s}`+"\n", i, i, ws, srv.URL+"/v1", route)
 		go io.WriteString(inW, line)
 		deltas := 0
 		for {

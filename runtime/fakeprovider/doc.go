@@ -49,7 +49,8 @@
 //
 // InjectFault queues one Fault per request: FaultStatus (an HTTP error such
 // as 429 with Retry-After, 5xx, 529, in the provider's envelope),
-// FaultErrorEvent (an in-stream error event), FaultCutMidStream (the
+// FaultErrorEvent (an in-stream error event), FaultRedirect (a 3xx to
+// another server, to see whether a client follows it), FaultCutMidStream (the
 // connection closes before the terminal event), FaultStall (the stream
 // stops until the client gives up), FaultNoHeaders (no answer at all,
 // not even headers, until the client gives up), FaultResetAfterHeaders (a

@@ -2,12 +2,17 @@ package fakeprovider
 
 import (
 	"fmt"
+	"html"
+	"io"
+	"net/http"
+	"strings"
 	"time"
 )
 
 // Fault is a failure the server plays instead of, or in the middle of, a
 // normal answer: one of FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders,
-// FaultCutMidStream, FaultStall, FaultStatus and FaultErrorEvent. Inject
+// FaultCutMidStream, FaultStall, FaultStatus, FaultErrorEvent and
+// FaultRedirect. Inject
 // faults with Server.InjectFault.
 type Fault interface {
 	// describe names the fault for Request.Fault.
@@ -104,7 +109,22 @@ type FaultErrorEvent struct {
 	Message string
 }
 
+// FaultRedirect answers with a redirect instead of a stream: status Code
+// with a Location of To followed by the request's path and query, and a
+// small HTML body naming it, as web servers send. Point To at a second
+// Server (its URL) to see whether a client follows the redirect and which
+// credentials and headers it carries there: that Server's Requests tell.
+type FaultRedirect struct {
+	// Code is 301, 302, 303, 307 or 308; zero means 307.
+	Code int
+	// To is the absolute URL the Location starts with, e.g.
+	// "http://127.0.0.1:40124"; it must not be empty.
+	To string
+}
+
 func (FaultRefuse) describe() string { return "refuse" }
+
+func (f FaultRedirect) describe() string { return fmt.Sprintf("redirect(%d)", f.Code) }
 
 func (FaultResetAfterHeaders) describe() string { return "reset_after_headers" }
 
@@ -147,10 +167,33 @@ func normalizeFault(f Fault) Fault {
 	case FaultErrorEvent:
 		v.AfterEvents = max(v.AfterEvents, 0)
 		return v
+	case FaultRedirect:
+		if v.Code == 0 {
+			v.Code = 307
+		}
+		switch v.Code {
+		case 301, 302, 303, 307, 308:
+		default:
+			panic(fmt.Sprintf("fakeprovider: FaultRedirect.Code %d is not a redirect status (301, 302, 303, 307, 308)", v.Code))
+		}
+		if v.To == "" {
+			panic("fakeprovider: FaultRedirect.To is empty")
+		}
+		return v
 	case FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders:
 		return v
-	case *FaultRefuse, *FaultResetAfterHeaders, *FaultNoHeaders, *FaultCutMidStream, *FaultStall, *FaultStatus, *FaultErrorEvent:
+	case *FaultRedirect, *FaultRefuse, *FaultResetAfterHeaders, *FaultNoHeaders, *FaultCutMidStream, *FaultStall, *FaultStatus, *FaultErrorEvent:
 		panic(fmt.Sprintf("fakeprovider: InjectFault takes fault values, not pointers (%T)", f))
 	}
 	panic(fmt.Sprintf("fakeprovider: unknown fault %T", f))
+}
+
+// writeRedirect plays a FaultRedirect.
+func writeRedirect(w http.ResponseWriter, r *http.Request, f FaultRedirect, mode Mode, requestID string) {
+	loc := strings.TrimRight(f.To, "/") + r.URL.RequestURI()
+	setRequestID(w.Header(), mode, requestID)
+	w.Header().Set("Location", loc)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(f.Code)
+	_, _ = io.WriteString(w, `<html><body><a href="`+html.EscapeString(loc)+`">Moved</a></body></html>`)
 }

@@ -629,7 +629,7 @@ func (s *Server) dispatch(mode Mode, idx int) plan {
 		s.requests[idx].Fault = p.fault.describe()
 	}
 	switch p.fault.(type) {
-	case FaultStatus, FaultResetAfterHeaders, FaultNoHeaders:
+	case FaultStatus, FaultResetAfterHeaders, FaultNoHeaders, FaultRedirect:
 		return p
 	}
 	p.peeked = p.fault != nil
@@ -683,6 +683,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, mode Mode, p pla
 	switch f := p.fault.(type) {
 	case FaultStatus:
 		writeFaultStatus(w, mode, f, requestID)
+		return false
+	case FaultRedirect:
+		writeRedirect(w, r, f, mode, requestID)
 		return false
 	case FaultNoHeaders:
 		select {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"octet.dev/host/runtime/internal/nofollow"
 )
 
 // Defaults of the Codex CLI's ChatGPT login (openai/codex, codex-rs login
@@ -223,14 +225,6 @@ func (s *Store) clientID() string {
 	return DefaultClientID
 }
 
-// client is the configured client, copied with redirects disabled: a
-// redirect must not carry the refresh token to another URL.
-func (s *Store) client() *http.Client {
-	c := http.DefaultClient
-	if s.HTTPClient != nil {
-		c = s.HTTPClient
-	}
-	cp := *c
-	cp.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &cp
-}
+// client is the configured client, copied with redirects disabled
+// (nofollow): a redirect must not carry the refresh token to another URL.
+func (s *Store) client() *http.Client { return nofollow.Client(s.HTTPClient) }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"octet.dev/host/runtime/internal/nofollow"
 )
 
 // Issue codes.
@@ -78,7 +80,9 @@ type Issue struct {
 }
 
 // Discover lists the models of every endpoint in eps, querying them
-// concurrently with client (http.DefaultClient when nil). Each query is
+// concurrently with client (http.DefaultClient when nil), which never
+// follows a redirect: a 3xx answer is an Issue (CodeFailed) naming the
+// status. Each query is
 // bounded by timeout (DefaultTimeout when timeout <= 0) and by ctx. Models
 // come back sorted by provider, then ID, without duplicates; an endpoint
 // that fails adds one Issue instead, and never fails the others. Issues are
@@ -88,9 +92,9 @@ func Discover(ctx context.Context, client *http.Client, eps []Endpoint, timeout 
 	if len(eps) == 0 {
 		return nil, nil
 	}
-	if client == nil {
-		client = http.DefaultClient
-	}
+	// The request carries the endpoint's key: never follow a redirect
+	// (nofollow), whatever client the caller gave.
+	client = nofollow.Client(client)
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
@@ -192,6 +196,10 @@ func query(parent context.Context, client *http.Client, ep Endpoint, timeout tim
 	}
 	defer resp.Body.Close()
 
+	if nofollow.IsRedirect(resp.StatusCode) {
+		// Not followed, and the Location is not repeated.
+		return nil, fail(CodeFailed, "GET %s: HTTP %s: %s", target, statusText(resp), nofollow.Refused)
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		msg := fmt.Sprintf("GET %s: HTTP %s", target, statusText(resp))

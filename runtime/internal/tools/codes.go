@@ -40,7 +40,9 @@ const (
 	CodeIOError = "io_error"
 	// CodeCanceled: the context was canceled before the tool finished.
 	CodeCanceled = "canceled"
-	// CodeProtectedPath: edit or write aimed at the workspace's .octet
-	// directory, the operator's configuration (see checkMutable).
+	// CodeProtectedPath: edit or write aimed at an operator configuration
+	// directory: the workspace's .octet (checkMutable), or any directory
+	// of Env.Guard (the user's ~/.octet wherever it lies) found by file
+	// identity.
 	CodeProtectedPath = "protected_path"
 )

@@ -36,6 +36,9 @@ func runEdit(ctx context.Context, env Env, a *args) (Result, error) {
 	if err := checkMutable(rel); err != nil {
 		return Result{}, err
 	}
+	if err := env.Guard.Check(rel); err != nil {
+		return Result{}, err
+	}
 	data, err := env.Root.ReadFile(rel)
 	if err != nil {
 		return Result{}, err

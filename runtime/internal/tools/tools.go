@@ -31,6 +31,10 @@ type Env struct {
 	// MaxOutputBytes bounds Result.Output; zero or less means
 	// DefaultMaxOutputBytes.
 	MaxOutputBytes int
+	// Guard, when set, protects the operator's configuration directories
+	// from edit and write wherever they lie, by file identity
+	// (confine.Guard); its refusals are protected_path.
+	Guard *confine.Guard
 }
 
 func (e Env) maxOutput() int {
@@ -115,7 +119,8 @@ func Specs() []Spec {
 //   - confinement: the path stays in the workspace (CodePathOutsideWorkspace;
 //     a path with a NUL byte is CodeInvalidArguments);
 //   - protected paths, for edit and write: the path is not in the
-//     workspace's .octet directory (CodeProtectedPath);
+//     workspace's .octet directory, nor in an operator directory that
+//     Env.Guard protects by identity wherever it lies (CodeProtectedPath);
 //   - link refusal: resolving the path beneath the workspace meets no
 //     symbolic link, final element included (CodeSymlinkRefused).
 //
@@ -147,6 +152,9 @@ func Gate(env Env, name string, args []byte) error {
 		if t.effect == EffectWorkspaceMutation {
 			if err := checkMutable(rel); err != nil {
 				return err
+			}
+			if err := env.Guard.Check(rel); err != nil {
+				return pathError(err)
 			}
 		}
 		if _, err := env.Root.Check(rel); err != nil {
@@ -207,6 +215,8 @@ func pathError(err error) *Error {
 		code = CodeNotRegularFile
 	case errors.Is(err, confine.ErrInvalidPath):
 		code = CodeInvalidArguments
+	case errors.Is(err, confine.ErrProtected):
+		code = CodeProtectedPath
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return canceled()
 	}

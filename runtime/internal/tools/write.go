@@ -30,6 +30,9 @@ func runWrite(ctx context.Context, env Env, a *args) (Result, error) {
 	if err := checkMutable(rel); err != nil {
 		return Result{}, err
 	}
+	if err := env.Guard.Check(rel); err != nil {
+		return Result{}, err
+	}
 	if rel == "." {
 		return Result{}, newError(CodeIsDirectory, "write .: the workspace root is a directory")
 	}

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"octet.dev/host/runtime/internal/nofollow"
 	"octet.dev/host/runtime/internal/provider"
 )
 
@@ -72,6 +73,14 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 	if err != nil {
 		cancel()
 		return nil, requestError(ctx, r.Scrub, err, written.Load(), connected.Load())
+	}
+	if nofollow.IsRedirect(resp.StatusCode) {
+		// Never followed (Route's client), never read: the Location and a
+		// redirect page may carry what the server wants echoed.
+		resp.Body.Close()
+		cancel()
+		return nil, &provider.Error{Kind: provider.FailHTTPStatus, Status: resp.StatusCode, RequestWritten: true,
+			Message: nofollow.Refused}
 	}
 	rb := newIdleBody(resp.Body, r.Idle, cancel)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

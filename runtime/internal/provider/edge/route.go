@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"octet.dev/host/runtime/internal/nofollow"
 )
 
 // DefaultIdleTimeout is the longest a stream may go without a byte when a
@@ -130,6 +132,9 @@ func (m *Mode) Route(c Config) (r Route, errs []error) {
 	if r.Client == nil {
 		r.Client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
 	}
+	// Whatever client the route got, it never follows a redirect: the
+	// headers hold the key and the custom headers (nofollow).
+	r.Client = nofollow.Client(r.Client)
 	if r.Idle == 0 {
 		r.Idle = DefaultIdleTimeout
 	}

@@ -100,13 +100,15 @@ func TestRouteDefaultsAndHeaders(t *testing.T) {
 }
 
 func TestRouteKeepsSettings(t *testing.T) {
-	client := &http.Client{}
+	client := &http.Client{Transport: &http.Transport{}, Timeout: time.Minute}
 	now := func() time.Time { return time.Unix(0, 0) }
 	r, errs := testMode.Route(Config{BaseURL: "http://h/v1/", HTTPClient: client, IdleTimeout: time.Second, MaxEventBytes: 10, Now: now})
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	if r.Client != client || r.Idle != time.Second || r.MaxEvent != 10 || !r.Now().Equal(time.Unix(0, 0)) {
+	// The client is the caller's, copied so that it never follows a
+	// redirect (nofollow).
+	if r.Client.Transport != client.Transport || r.Client.Timeout != time.Minute || r.Client.CheckRedirect == nil || r.Idle != time.Second || r.MaxEvent != 10 || !r.Now().Equal(time.Unix(0, 0)) {
 		t.Errorf("settings not kept: %+v", r)
 	}
 	if r.URL != "http://h/v1/stream" {

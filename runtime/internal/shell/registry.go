@@ -272,6 +272,28 @@ func terminate(entries []*entry, grace time.Duration) {
 	}
 	known := map[key]proc{}
 	var buf [statBufBytes]byte
+	// The namespace guards are left out of the ladder (they ignore
+	// SIGTERM); once the ladder is over they are SIGKILLed, which ends
+	// their namespaces, and awaited like any survivor.
+	defer func() {
+		var guards []proc
+		for _, e := range entries {
+			for _, r := range e.roots {
+				if e.guard != 0 && r.pid == e.guard {
+					signalProc(r, unix.SIGKILL)
+					guards = append(guards, r)
+				}
+			}
+		}
+		deadline := time.Now().Add(killWait)
+		for wait := pollMin; len(guards) > 0 && time.Now().Before(deadline); wait = min(2*wait, pollMax) {
+			guards = slices.DeleteFunc(guards, func(g proc) bool {
+				now, live := readStat(g.pid, buf[:])
+				return !live || now.start != g.start || now.dead
+			})
+			time.Sleep(wait)
+		}
+	}()
 	// survivors scans once and returns the live processes of entries and
 	// the ones found before that still live. ok is false when /proc could
 	// not be read; the groups are then all it knows about.

@@ -29,7 +29,7 @@ func TestFastPathMatchesStateless(t *testing.T) {
 		seen[st.Key()] = true
 		for _, in := range inputs {
 			fast, slow := FromState(st), FromState(st)
-			slow.noFast = true
+			slow.w.SetFastPath(false)
 			fe, ferr := fast.Fire(in)
 			se, serr := slow.Fire(in)
 			if (ferr == nil) != (serr == nil) || !cmp.Equal(append([]Effect{}, fe...), append([]Effect{}, se...)) || !cmp.Equal(fast.State(), slow.State()) {

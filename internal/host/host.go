@@ -43,7 +43,9 @@ func (h *Host) Busy() bool { return h.busy.Load() }
 
 // New returns a Host for cfg.
 func New(cfg Config) *Host {
-	return &Host{cfg: cfg, w: wire.NewWriter(cfg.Out), m: session.New()}
+	m := session.New()
+	m.SetTracer(sessionTracer(cfg.Log))
+	return &Host{cfg: cfg, w: wire.NewWriter(cfg.Out), m: m}
 }
 
 // ExitError is returned by Serve when the host must exit non-zero.

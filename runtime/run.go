@@ -258,7 +258,9 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 	// A route without reasoning support sends no effort and leaves the
 	// session's selection as it was.
 	if p.model.SupportsReasoning {
-		d.effort = p.req.ReasoningEffort
+		if p.req.ReasoningEffort != nil {
+			d.effort = *p.req.ReasoningEffort
+		}
 		if d.effort == "" {
 			d.effort = p.sess.LatestReasoning()
 		}

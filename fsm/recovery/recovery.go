@@ -186,12 +186,15 @@ type State struct {
 // flight): every failure that did not end the turn replaced one.
 func (s State) attempt() int { return 1 + s.Retries + s.NetworkWaits }
 
+var spec = machine.NewSpec("recovery", Phases, Triggers, func(in Input) Trigger { return in.Trigger })
+
 // Machine is one turn's recovery machine.
 type Machine struct {
-	w    *machine.Machine[Phase, Trigger, Input, Effect]
-	cfg  Config
-	st   State
-	next step // the step Fire is taking
+	w        *machine.Machine[Phase, Trigger, Input, Effect]
+	cfg      Config
+	st       State
+	next     step // the step Fire is taking
+	deciding bool // Fire is taking next
 }
 
 // step is what an input does: the phase and state it leads to and the
@@ -219,16 +222,22 @@ func FromState(cfg Config, st State) (*Machine, error) {
 		cfg.MaxNetworkWaitMS = &v
 	}
 	m := &Machine{cfg: cfg, st: st}
-	w := machine.New[Phase, Trigger, Input, Effect]("recovery", &m.st.Phase, func(in Input) Trigger { return in.Trigger })
+	w := machine.New[Phase, Trigger, Input, Effect](spec, &m.st.Phase)
 	m.w = w
 	// decide is the one source of truth; the stateless table is derived
-	// from it. Every trigger of a phase that is not terminal is a dynamic
-	// transition, permitted when decide accepts the input and leading
-	// where decide's step leads; a terminal phase accepts nothing. Every
+	// from it. Each trigger a phase may accept (accepts, which decide
+	// consults first) is a dynamic transition, permitted when decide
+	// accepts the input and leading where decide's step leads. Every
 	// phase is entered through that step: the phase itself is the one
-	// stateless stored.
-	accepted := func(context.Context, ...any) bool { return m.decide(w.In()).to != "" }
-	to := func(context.Context, ...any) (any, error) { return m.next.to, nil }
+	// stateless stored. Fire computes the step once (m.deciding); Permitted
+	// asks decide.
+	accepted := func(context.Context, ...any) bool {
+		if m.deciding {
+			return m.next.to != ""
+		}
+		return m.decide(w.In()).to != ""
+	}
+	to := func(context.Context, ...any) (any, error) { return spec.Phase(m.next.to), nil }
 	enter := func(context.Context, ...any) error {
 		phase := m.st.Phase
 		m.st = m.next.st
@@ -238,11 +247,8 @@ func FromState(cfg Config, st State) (*Machine, error) {
 	}
 	for _, p := range Phases {
 		c := w.Configure(p).OnEntry(enter)
-		if p.Terminal() {
-			continue // absorbing: accepts nothing
-		}
-		for _, t := range Triggers {
-			c.PermitDynamic(t, to, accepted)
+		for _, t := range accepts(p) {
+			c.PermitDynamic(spec.Trigger(t), to, accepted)
 		}
 	}
 	return m, nil
@@ -252,27 +258,15 @@ func FromState(cfg Config, st State) (*Machine, error) {
 // function of the configuration, the state and the input.
 func (m *Machine) decide(in Input) step {
 	st := m.st
-	if st.Phase.Terminal() {
+	if !slices.Contains(accepts(st.Phase), in.Trigger) {
 		return step{}
 	}
 	switch in.Trigger {
-	case TrStart:
-		if st.Phase != Idle {
-			return step{}
-		}
+	case TrStart, TrTimerFired:
 		return step{Attempting, st, []Effect{{Kind: EffStartAttempt, Attempt: st.attempt()}}}
 
 	case TrAttemptSucceeded:
-		if st.Phase != Attempting {
-			return step{}
-		}
 		return step{Succeeded, st, []Effect{{Kind: EffSucceed}}}
-
-	case TrTimerFired:
-		if st.Phase != WaitingForNetwork && st.Phase != BackingOff {
-			return step{}
-		}
-		return step{Attempting, st, []Effect{{Kind: EffStartAttempt, Attempt: st.attempt()}}}
 
 	case TrCancel:
 		var effs []Effect
@@ -294,12 +288,31 @@ func (m *Machine) decide(in Input) step {
 		return failStep(st, effs, in.Code, in.Message)
 
 	case TrAttemptFailed:
-		if st.Phase != Attempting {
-			return step{}
-		}
 		return m.failed(st, in)
 	}
 	return step{}
+}
+
+// The triggers each phase may accept, in the order of Triggers. decide
+// refuses every other one, and the stateless table has a transition for
+// exactly these.
+var (
+	acceptsIdle       = []Trigger{TrStart, TrCancel, TrAbort}
+	acceptsAttempting = []Trigger{TrAttemptFailed, TrAttemptSucceeded, TrCancel, TrAbort}
+	acceptsWaiting    = []Trigger{TrTimerFired, TrCancel, TrAbort}
+)
+
+// accepts returns the triggers phase p may accept (none once terminal).
+func accepts(p Phase) []Trigger {
+	switch p {
+	case Idle:
+		return acceptsIdle
+	case Attempting:
+		return acceptsAttempting
+	case WaitingForNetwork, BackingOff:
+		return acceptsWaiting
+	}
+	return nil
 }
 
 // abandon returns the effects that give up the attempt that failed with f:
@@ -422,8 +435,9 @@ func (m *Machine) Permitted(in Input) []Trigger {
 // changes nothing. The returned slice is reused by the next Fire.
 func (m *Machine) Fire(in Input) ([]Effect, error) {
 	from := m.st
-	m.next = m.decide(in)
+	m.next, m.deciding = m.decide(in), true
 	effects, err := m.w.Fire(in)
+	m.deciding = false
 	if err == nil {
 		checkStep(m.cfg, from, in, m.st, effects)
 	}

@@ -88,6 +88,9 @@ type State struct {
 	Status string // set from settled on ("error" for a rejected run)
 }
 
+var spec = machine.NewSpec("run", []Phase{Received, Accepted, Started, Streaming, Settled, Final}, Triggers,
+	func(in Input) Trigger { return in.Trigger })
+
 // Machine is the run lifecycle machine.
 type Machine struct {
 	w  *machine.Machine[Phase, Trigger, Input, Effect]
@@ -100,15 +103,15 @@ func New() *Machine { return FromState(State{Phase: Received}) }
 // FromState returns a machine positioned at st (for enumeration in tests).
 func FromState(st State) *Machine {
 	m := &Machine{st: st}
-	w := machine.New[Phase, Trigger, Input, Effect]("run", &m.st.Phase, func(in Input) Trigger { return in.Trigger })
+	w := machine.New[Phase, Trigger, Input, Effect](spec, &m.st.Phase)
 	m.w = w
 	validStatus := func(context.Context, ...any) bool {
 		return slices.Contains(Statuses, w.In().Status)
 	}
-	stream := func() { w.Emit(Effect{Kind: EffStream}) }
 	emit := func(k EffectKind) stateless.ActionFunc {
 		return func(context.Context, ...any) error { w.Emit(Effect{Kind: k}); return nil }
 	}
+	stream := emit(EffStream)
 
 	w.Configure(Received).
 		Permit(TrAccept, Accepted).
@@ -127,7 +130,7 @@ func FromState(st State) *Machine {
 	// The hot input, one per streamed event: a guard-free internal
 	// transition, which Fire takes without stateless.
 	w.Internal(Streaming, TrStream, stream).
-		OnEntry(emit(EffStream)).
+		OnEntry(stream).
 		Permit(TrSettle, Settled, validStatus)
 
 	w.Configure(Settled).

@@ -132,6 +132,9 @@ func (s *State) use(id string) {
 	}
 }
 
+var spec = machine.NewSpec("session", []Phase{Idle, Busy, Draining, Closed, Failed}, Triggers,
+	func(in Input) Trigger { return in.Trigger })
+
 // Machine is the protocol session machine.
 type Machine struct {
 	w  *machine.Machine[Phase, Trigger, Input, Effect]
@@ -146,7 +149,7 @@ func FromState(st State) *Machine {
 	m := &Machine{st: st.Clone()}
 	slices.Sort(m.st.Used) // used() relies on a sorted set
 	m.st.Used = slices.Compact(m.st.Used)
-	w := machine.New[Phase, Trigger, Input, Effect]("session", &m.st.Phase, func(in Input) Trigger { return in.Trigger })
+	w := machine.New[Phase, Trigger, Input, Effect](spec, &m.st.Phase)
 	m.w = w
 	// A request needs an ID; guards are pure and mutually exclusive.
 	fresh := func(context.Context, ...any) bool { id := w.In().RequestID; return id != "" && !m.st.used(id) }
@@ -170,9 +173,10 @@ func FromState(st State) *Machine {
 	// The hot input, one per written event: a guard-free internal
 	// transition of Busy and Draining, which Fire takes without stateless.
 	// Seq is counted here and nowhere else.
-	event := func() {
+	event := func(context.Context, ...any) error {
 		m.st.Seq++
 		w.Emit(Effect{Kind: EffWrite, RequestID: m.st.Current, Seq: m.st.Seq})
+		return nil
 	}
 
 	w.Configure(Idle).

@@ -97,6 +97,9 @@ type State struct {
 	FollowUps int // pending follow-ups
 }
 
+var spec = machine.NewSpec("steering", []Phase{Open, Closed}, Triggers,
+	func(in Input) Trigger { return in.Trigger })
+
 // Machine is the settlement machine of one run.
 type Machine struct {
 	w  *machine.Machine[Phase, Trigger, Input, Effect]
@@ -109,7 +112,7 @@ func New() *Machine { return FromState(State{Phase: Open}) }
 // FromState returns a machine positioned at st (for enumeration in tests).
 func FromState(st State) *Machine {
 	m := &Machine{st: st}
-	w := machine.New[Phase, Trigger, Input, Effect]("steering", &m.st.Phase, func(in Input) Trigger { return in.Trigger })
+	w := machine.New[Phase, Trigger, Input, Effect](spec, &m.st.Phase)
 	m.w = w
 	steeringPending := func(context.Context, ...any) bool { return m.st.Steering > 0 }
 	noSteering := func(context.Context, ...any) bool { return m.st.Steering == 0 }
@@ -125,8 +128,8 @@ func FromState(st State) *Machine {
 		m.st.Steering = 0
 	}
 
-	w.Internal(Open, TrSteer, func() { m.st.Steering++ })
-	w.Internal(Open, TrFollowUp, func() { m.st.FollowUps++ })
+	w.Internal(Open, TrSteer, func(context.Context, ...any) error { m.st.Steering++; return nil })
+	w.Internal(Open, TrFollowUp, func(context.Context, ...any) error { m.st.FollowUps++; return nil })
 	w.Configure(Open).
 		InternalTransition(TrAfterTool, func(context.Context, ...any) error {
 			w.Emit(Effect{Kind: EffSkipTools})

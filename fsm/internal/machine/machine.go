@@ -6,9 +6,10 @@
 // does not accept (*fsm.TransitionError), the tracer, and a fast path for
 // guard-free internal transitions.
 //
-// A machine package keeps its whole state in its own State value and hands
-// New a pointer to the phase field; guards and actions read the input with
-// In and append effects with Emit. Transitions are configured on stateless
+// A machine package declares its Spec once (name, phases, triggers) and
+// keeps its whole state in its own State value, handing New a pointer to
+// the phase field; guards and actions read the input with In and append
+// effects with Emit. Transitions are configured on stateless
 // through Configure, except the guard-free internal ones, which go through
 // Internal: Internal configures the same transition on stateless and
 // records it for the fast path, so the two cannot drift apart. Fire takes
@@ -29,35 +30,79 @@ import (
 	"octet.dev/host/fsm"
 )
 
+// Spec is what a machine package declares once, in a package variable:
+// the machine's name (the tracer's Transition.Machine and the error's
+// prefix), every phase and trigger, and how to read an input's trigger.
+// It holds each phase and trigger already converted to the interface
+// values stateless takes, so that building and firing a machine does not
+// allocate them again.
+type Spec[P ~string, T ~string, I any] struct {
+	name     string
+	trigger  func(I) T
+	phases   map[P]stateless.State
+	triggers map[T]stateless.Trigger
+}
+
+// NewSpec returns the Spec of a machine called name over phases and
+// triggers; trigger returns an input's trigger.
+func NewSpec[P ~string, T ~string, I any](name string, phases []P, triggers []T, trigger func(I) T) *Spec[P, T, I] {
+	s := &Spec[P, T, I]{name: name, trigger: trigger, phases: map[P]stateless.State{}, triggers: map[T]stateless.Trigger{}}
+	for _, p := range phases {
+		s.phases[p] = p
+	}
+	for _, t := range triggers {
+		s.triggers[t] = t
+	}
+	return s
+}
+
+// Phase returns p as stateless takes it.
+func (s *Spec[P, T, I]) Phase(p P) stateless.State {
+	if v, ok := s.phases[p]; ok {
+		return v
+	}
+	return p
+}
+
+// Trigger returns t as stateless takes it.
+func (s *Spec[P, T, I]) Trigger(t T) stateless.Trigger {
+	if v, ok := s.triggers[t]; ok {
+		return v
+	}
+	return t
+}
+
 // Machine is a stateless state machine over phases P and triggers T, fed
 // inputs I and returning effects E.
 type Machine[P ~string, T ~string, I any, E any] struct {
-	name    string
+	spec    *Spec[P, T, I]
 	phase   *P
-	trigger func(I) T
 	sm      *stateless.StateMachine
 	in      I
 	out     []E
 	tracer  fsm.Tracer
-	fast    []fastStep[P, T]
+	fast    [MaxInternal]fastStep[P, T] // held inline: building a machine allocates no table for them
+	nfast   int
 	noFast  bool
 }
+
+// MaxInternal is how many transitions a machine may configure through
+// Internal.
+const MaxInternal = 4
 
 // fastStep is a guard-free internal transition: trigger in phase runs
 // action and stays.
 type fastStep[P ~string, T ~string] struct {
 	phase   P
 	trigger T
-	action  func()
+	action  stateless.ActionFunc
 }
 
-// New returns a machine called name (the tracer's Transition.Machine and
-// the error's prefix) whose phase is stored at *phase. trigger returns an
-// input's trigger.
-func New[P ~string, T ~string, I any, E any](name string, phase *P, trigger func(I) T) *Machine[P, T, I, E] {
-	m := &Machine[P, T, I, E]{name: name, phase: phase, trigger: trigger}
+// New returns a machine of spec whose phase is stored at *phase.
+func New[P ~string, T ~string, I any, E any](spec *Spec[P, T, I], phase *P) *Machine[P, T, I, E] {
+	m := &Machine[P, T, I, E]{spec: spec, phase: phase}
 	m.sm = stateless.NewStateMachineWithExternalStorage(
-		func(context.Context) (stateless.State, error) { return *m.phase, nil },
+		func(context.Context) (stateless.State, error) { return m.spec.Phase(*m.phase), nil },
 		func(_ context.Context, s stateless.State) error { *m.phase = s.(P); return nil },
 		stateless.FiringImmediate,
 	)
@@ -67,24 +112,28 @@ func New[P ~string, T ~string, I any, E any](name string, phase *P, trigger func
 // Configure returns the stateless configuration of phase p. Guards must be
 // pure; actions read In and Emit effects and never return an error.
 func (m *Machine[P, T, I, E]) Configure(p P) *stateless.StateConfiguration {
-	return m.sm.Configure(p)
+	return m.sm.Configure(m.spec.Phase(p))
 }
 
 // Internal configures a guard-free internal transition: t in p runs action
 // and stays in p, without entry or exit actions. It must be the only
-// transition of t in p. Fire takes it without stateless.
-func (m *Machine[P, T, I, E]) Internal(p P, t T, action func()) *stateless.StateConfiguration {
-	for _, f := range m.fast {
+// transition of t in p. Fire takes it without stateless, calling action
+// with a background context and no arguments. A machine has at most
+// MaxInternal of them.
+func (m *Machine[P, T, I, E]) Internal(p P, t T, action stateless.ActionFunc) *stateless.StateConfiguration {
+	for _, f := range m.fast[:m.nfast] {
 		if f.phase == p && f.trigger == t {
-			panic(fmt.Sprintf("fsm/%s: internal transition %q in %q configured twice", m.name, t, p))
+			panic(fmt.Sprintf("fsm/%s: internal transition %q in %q configured twice", m.spec.name, t, p))
 		}
 	}
-	m.fast = append(m.fast, fastStep[P, T]{p, t, action})
-	return m.sm.Configure(p).InternalTransition(t, func(context.Context, ...any) error {
-		action()
-		return nil
-	})
+	if m.nfast == MaxInternal {
+		panic(fmt.Sprintf("fsm/%s: more than %d internal transitions", m.spec.name, MaxInternal))
+	}
+	m.fast[m.nfast] = fastStep[P, T]{p, t, action}
+	m.nfast++
+	return m.Configure(p).InternalTransition(m.spec.Trigger(t), action)
 }
+
 
 // In returns the input being fired (or tested by Can).
 func (m *Machine[P, T, I, E]) In() I { return m.in }
@@ -108,7 +157,7 @@ func (m *Machine[P, T, I, E]) fastFor(t T) *fastStep[P, T] {
 		return nil
 	}
 	p := *m.phase
-	for i := range m.fast {
+	for i := range m.nfast {
 		if f := &m.fast[i]; f.trigger == t && f.phase == p {
 			return f
 		}
@@ -120,11 +169,11 @@ func (m *Machine[P, T, I, E]) fastFor(t T) *fastStep[P, T] {
 // but the input In returns.
 func (m *Machine[P, T, I, E]) Can(in I) bool {
 	m.in = in
-	t := m.trigger(in)
+	t := m.spec.trigger(in)
 	if m.fastFor(t) != nil {
 		return true
 	}
-	ok, err := m.sm.CanFireCtx(context.Background(), t)
+	ok, err := m.sm.CanFireCtx(context.Background(), m.spec.Trigger(t))
 	return err == nil && ok
 }
 
@@ -148,17 +197,20 @@ func (m *Machine[P, T, I, E]) Fire(in I) ([]E, error) {
 	m.in = in
 	m.out = m.out[:0]
 	from := *m.phase
-	t := m.trigger(in)
+	t := m.spec.trigger(in)
 	if f := m.fastFor(t); f != nil {
 		checkFast(m, t)
-		f.action()
+		if err := f.action(context.Background()); err != nil {
+			return nil, m.refuse(from, t, err)
+		}
 		m.trace(from, t)
 		return m.out, nil
 	}
-	if ok, err := m.sm.CanFireCtx(context.Background(), t); err != nil || !ok {
+	st := m.spec.Trigger(t)
+	if ok, err := m.sm.CanFireCtx(context.Background(), st); err != nil || !ok {
 		return nil, m.refuse(from, t, err)
 	}
-	if err := m.sm.FireCtx(context.Background(), t); err != nil {
+	if err := m.sm.FireCtx(context.Background(), st); err != nil {
 		return nil, m.refuse(from, t, err)
 	}
 	m.trace(from, t)
@@ -166,11 +218,11 @@ func (m *Machine[P, T, I, E]) Fire(in I) ([]E, error) {
 }
 
 func (m *Machine[P, T, I, E]) refuse(from P, t T, err error) error {
-	return &fsm.TransitionError{Machine: m.name, Phase: string(from), Trigger: string(t), Input: fmt.Sprintf("%+v", m.in), Err: err}
+	return &fsm.TransitionError{Machine: m.spec.name, Phase: string(from), Trigger: string(t), Input: fmt.Sprintf("%+v", m.in), Err: err}
 }
 
 func (m *Machine[P, T, I, E]) trace(from P, t T) {
 	if m.tracer != nil {
-		m.tracer(fsm.Transition{Machine: m.name, From: string(from), To: string(*m.phase), Trigger: string(t)})
+		m.tracer(fsm.Transition{Machine: m.spec.name, From: string(from), To: string(*m.phase), Trigger: string(t)})
 	}
 }

@@ -30,13 +30,16 @@ type toy struct {
 	count int
 }
 
+var toySpec = NewSpec("toy", []phase{"on", "off"}, triggers, func(in input) trigger { return in.Trigger })
+
 func newToy(p phase) *toy {
 	t := &toy{phase: p}
-	w := New[phase, trigger, input, effect]("toy", &t.phase, func(in input) trigger { return in.Trigger })
+	w := New[phase, trigger, input, effect](toySpec, &t.phase)
 	t.w = w
-	w.Internal("on", "tick", func() {
+	w.Internal("on", "tick", func(context.Context, ...any) error {
 		t.count++
 		w.Emit(effect{"ticked", t.count})
+		return nil
 	}).
 		InternalTransition(trigger("add"), func(context.Context, ...any) error {
 			t.count += w.In().N
@@ -138,7 +141,7 @@ func TestInternalTwicePanics(t *testing.T) {
 		}
 	}()
 	m := newToy("on")
-	m.w.Internal("on", "tick", func() {})
+	m.w.Internal("on", "tick", func(context.Context, ...any) error { return nil })
 }
 
 func TestFastPathAllocatesNothing(t *testing.T) {

@@ -75,15 +75,15 @@ func (s *Spec[P, T, I]) Trigger(t T) stateless.Trigger {
 // Machine is a stateless state machine over phases P and triggers T, fed
 // inputs I and returning effects E.
 type Machine[P ~string, T ~string, I any, E any] struct {
-	spec    *Spec[P, T, I]
-	phase   *P
-	sm      *stateless.StateMachine
-	in      I
-	out     []E
-	tracer  fsm.Tracer
-	fast    [MaxInternal]fastStep[P, T] // held inline: building a machine allocates no table for them
-	nfast   int
-	noFast  bool
+	spec   *Spec[P, T, I]
+	phase  *P
+	sm     *stateless.StateMachine
+	in     I
+	out    []E
+	tracer fsm.Tracer
+	fast   [MaxInternal]fastStep[P, T] // held inline: building a machine allocates no table for them
+	nfast  int
+	noFast bool
 }
 
 // MaxInternal is how many transitions a machine may configure through
@@ -133,7 +133,6 @@ func (m *Machine[P, T, I, E]) Internal(p P, t T, action stateless.ActionFunc) *s
 	m.nfast++
 	return m.Configure(p).InternalTransition(m.spec.Trigger(t), action)
 }
-
 
 // In returns the input being fired (or tested by Can).
 func (m *Machine[P, T, I, E]) In() I { return m.in }

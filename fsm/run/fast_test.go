@@ -46,3 +46,14 @@ func TestFastPathMatchesStateless(t *testing.T) {
 		t.Fatal("no TrStream step in Streaming was compared")
 	}
 }
+
+// BenchmarkStream is the run machine's share of one streamed event.
+func BenchmarkStream(b *testing.B) {
+	m := FromState(State{Phase: Streaming})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Fire(Input{Trigger: TrStream}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -47,3 +47,14 @@ func TestFastPathMatchesStateless(t *testing.T) {
 		t.Fatal("no TrEvent step was compared")
 	}
 }
+
+// BenchmarkEvent is the session machine's share of one written event.
+func BenchmarkEvent(b *testing.B) {
+	m := FromState(State{Phase: Busy, Current: "r", Used: []string{"r"}})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Fire(Input{Trigger: TrEvent}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 // Package fsm holds the vocabulary shared by the host's explicit state
-// machines (fsm/session, and later fsm/run, fsm/recovery): transitions as
-// data and a tracer the driver can install.
+// machines (fsm/session, fsm/run, fsm/recovery, fsm/steering): transitions
+// as data, a tracer the driver can install, and the error of an input a
+// machine does not accept. The plumbing the machines share (stateless with
+// external storage, CanFire then Fire, the fast path) is fsm/internal/machine.
 //
 // Machines in fsm and its sub-packages are pure: they import no I/O, no
 // wire, no runtime, and never read the clock. They take inputs and return
@@ -8,6 +10,8 @@
 // and logs the transitions. A machine has a single owner goroutine; no
 // machine fires from inside its own action or guard.
 package fsm
+
+import "fmt"
 
 // Transition records one fired trigger.
 type Transition struct {
@@ -18,5 +22,34 @@ type Transition struct {
 }
 
 // Tracer receives every transition a machine takes. Drivers use it for
-// logging; tests use it to record traces.
+// logging; tests use it to record traces. A nil Tracer costs nothing.
 type Tracer func(Transition)
+
+// TransitionError is returned by a machine's Fire for an input its current
+// phase does not accept; the machine is unchanged. Input is the input's
+// arguments as the machine prints them. Err is set only when the state
+// machine library refused a step its own CanFire allowed (a guard that is
+// not pure, a broken invariant of the machine).
+type TransitionError struct {
+	Machine string
+	Phase   string
+	Trigger string
+	Input   string
+	Err     error
+}
+
+func (e *TransitionError) Error() string {
+	msg := fmt.Sprintf("fsm/%s: trigger %q not permitted in phase %q", e.Machine, e.Trigger, e.Phase)
+	if e.Err != nil {
+		msg = fmt.Sprintf("fsm/%s: trigger %q in phase %q failed", e.Machine, e.Trigger, e.Phase)
+	}
+	if e.Input != "" {
+		msg += " (" + e.Input + ")"
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *TransitionError) Unwrap() error { return e.Err }

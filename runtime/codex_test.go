@@ -127,7 +127,7 @@ func TestOutputCapOffTheCodexBackend(t *testing.T) {
 	}
 	run(RunRequest{RunID: "r1", Workspace: t.TempDir(), Model: "codex/gpt-5.3-codex", Prompt: "hi", SessionDir: filepath.Join(home, "s")})
 	run(RunRequest{RunID: "r2", Workspace: t.TempDir(), Model: "gpt-5", Prompt: "hi", SessionDir: filepath.Join(home, "s"),
-		Route: &InlineRoute{Provider: "local", BaseURL: fake.BaseURL(fakeprovider.ModeResponses), Mode: "openai-responses", MaxOutputTokens: 4096}})
+		Route: &InlineRoute{Provider: "local", BaseURL: fake.BaseURL(fakeprovider.ModeResponses), Mode: "openai-responses", MaxOutputTokens: new(4096)}})
 	reqs := fake.Requests()
 	if len(reqs) != 2 || reqs[0].KeySHA256 != fakeprovider.KeyFingerprint("sk-codex-key") {
 		t.Fatalf("requests %+v", reqs)

@@ -103,17 +103,19 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 	if len(req.ResourceRoots) > 0 {
 		return nil, refuse(CodeUnsupported, "resource_roots are not served by this build yet")
 	}
-	p.maxSteps = req.MaxSteps
-	switch {
-	case p.maxSteps == 0:
-		p.maxSteps = DefaultMaxSteps
-	case p.maxSteps < 1 || p.maxSteps > MaxMaxSteps:
-		return nil, refuse(CodeInvalidValue, "max_steps must be between 1 and 1000")
+	p.maxSteps = DefaultMaxSteps
+	if req.MaxSteps != nil {
+		if *req.MaxSteps < 1 || *req.MaxSteps > MaxMaxSteps {
+			return nil, refuse(CodeInvalidValue, "max_steps must be between 1 and 1000")
+		}
+		p.maxSteps = *req.MaxSteps
 	}
-	switch req.ReasoningEffort {
-	case "", "low", "medium", "high":
-	default:
-		return nil, refuse(CodeInvalidValue, `reasoning.effort must be "low", "medium" or "high"`)
+	if req.ReasoningEffort != nil {
+		switch *req.ReasoningEffort {
+		case "low", "medium", "high":
+		default:
+			return nil, refuse(CodeInvalidValue, `reasoning.effort must be "low", "medium" or "high"`)
+		}
 	}
 	for i, h := range req.History {
 		if h.Role != "user" && h.Role != "assistant" {
@@ -145,7 +147,7 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 	if err := a.resolveRoute(ctx, p); err != nil {
 		return nil, err
 	}
-	if req.ReasoningEffort != "" && !p.model.SupportsReasoning {
+	if req.ReasoningEffort != nil && !p.model.SupportsReasoning {
 		return nil, refuse(CodeReasoningUnsupport, "the route does not support reasoning; omit reasoning")
 	}
 	if err := a.checkToolBudget(p); err != nil {

@@ -120,7 +120,7 @@ func TestReasoningToggleHeldToTheNextRun(t *testing.T) {
 					}
 				}
 			}, calls(ToolCall{ID: "a", Name: "ls", Arguments: `{}`}), text("done"), text("next"))
-			req.ReasoningEffort = tc.from
+			req.ReasoningEffort = effort(tc.from)
 			_, res, _ := runSteered(t, f, pub, req)
 			if res.Status != "completed" {
 				t.Fatalf("result %+v %+v", res, res.Error)
@@ -131,7 +131,7 @@ func TestReasoningToggleHeldToTheNextRun(t *testing.T) {
 			// The next run on the session names no effort: it restores the
 			// recorded one. (The hook acts at the first run's first call only.)
 			next := req
-			next.RunID, next.Prompt, next.ReasoningEffort = "run-2", "and then?", ""
+			next.RunID, next.Prompt, next.ReasoningEffort = "run-2", "and then?", nil
 			rc, err := f.agent.Run(context.Background(), next)
 			if err != nil {
 				t.Fatal(err)
@@ -176,7 +176,7 @@ func TestReasoningChangeInsideTheLoop(t *testing.T) {
 					}
 				}
 			}, calls(ToolCall{ID: "a", Name: "ls", Arguments: `{}`}), text("done"))
-			req.ReasoningEffort = tc.from
+			req.ReasoningEffort = effort(tc.from)
 			_, res, _ := runSteered(t, f, pub, req)
 			if res.Status != "completed" {
 				t.Fatalf("result %+v %+v", res, res.Error)
@@ -207,7 +207,7 @@ func TestReasoningSetAfterTheLastBoundary(t *testing.T) {
 			t.Error(err)
 		}
 	}, text("done"))
-	req.ReasoningEffort = "high"
+	req.ReasoningEffort = new("high")
 	_, res, rc := runSteered(t, f, pub, req)
 	if res.Status != "completed" || f.agent.Reasoning().Effort != "low" {
 		t.Fatalf("result %+v, Agent.Reasoning() %+v", res, f.agent.Reasoning())
@@ -245,4 +245,12 @@ func TestBeginsAssistantTurn(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// effort is a request's reasoning effort: "" asks for none.
+func effort(e string) *string {
+	if e == "" {
+		return nil
+	}
+	return &e
 }

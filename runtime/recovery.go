@@ -182,6 +182,7 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 	if err != nil {
 		return zero, err
 	}
+	m.SetTracer(d.trace)
 	// The machine reads elapsed milliseconds; Sub uses the clock's
 	// monotonic reading, so a wall-clock step cannot end a wait early.
 	start := d.a.opts.Now()

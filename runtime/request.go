@@ -28,10 +28,13 @@ type RunRequest struct {
 	Route *InlineRoute
 	// History seeds a new session with prior messages.
 	History []HistoryMessage
-	// MaxSteps bounds model calls; 0 means DefaultMaxSteps.
-	MaxSteps int
-	// ReasoningEffort is "", "low", "medium" or "high".
-	ReasoningEffort string
+	// MaxSteps bounds model calls: nil means DefaultMaxSteps, a value must
+	// be 1..MaxMaxSteps.
+	MaxSteps *int
+	// ReasoningEffort is the reasoning the run asks for: nil asks for none
+	// (the session's or the agent's selection applies), a value must be
+	// "low", "medium" or "high".
+	ReasoningEffort *string
 	// Media are typed inputs (images, audio) read from the workspace and
 	// sent with the prompt, in order (CONTRACT §16).
 	Media []MediaRef
@@ -57,8 +60,8 @@ type InlineRoute struct {
 	APIKey              string
 	Headers             map[string]string
 	Mode                string // "" means openai-compatible
-	ContextWindowTokens int
-	MaxOutputTokens     int
+	ContextWindowTokens *int   // nil means the inline default; a value must be positive
+	MaxOutputTokens     *int   // nil means the inline default; a value must be positive
 	InputModalities     []string
 	Vision              *bool
 	SupportsReasoning   *bool

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"octet.dev/host/fsm"
 	"octet.dev/host/fsm/recovery"
 	fsmrun "octet.dev/host/fsm/run"
 	"octet.dev/host/fsm/steering"
@@ -76,6 +77,8 @@ func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), cancel: cancel,
 		supportsReasoning: p.model.SupportsReasoning, modelID: p.model.ID, queue: steeringQueue{m: steering.New()}}
+	trace := transitionTracer(a.log, req.RunID)
+	rc.queue.m.SetTracer(trace)
 	a.runs.Add(1)
 	go func() {
 		defer a.runs.Done()
@@ -83,7 +86,8 @@ func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
 		defer close(rc.events)
 		defer cancel()
 		defer p.close()
-		d := &driver{a: a, p: p, rc: rc, m: fsmrun.New(), recovery: a.recoveryConfig()}
+		d := &driver{a: a, p: p, rc: rc, m: fsmrun.New(), recovery: a.recoveryConfig(), trace: trace}
+		d.m.SetTracer(trace)
 		rc.result = d.drive(ctx)
 	}()
 	return rc, nil
@@ -105,6 +109,7 @@ type driver struct {
 	recovery  recovery.Config // snapshot at run start
 	effort    string          // the reasoning effort the model calls use
 	reauthed  int             // the step whose Codex 401 refreshed the credential (codex.go)
+	trace     fsm.Tracer      // the run's machines' tracer (nil: tracing off)
 }
 
 // send delivers an event unless the consumer abandoned the run.
@@ -255,7 +260,9 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 	// A route without reasoning support sends no effort and leaves the
 	// session's selection as it was.
 	if p.model.SupportsReasoning {
-		d.effort = p.req.ReasoningEffort
+		if p.req.ReasoningEffort != nil {
+			d.effort = *p.req.ReasoningEffort
+		}
 		if d.effort == "" {
 			d.effort = p.sess.LatestReasoning()
 		}

@@ -324,7 +324,7 @@ func TestRunMaxStepsBlocked(t *testing.T) {
 	loop := calls(ToolCall{ID: "x", Name: "ls", Arguments: `{}`})
 	f := newFixture(t, loop, loop, loop)
 	req := f.req("loop")
-	req.MaxSteps = 2
+	req.MaxSteps = new(2)
 	_, res := f.run(req)
 	if res.Status != "blocked" || res.Error == nil || res.Error.Code != CodeMaxStepsReached || res.Steps != 2 {
 		t.Fatalf("result %+v", res)
@@ -478,7 +478,7 @@ func TestReasoningSelection(t *testing.T) {
 	req := f.req("q")
 	req.SessionID = "r"
 	req.Route.SupportsReasoning = &yes
-	req.ReasoningEffort = "high"
+	req.ReasoningEffort = new("high")
 	rc, err := f.agent.Run(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -745,7 +745,7 @@ func TestAcceptedModelIsRouteEffective(t *testing.T) {
 			req := f.req("q")
 			req.Route.Mode = tc.mode
 			req.Route.InputModalities = tc.modalities
-			req.Route.ContextWindowTokens, req.Route.MaxOutputTokens = 64000, 8000
+			req.Route.ContextWindowTokens, req.Route.MaxOutputTokens = new(64000), new(8000)
 			req.Route.SupportsReasoning = &yes
 			evs, res := f.run(req)
 			if res.Status != "completed" {

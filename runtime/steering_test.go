@@ -184,7 +184,7 @@ func TestQueuedMessagesDroppedWhenTheRunEnds(t *testing.T) {
 		rc.Steer("s1")
 	}, text("only answer"))
 	req := f.req("q")
-	req.MaxSteps = 1
+	req.MaxSteps = new(1)
 	evs, res, rc := runSteered(t, f, rcp, req)
 	if res.Status != "completed" || res.Output != "only answer" || strings.Contains(typesNoDeltas(evs), "delivered") {
 		t.Fatalf("last step: %s %+v", typesNoDeltas(evs), res)

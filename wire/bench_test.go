@@ -72,7 +72,7 @@ func BenchmarkEmitDelta(b *testing.B) {
 		if buf.Len() > 1<<20 {
 			buf.Reset()
 		}
-		if err := s.Emit("model_delta", d); err != nil {
+		if err := s.Emit(i+1, "model_delta", d); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"errors"
-	"fmt"
 	"io"
 	"strconv"
 	"sync"
@@ -140,8 +139,9 @@ func (w *Writer) Err() error {
 	return w.err
 }
 
-// Stream assigns seq to the events of one request and enforces "exactly one
-// terminal event, nothing after it" (CONTRACT §5).
+// Stream writes the events of one request and enforces "nothing after the
+// terminal event" (CONTRACT §5). It does not count seq: the caller passes
+// each event's seq, which the protocol session machine (fsm/session) owns.
 //
 // A Stream is used by one goroutine at a time.
 type Stream struct {
@@ -150,7 +150,6 @@ type Stream struct {
 	requestID *string
 	runID     string
 	sessionID string
-	seq       int
 	done      bool
 }
 
@@ -163,9 +162,6 @@ func (w *Writer) Stream(requestID, runID, sessionID string) *Stream {
 	}
 	return s
 }
-
-// Seq returns the seq of the last event written (0 before the first).
-func (s *Stream) Seq() int { return s.seq }
 
 // Done reports whether the terminal event has been written.
 func (s *Stream) Done() bool { return s.done }
@@ -181,14 +177,14 @@ type Pending struct {
 	Replaced bool
 }
 
-// Encode encodes the next event of the stream without writing it, so the
+// Encode encodes the stream's event with seq without writing it, so the
 // caller can tell its state machine which kind of event is about to be
 // written (a replaced event is terminal).
-func (s *Stream) Encode(typ string, data any, terminal bool) (Pending, error) {
+func (s *Stream) Encode(seq int, typ string, data any, terminal bool) (Pending, error) {
 	if s.done {
 		return Pending{}, ErrStreamClosed
 	}
-	ev := Event{ProtocolVersion: ProtocolVersion, RequestID: s.requestID, Seq: s.seq + 1, Type: typ, RunID: s.runID, SessionID: s.sessionID, Data: data}
+	ev := Event{ProtocolVersion: ProtocolVersion, RequestID: s.requestID, Seq: seq, Type: typ, RunID: s.runID, SessionID: s.sessionID, Data: data}
 	frame, err := s.w.encode(s.buf[:0], &ev)
 	if errors.Is(err, errFrameTooBig) {
 		ev.Type = TypeProtocolError
@@ -216,13 +212,9 @@ func (s *Stream) Write(p Pending) error {
 	if s.done {
 		return ErrStreamClosed
 	}
-	if p.Seq != s.seq+1 {
-		return fmt.Errorf("wire: pending event has seq %d, stream is at %d", p.Seq, s.seq)
-	}
 	if err := s.w.writeFrame(p.frame); err != nil {
 		return err
 	}
-	s.seq = p.Seq
 	s.done = p.Terminal
 	if p.Replaced {
 		return ErrOutputTooLarge
@@ -230,19 +222,19 @@ func (s *Stream) Write(p Pending) error {
 	return nil
 }
 
-// Emit writes a non-terminal event.
-func (s *Stream) Emit(typ string, data any) error { return s.emit(typ, data, false) }
+// Emit writes a non-terminal event with seq.
+func (s *Stream) Emit(seq int, typ string, data any) error { return s.emit(seq, typ, data, false) }
 
-// Finish writes the terminal event.
-func (s *Stream) Finish(typ string, data any) error { return s.emit(typ, data, true) }
+// Finish writes the terminal event with seq.
+func (s *Stream) Finish(seq int, typ string, data any) error { return s.emit(seq, typ, data, true) }
 
-// Fail writes a terminal protocol_error.
-func (s *Stream) Fail(code Code, msg string) error {
-	return s.emit(TypeProtocolError, ErrorData{Code: code, Message: bound(msg)}, true)
+// Fail writes a terminal protocol_error with seq.
+func (s *Stream) Fail(seq int, code Code, msg string) error {
+	return s.emit(seq, TypeProtocolError, ErrorData{Code: code, Message: bound(msg)}, true)
 }
 
-func (s *Stream) emit(typ string, data any, terminal bool) error {
-	p, err := s.Encode(typ, data, terminal)
+func (s *Stream) emit(seq int, typ string, data any, terminal bool) error {
+	p, err := s.Encode(seq, typ, data, terminal)
 	if err != nil {
 		return err
 	}

@@ -10,11 +10,15 @@
 //   - Delay computes how long to wait before the next attempt: the
 //     server's Retry-After when it gave one, else exponential backoff with
 //     jitter taken from an injected number (Policy).
-//   - Machine is the turn's recovery machine (github.com/qmuntal/stateless
-//     with external storage; tla/Recovery.tla is its spec). It takes
-//     inputs (Start, AttemptFailed with facts, clock and jitter,
-//     AttemptSucceeded, TimerFired, Cancel, Abort) and returns effects as
-//     data, in a documented order, that the run's driver performs.
+//   - Machine is the turn's recovery machine (tla/Recovery.tla is its
+//     spec). It takes inputs (Start, AttemptFailed with facts, clock and
+//     jitter, AttemptSucceeded, TimerFired, Cancel, Abort) and returns
+//     effects as data, in a documented order, that the run's driver
+//     performs. One function decides every step (where it leads, the
+//     state after it, its effects); the machine's
+//     github.com/qmuntal/stateless table, with external storage through
+//     fsm/internal/machine, is derived from it. Builds with the
+//     invariants tag check every step against the effect order below.
 //
 // # Two machines, never mixed
 //

@@ -7,9 +7,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/qmuntal/stateless"
-
 	"octet.dev/host/fsm"
+	"octet.dev/host/fsm/internal/machine"
 )
 
 // Config is one turn's recovery configuration. Start from DefaultConfig;
@@ -187,15 +186,15 @@ type State struct {
 // flight): every failure that did not end the turn replaced one.
 func (s State) attempt() int { return 1 + s.Retries + s.NetworkWaits }
 
+var spec = machine.NewSpec("recovery", Phases, Triggers, func(in Input) Trigger { return in.Trigger })
+
 // Machine is one turn's recovery machine.
 type Machine struct {
-	sm     *stateless.StateMachine
-	cfg    Config
-	st     State
-	in     Input
-	next   step // the step Fire is taking
-	out    []Effect
-	tracer fsm.Tracer
+	w        *machine.Machine[Phase, Trigger, Input, Effect]
+	cfg      Config
+	st       State
+	next     step // the step Fire is taking
+	deciding bool // Fire is taking next
 }
 
 // step is what an input does: the phase and state it leads to and the
@@ -223,48 +222,35 @@ func FromState(cfg Config, st State) (*Machine, error) {
 		cfg.MaxNetworkWaitMS = &v
 	}
 	m := &Machine{cfg: cfg, st: st}
-	m.sm = stateless.NewStateMachineWithExternalStorage(
-		func(context.Context) (stateless.State, error) { return m.st.Phase, nil },
-		func(_ context.Context, s stateless.State) error { m.st.Phase = s.(Phase); return nil },
-		stateless.FiringImmediate,
-	)
-	// Guards are pure and mutually exclusive: each asks where the one step
-	// the input takes leads.
-	to := func(p Phase) stateless.GuardFunc {
-		return func(context.Context, ...any) bool { return m.decide(m.in).to == p }
+	w := machine.New[Phase, Trigger, Input, Effect](spec, &m.st.Phase)
+	m.w = w
+	// decide is the one source of truth; the stateless table is derived
+	// from it. Each trigger a phase may accept (accepts, which decide
+	// consults first) is a dynamic transition, permitted when decide
+	// accepts the input and leading where decide's step leads. Every
+	// phase is entered through that step: the phase itself is the one
+	// stateless stored. Fire computes the step once (m.deciding); Permitted
+	// asks decide.
+	accepted := func(context.Context, ...any) bool {
+		if m.deciding {
+			return m.next.to != ""
+		}
+		return m.decide(w.In()).to != ""
 	}
-	// Every phase is entered through the step Fire computed; the phase
-	// itself is the one stateless stored.
+	to := func(context.Context, ...any) (any, error) { return spec.Phase(m.next.to), nil }
 	enter := func(context.Context, ...any) error {
 		phase := m.st.Phase
 		m.st = m.next.st
 		m.st.Phase = phase
-		m.out = append(m.out, m.next.effects...)
+		w.Emit(m.next.effects...)
 		return nil
 	}
 	for _, p := range Phases {
-		c := m.sm.Configure(p).OnEntry(enter)
-		if p.Terminal() {
-			continue // absorbing: accepts nothing
+		c := w.Configure(p).OnEntry(enter)
+		for _, t := range accepts(p) {
+			c.PermitDynamic(spec.Trigger(t), to, accepted)
 		}
-		c.Permit(TrCancel, Failed, to(Failed)).
-			Permit(TrAbort, Failed, to(Failed))
 	}
-
-	m.sm.Configure(Idle).
-		Permit(TrStart, Attempting)
-
-	m.sm.Configure(Attempting).
-		Permit(TrAttemptSucceeded, Succeeded).
-		Permit(TrAttemptFailed, BackingOff, to(BackingOff)).
-		Permit(TrAttemptFailed, WaitingForNetwork, to(WaitingForNetwork)).
-		Permit(TrAttemptFailed, Failed, to(Failed))
-
-	m.sm.Configure(WaitingForNetwork).
-		Permit(TrTimerFired, Attempting)
-
-	m.sm.Configure(BackingOff).
-		Permit(TrTimerFired, Attempting)
 	return m, nil
 }
 
@@ -272,27 +258,15 @@ func FromState(cfg Config, st State) (*Machine, error) {
 // function of the configuration, the state and the input.
 func (m *Machine) decide(in Input) step {
 	st := m.st
-	if st.Phase.Terminal() {
+	if !slices.Contains(accepts(st.Phase), in.Trigger) {
 		return step{}
 	}
 	switch in.Trigger {
-	case TrStart:
-		if st.Phase != Idle {
-			return step{}
-		}
+	case TrStart, TrTimerFired:
 		return step{Attempting, st, []Effect{{Kind: EffStartAttempt, Attempt: st.attempt()}}}
 
 	case TrAttemptSucceeded:
-		if st.Phase != Attempting {
-			return step{}
-		}
 		return step{Succeeded, st, []Effect{{Kind: EffSucceed}}}
-
-	case TrTimerFired:
-		if st.Phase != WaitingForNetwork && st.Phase != BackingOff {
-			return step{}
-		}
-		return step{Attempting, st, []Effect{{Kind: EffStartAttempt, Attempt: st.attempt()}}}
 
 	case TrCancel:
 		var effs []Effect
@@ -314,12 +288,31 @@ func (m *Machine) decide(in Input) step {
 		return failStep(st, effs, in.Code, in.Message)
 
 	case TrAttemptFailed:
-		if st.Phase != Attempting {
-			return step{}
-		}
 		return m.failed(st, in)
 	}
 	return step{}
+}
+
+// The triggers each phase may accept, in the order of Triggers. decide
+// refuses every other one, and the stateless table has a transition for
+// exactly these.
+var (
+	acceptsIdle       = []Trigger{TrStart, TrCancel, TrAbort}
+	acceptsAttempting = []Trigger{TrAttemptFailed, TrAttemptSucceeded, TrCancel, TrAbort}
+	acceptsWaiting    = []Trigger{TrTimerFired, TrCancel, TrAbort}
+)
+
+// accepts returns the triggers phase p may accept (none once terminal).
+func accepts(p Phase) []Trigger {
+	switch p {
+	case Idle:
+		return acceptsIdle
+	case Attempting:
+		return acceptsAttempting
+	case WaitingForNetwork, BackingOff:
+		return acceptsWaiting
+	}
+	return nil
 }
 
 // abandon returns the effects that give up the attempt that failed with f:
@@ -426,7 +419,7 @@ func (m *Machine) Config() Config {
 }
 
 // SetTracer installs a tracer for every transition taken.
-func (m *Machine) SetTracer(t fsm.Tracer) { m.tracer = t }
+func (m *Machine) SetTracer(t fsm.Tracer) { m.w.SetTracer(t) }
 
 // State returns the current state.
 func (m *Machine) State() State { return m.st }
@@ -434,40 +427,19 @@ func (m *Machine) State() State { return m.st }
 // Permitted returns the triggers the machine accepts for in's arguments in
 // its current state, in the order of Triggers.
 func (m *Machine) Permitted(in Input) []Trigger {
-	var out []Trigger
-	for _, t := range Triggers {
-		in.Trigger = t
-		if m.can(in) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-func (m *Machine) can(in Input) bool {
-	m.in = in
-	ok, err := m.sm.CanFireCtx(context.Background(), in.Trigger)
-	return err == nil && ok
+	return m.w.Permitted(Triggers, func(t Trigger) Input { in.Trigger = t; return in })
 }
 
 // Fire applies one input and returns the effects to perform, in order. An
-// input the current state does not accept is an error and changes nothing.
-// The returned slice is reused by the next Fire.
+// input the current state does not accept is a *fsm.TransitionError and
+// changes nothing. The returned slice is reused by the next Fire.
 func (m *Machine) Fire(in Input) ([]Effect, error) {
-	m.out = m.out[:0]
-	from := m.st.Phase
-	if !m.can(in) {
-		return nil, fmt.Errorf("fsm/recovery: trigger %q not permitted in phase %q", in.Trigger, from)
+	from := m.st
+	m.next, m.deciding = m.decide(in), true
+	effects, err := m.w.Fire(in)
+	m.deciding = false
+	if err == nil {
+		checkStep(m.cfg, from, in, m.st, effects)
 	}
-	m.next = m.decide(in)
-	if err := m.sm.FireCtx(context.Background(), in.Trigger); err != nil {
-		panic(fmt.Sprintf("fsm/recovery: %s in %s: %v", in.Trigger, from, err))
-	}
-	if m.st.Phase != m.next.to {
-		panic(fmt.Sprintf("fsm/recovery: %s in %s entered %s, the step leads to %s", in.Trigger, from, m.st.Phase, m.next.to))
-	}
-	if m.tracer != nil {
-		m.tracer(fsm.Transition{Machine: "recovery", From: string(from), To: string(m.st.Phase), Trigger: string(in.Trigger)})
-	}
-	return m.out, nil
+	return effects, err
 }

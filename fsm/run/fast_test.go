@@ -28,7 +28,7 @@ func TestFastPathMatchesStateless(t *testing.T) {
 		seen[st] = true
 		for _, in := range inputs {
 			fast, slow := FromState(st), FromState(st)
-			slow.noFast = true
+			slow.w.SetFastPath(false)
 			fe, ferr := fast.Fire(in)
 			se, serr := slow.Fire(in)
 			if (ferr == nil) != (serr == nil) || !cmp.Equal(append([]Effect{}, fe...), append([]Effect{}, se...)) || fast.State() != slow.State() {
@@ -44,5 +44,16 @@ func TestFastPathMatchesStateless(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no TrStream step in Streaming was compared")
+	}
+}
+
+// BenchmarkStream is the run machine's share of one streamed event.
+func BenchmarkStream(b *testing.B) {
+	m := FromState(State{Phase: Streaming})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Fire(Input{Trigger: TrStream}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -5,17 +5,18 @@
 // settled announces the status final_result will carry.
 //
 // The machine is pure and built on github.com/qmuntal/stateless with
-// external storage; tla/RunLifecycle.tla is its spec. A Machine is owned by
-// one goroutine (the run's driver).
+// external storage (through fsm/internal/machine); tla/RunLifecycle.tla is
+// its spec. A Machine is owned by one goroutine (the run's driver).
 package run
 
 import (
 	"context"
-	"fmt"
+	"slices"
 
 	"github.com/qmuntal/stateless"
 
 	"octet.dev/host/fsm"
+	"octet.dev/host/fsm/internal/machine"
 )
 
 // Phase is the lifecycle phase of a run.
@@ -87,14 +88,13 @@ type State struct {
 	Status string // set from settled on ("error" for a rejected run)
 }
 
+var spec = machine.NewSpec("run", []Phase{Received, Accepted, Started, Streaming, Settled, Final}, Triggers,
+	func(in Input) Trigger { return in.Trigger })
+
 // Machine is the run lifecycle machine.
 type Machine struct {
-	noFast bool // tests: route every input through stateless
-	sm     *stateless.StateMachine
-	st     State
-	in     Input
-	out    []Effect
-	tracer fsm.Tracer
+	w  *machine.Machine[Phase, Trigger, Input, Effect]
+	st State
 }
 
 // New returns a machine in the Received phase.
@@ -103,72 +103,59 @@ func New() *Machine { return FromState(State{Phase: Received}) }
 // FromState returns a machine positioned at st (for enumeration in tests).
 func FromState(st State) *Machine {
 	m := &Machine{st: st}
-	m.sm = stateless.NewStateMachineWithExternalStorage(
-		func(context.Context) (stateless.State, error) { return m.st.Phase, nil },
-		func(_ context.Context, s stateless.State) error { m.st.Phase = s.(Phase); return nil },
-		stateless.FiringImmediate,
-	)
+	w := machine.New[Phase, Trigger, Input, Effect](spec, &m.st.Phase)
+	m.w = w
 	validStatus := func(context.Context, ...any) bool {
-		for _, s := range Statuses {
-			if m.in.Status == s {
-				return true
-			}
-		}
-		return false
+		return slices.Contains(Statuses, w.In().Status)
 	}
-	stream := func(context.Context, ...any) error {
-		m.out = append(m.out, Effect{Kind: EffStream})
-		return nil
+	emit := func(k EffectKind) stateless.ActionFunc {
+		return func(context.Context, ...any) error { w.Emit(Effect{Kind: k}); return nil }
 	}
+	stream := emit(EffStream)
 
-	m.sm.Configure(Received).
+	w.Configure(Received).
 		Permit(TrAccept, Accepted).
 		Permit(TrReject, Final)
 
-	m.sm.Configure(Accepted).
-		OnEntry(func(context.Context, ...any) error {
-			m.out = append(m.out, Effect{Kind: EffAccepted})
-			return nil
-		}).
+	w.Configure(Accepted).
+		OnEntry(emit(EffAccepted)).
 		Permit(TrStart, Started).
 		Permit(TrSettle, Settled, validStatus)
 
-	m.sm.Configure(Started).
-		OnEntry(func(context.Context, ...any) error {
-			m.out = append(m.out, Effect{Kind: EffStarted})
-			return nil
-		}).
+	w.Configure(Started).
+		OnEntry(emit(EffStarted)).
 		Permit(TrStream, Streaming).
 		Permit(TrSettle, Settled, validStatus)
 
-	m.sm.Configure(Streaming).
+	// The hot input, one per streamed event: a guard-free internal
+	// transition, which Fire takes without stateless.
+	w.Internal(Streaming, TrStream, stream).
 		OnEntry(stream).
-		InternalTransition(TrStream, stream).
 		Permit(TrSettle, Settled, validStatus)
 
-	m.sm.Configure(Settled).
+	w.Configure(Settled).
 		OnEntry(func(context.Context, ...any) error {
-			m.st.Status = m.in.Status
-			m.out = append(m.out, Effect{Kind: EffSettled, Status: m.st.Status})
+			m.st.Status = w.In().Status
+			w.Emit(Effect{Kind: EffSettled, Status: m.st.Status})
 			return nil
 		}).
 		Permit(TrFinalize, Final)
 
-	m.sm.Configure(Final).
+	w.Configure(Final).
 		OnEntryFrom(TrReject, func(context.Context, ...any) error {
 			m.st.Status = StatusError
-			m.out = append(m.out, Effect{Kind: EffFinal, Status: StatusError})
+			w.Emit(Effect{Kind: EffFinal, Status: StatusError})
 			return nil
 		}).
 		OnEntryFrom(TrFinalize, func(context.Context, ...any) error {
-			m.out = append(m.out, Effect{Kind: EffFinal, Status: m.st.Status})
+			w.Emit(Effect{Kind: EffFinal, Status: m.st.Status})
 			return nil
 		})
 	return m
 }
 
 // SetTracer installs a tracer for every transition taken.
-func (m *Machine) SetTracer(t fsm.Tracer) { m.tracer = t }
+func (m *Machine) SetTracer(t fsm.Tracer) { m.w.SetTracer(t) }
 
 // State returns the current state.
 func (m *Machine) State() State { return m.st }
@@ -176,43 +163,10 @@ func (m *Machine) State() State { return m.st }
 // Permitted returns the triggers accepted for in's arguments in the current
 // state, in the order of Triggers.
 func (m *Machine) Permitted(in Input) []Trigger {
-	var out []Trigger
-	for _, t := range Triggers {
-		in.Trigger = t
-		m.in = in
-		if ok, err := m.sm.CanFireCtx(context.Background(), t); err == nil && ok {
-			out = append(out, t)
-		}
-	}
-	return out
+	return m.w.Permitted(Triggers, func(t Trigger) Input { in.Trigger = t; return in })
 }
 
 // Fire applies one input and returns the events to write, in order. An
-// input the current state does not accept is an error and changes nothing.
-// The returned slice is reused by the next Fire.
-func (m *Machine) Fire(in Input) ([]Effect, error) {
-	m.in = in
-	m.out = m.out[:0]
-	from := m.st.Phase
-	// Fast path for the hottest input, one per streamed event: Streaming's
-	// internal TrStream transition, done without stateless's per-fire
-	// allocations. TestFastPathMatchesStateless checks it equals the
-	// configured transition on every reachable state.
-	if in.Trigger == TrStream && from == Streaming && !m.noFast {
-		m.out = append(m.out, Effect{Kind: EffStream})
-		if m.tracer != nil {
-			m.tracer(fsm.Transition{Machine: "run", From: string(from), To: string(from), Trigger: string(in.Trigger)})
-		}
-		return m.out, nil
-	}
-	if ok, err := m.sm.CanFireCtx(context.Background(), in.Trigger); err != nil || !ok {
-		return nil, fmt.Errorf("fsm/run: trigger %q (status %q) not permitted in phase %q", in.Trigger, in.Status, from)
-	}
-	if err := m.sm.FireCtx(context.Background(), in.Trigger); err != nil {
-		panic(fmt.Sprintf("fsm/run: %s in %s: %v", in.Trigger, from, err))
-	}
-	if m.tracer != nil {
-		m.tracer(fsm.Transition{Machine: "run", From: string(from), To: string(m.st.Phase), Trigger: string(in.Trigger)})
-	}
-	return m.out, nil
-}
+// input the current state does not accept is a *fsm.TransitionError and
+// changes nothing. The returned slice is reused by the next Fire.
+func (m *Machine) Fire(in Input) ([]Effect, error) { return m.w.Fire(in) }

@@ -29,7 +29,7 @@ func TestFastPathMatchesStateless(t *testing.T) {
 		seen[st.Key()] = true
 		for _, in := range inputs {
 			fast, slow := FromState(st), FromState(st)
-			slow.noFast = true
+			slow.w.SetFastPath(false)
 			fe, ferr := fast.Fire(in)
 			se, serr := slow.Fire(in)
 			if (ferr == nil) != (serr == nil) || !cmp.Equal(append([]Effect{}, fe...), append([]Effect{}, se...)) || !cmp.Equal(fast.State(), slow.State()) {
@@ -45,5 +45,16 @@ func TestFastPathMatchesStateless(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no TrEvent step was compared")
+	}
+}
+
+// BenchmarkEvent is the session machine's share of one written event.
+func BenchmarkEvent(b *testing.B) {
+	m := FromState(State{Phase: Busy, Current: "r", Used: []string{"r"}})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := m.Fire(Input{Trigger: TrEvent}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -6,8 +6,11 @@
 // The machine is pure: the host feeds it inputs (a request was read, an
 // event is about to be written, stdin reached EOF, a write failed) and
 // performs the effects it returns, in order. It is built on
-// github.com/qmuntal/stateless with external state storage, so the whole
-// state is the value State, which tests enumerate (see tla/Session.tla).
+// github.com/qmuntal/stateless with external state storage (through
+// fsm/internal/machine), so the whole state is the value State, which tests
+// enumerate (see tla/Session.tla). The machine is the one owner of seq:
+// the host encodes each event with NextSeq and writes it with the seq of
+// the effect.
 //
 // A Machine is owned by one goroutine.
 package session
@@ -17,9 +20,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/qmuntal/stateless"
-
 	"octet.dev/host/fsm"
+	"octet.dev/host/fsm/internal/machine"
 )
 
 // Phase is the coarse state of the session.
@@ -130,14 +132,13 @@ func (s *State) use(id string) {
 	}
 }
 
+var spec = machine.NewSpec("session", []Phase{Idle, Busy, Draining, Closed, Failed}, Triggers,
+	func(in Input) Trigger { return in.Trigger })
+
 // Machine is the protocol session machine.
 type Machine struct {
-	noFast bool // tests: route every input through stateless
-	sm     *stateless.StateMachine
-	st     State
-	in     Input
-	out    []Effect
-	tracer fsm.Tracer
+	w  *machine.Machine[Phase, Trigger, Input, Effect]
+	st State
 }
 
 // New returns a machine in the Idle phase.
@@ -148,36 +149,37 @@ func FromState(st State) *Machine {
 	m := &Machine{st: st.Clone()}
 	slices.Sort(m.st.Used) // used() relies on a sorted set
 	m.st.Used = slices.Compact(m.st.Used)
-	m.sm = stateless.NewStateMachineWithExternalStorage(
-		func(context.Context) (stateless.State, error) { return m.st.Phase, nil },
-		func(_ context.Context, s stateless.State) error { m.st.Phase = s.(Phase); return nil },
-		stateless.FiringImmediate,
-	)
+	w := machine.New[Phase, Trigger, Input, Effect](spec, &m.st.Phase)
+	m.w = w
 	// A request needs an ID; guards are pure and mutually exclusive.
-	fresh := func(context.Context, ...any) bool { return m.in.RequestID != "" && !m.st.used(m.in.RequestID) }
-	reused := func(context.Context, ...any) bool { return m.in.RequestID != "" && m.st.used(m.in.RequestID) }
+	fresh := func(context.Context, ...any) bool { id := w.In().RequestID; return id != "" && !m.st.used(id) }
+	reused := func(context.Context, ...any) bool { id := w.In().RequestID; return id != "" && m.st.used(id) }
 
 	reject := func(context.Context, ...any) error {
 		// A reused request_id is reported as such even on a malformed
 		// line: its own fault would be a second, ambiguous answer to the
 		// earlier request's ID.
-		code := m.in.Code
-		if m.in.Trigger != TrMalformed || (m.in.RequestID != "" && m.st.used(m.in.RequestID)) {
+		in := w.In()
+		code := in.Code
+		if in.Trigger != TrMalformed || (in.RequestID != "" && m.st.used(in.RequestID)) {
 			code = CodeDuplicateRequestID
 		}
-		if m.in.RequestID != "" {
-			m.st.use(m.in.RequestID)
+		if in.RequestID != "" {
+			m.st.use(in.RequestID)
 		}
-		m.emit(Effect{Kind: EffReject, RequestID: m.in.RequestID, Seq: 1, Code: code})
+		w.Emit(Effect{Kind: EffReject, RequestID: in.RequestID, Seq: 1, Code: code})
 		return nil
 	}
+	// The hot input, one per written event: a guard-free internal
+	// transition of Busy and Draining, which Fire takes without stateless.
+	// Seq is counted here and nowhere else.
 	event := func(context.Context, ...any) error {
 		m.st.Seq++
-		m.emit(Effect{Kind: EffWrite, RequestID: m.st.Current, Seq: m.st.Seq})
+		w.Emit(Effect{Kind: EffWrite, RequestID: m.st.Current, Seq: m.st.Seq})
 		return nil
 	}
 
-	m.sm.Configure(Idle).
+	w.Configure(Idle).
 		Permit(TrRequest, Busy, fresh).
 		InternalTransition(TrRequest, reject, reused).
 		Permit(TrShutdown, Closed, fresh).
@@ -190,45 +192,43 @@ func FromState(st State) *Machine {
 			return nil
 		})
 
-	m.sm.Configure(Busy).
+	w.Internal(Busy, TrEvent, event).
 		OnEntryFrom(TrRequest, func(context.Context, ...any) error {
-			m.st.use(m.in.RequestID)
-			m.st.Current, m.st.Seq = m.in.RequestID, 0
-			m.emit(Effect{Kind: EffStart, RequestID: m.in.RequestID})
+			id := w.In().RequestID
+			m.st.use(id)
+			m.st.Current, m.st.Seq = id, 0
+			w.Emit(Effect{Kind: EffStart, RequestID: id})
 			return nil
 		}).
-		InternalTransition(TrEvent, event).
 		Permit(TrTerminal, Idle).
 		Permit(TrEOF, Draining).
 		Permit(TrWriteFailed, Failed)
 
-	m.sm.Configure(Draining).
-		InternalTransition(TrEvent, event).
+	w.Internal(Draining, TrEvent, event).
 		Permit(TrTerminal, Closed).
 		Permit(TrWriteFailed, Failed)
 
-	m.sm.Configure(Closed).
+	w.Configure(Closed).
 		OnEntryFrom(TrShutdown, func(context.Context, ...any) error {
-			m.st.use(m.in.RequestID)
-			m.emit(Effect{Kind: EffWriteTerminal, RequestID: m.in.RequestID, Seq: 1})
-			m.emit(Effect{Kind: EffExit, ExitCode: 0})
+			id := w.In().RequestID
+			m.st.use(id)
+			w.Emit(Effect{Kind: EffWriteTerminal, RequestID: id, Seq: 1}, Effect{Kind: EffExit, ExitCode: 0})
 			return nil
 		}).
 		OnEntryFrom(TrEOF, func(context.Context, ...any) error {
-			m.emit(Effect{Kind: EffExit, ExitCode: 0})
+			w.Emit(Effect{Kind: EffExit, ExitCode: 0})
 			return nil
 		}).
 		OnEntryFrom(TrTerminal, func(context.Context, ...any) error {
 			m.finish()
-			m.emit(Effect{Kind: EffExit, ExitCode: 0})
+			w.Emit(Effect{Kind: EffExit, ExitCode: 0})
 			return nil
 		})
 
-	m.sm.Configure(Failed).
+	w.Configure(Failed).
 		OnEntry(func(context.Context, ...any) error {
 			m.st.Current, m.st.Seq = "", 0
-			m.emit(Effect{Kind: EffAbort})
-			m.emit(Effect{Kind: EffExit, ExitCode: 1})
+			w.Emit(Effect{Kind: EffAbort}, Effect{Kind: EffExit, ExitCode: 1})
 			return nil
 		})
 	return m
@@ -237,65 +237,29 @@ func FromState(st State) *Machine {
 // finish emits the current request's terminal event and forgets it.
 func (m *Machine) finish() {
 	m.st.Seq++
-	m.emit(Effect{Kind: EffWriteTerminal, RequestID: m.st.Current, Seq: m.st.Seq})
+	m.w.Emit(Effect{Kind: EffWriteTerminal, RequestID: m.st.Current, Seq: m.st.Seq})
 	m.st.Current, m.st.Seq = "", 0
 }
 
-func (m *Machine) emit(e Effect) { m.out = append(m.out, e) }
-
 // SetTracer installs a tracer for every transition taken.
-func (m *Machine) SetTracer(t fsm.Tracer) { m.tracer = t }
+func (m *Machine) SetTracer(t fsm.Tracer) { m.w.SetTracer(t) }
 
 // State returns a copy of the current state.
 func (m *Machine) State() State { return m.st.Clone() }
 
+// NextSeq returns the seq the current request's next event, terminal or
+// not, will carry (1 when no request is being served). The session machine
+// is the one owner of seq: the driver encodes an event with NextSeq, fires
+// TrEvent or TrTerminal for it, and writes it with the seq of the effect.
+func (m *Machine) NextSeq() int { return m.st.Seq + 1 }
+
 // Permitted returns the triggers the machine accepts for in's arguments in
 // its current state, in the order of Triggers.
 func (m *Machine) Permitted(in Input) []Trigger {
-	var out []Trigger
-	for _, t := range Triggers {
-		in.Trigger = t
-		if m.can(in) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-func (m *Machine) can(in Input) bool {
-	m.in = in
-	ok, err := m.sm.CanFireCtx(context.Background(), in.Trigger)
-	return err == nil && ok
+	return m.w.Permitted(Triggers, func(t Trigger) Input { in.Trigger = t; return in })
 }
 
 // Fire applies one input and returns the effects to perform, in order. An
-// input the current state does not accept is an error and changes nothing.
-// The returned slice is reused by the next Fire.
-func (m *Machine) Fire(in Input) ([]Effect, error) {
-	m.in = in
-	m.out = m.out[:0]
-	from := m.st.Phase
-	// Fast path for the hottest input, one per streamed event: the
-	// internal TrEvent transition of Busy and Draining, done without
-	// stateless's per-fire allocations. It is the configured transition's
-	// exact effect; TestFastPathMatchesStateless checks the two agree on
-	// every reachable state.
-	if in.Trigger == TrEvent && !m.noFast && (from == Busy || from == Draining) {
-		m.st.Seq++
-		m.emit(Effect{Kind: EffWrite, RequestID: m.st.Current, Seq: m.st.Seq})
-		if m.tracer != nil {
-			m.tracer(fsm.Transition{Machine: "session", From: string(from), To: string(from), Trigger: string(in.Trigger)})
-		}
-		return m.out, nil
-	}
-	if ok, err := m.sm.CanFireCtx(context.Background(), in.Trigger); err != nil || !ok {
-		return nil, fmt.Errorf("fsm/session: trigger %q not permitted in phase %q", in.Trigger, from)
-	}
-	if err := m.sm.FireCtx(context.Background(), in.Trigger); err != nil {
-		panic(fmt.Sprintf("fsm/session: %s in %s: %v", in.Trigger, from, err))
-	}
-	if m.tracer != nil {
-		m.tracer(fsm.Transition{Machine: "session", From: string(from), To: string(m.st.Phase), Trigger: string(in.Trigger)})
-	}
-	return m.out, nil
-}
+// input the current state does not accept is a *fsm.TransitionError and
+// changes nothing. The returned slice is reused by the next Fire.
+func (m *Machine) Fire(in Input) ([]Effect, error) { return m.w.Fire(in) }

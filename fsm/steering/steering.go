@@ -15,19 +15,17 @@
 //
 // The machine counts messages; the driver keeps their texts in submission
 // order and delivers the first N of a kind when an effect says N. It is
-// pure and built on github.com/qmuntal/stateless with external storage;
-// tla/Steering.tla is its spec. The driver serializes its calls (the
-// application submits from its goroutines, the run fires boundaries from
-// its own).
+// pure and built on github.com/qmuntal/stateless with external storage
+// (through fsm/internal/machine); tla/Steering.tla is its spec. The driver
+// serializes its calls (the application submits from its goroutines, the
+// run fires boundaries from its own).
 package steering
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/qmuntal/stateless"
 
 	"octet.dev/host/fsm"
+	"octet.dev/host/fsm/internal/machine"
 )
 
 // Phase says whether the run still takes messages.
@@ -99,13 +97,13 @@ type State struct {
 	FollowUps int // pending follow-ups
 }
 
+var spec = machine.NewSpec("steering", []Phase{Open, Closed}, Triggers,
+	func(in Input) Trigger { return in.Trigger })
+
 // Machine is the settlement machine of one run.
 type Machine struct {
-	sm     *stateless.StateMachine
-	st     State
-	in     Input
-	out    []Effect
-	tracer fsm.Tracer
+	w  *machine.Machine[Phase, Trigger, Input, Effect]
+	st State
 }
 
 // New returns an open machine with nothing pending.
@@ -114,64 +112,56 @@ func New() *Machine { return FromState(State{Phase: Open}) }
 // FromState returns a machine positioned at st (for enumeration in tests).
 func FromState(st State) *Machine {
 	m := &Machine{st: st}
-	m.sm = stateless.NewStateMachineWithExternalStorage(
-		func(context.Context) (stateless.State, error) { return m.st.Phase, nil },
-		func(_ context.Context, s stateless.State) error { m.st.Phase = s.(Phase); return nil },
-		stateless.FiringImmediate,
-	)
+	w := machine.New[Phase, Trigger, Input, Effect](spec, &m.st.Phase)
+	m.w = w
 	steeringPending := func(context.Context, ...any) bool { return m.st.Steering > 0 }
 	noSteering := func(context.Context, ...any) bool { return m.st.Steering == 0 }
 	// An answered turn completes the run only when nothing is pending.
 	completes := func(context.Context, ...any) bool {
-		return m.in.Answered && m.st.Steering == 0 && m.st.FollowUps == 0
+		return w.In().Answered && m.st.Steering == 0 && m.st.FollowUps == 0
 	}
 	goesOn := func(context.Context, ...any) bool {
-		return !m.in.Answered || m.st.Steering > 0 || m.st.FollowUps > 0
+		return !w.In().Answered || m.st.Steering > 0 || m.st.FollowUps > 0
 	}
 	deliverSteering := func() {
-		m.out = append(m.out, Effect{Kind: EffDeliverSteering, N: m.st.Steering})
+		w.Emit(Effect{Kind: EffDeliverSteering, N: m.st.Steering})
 		m.st.Steering = 0
 	}
 
-	m.sm.Configure(Open).
-		InternalTransition(TrSteer, func(context.Context, ...any) error {
-			m.st.Steering++
-			return nil
-		}).
-		InternalTransition(TrFollowUp, func(context.Context, ...any) error {
-			m.st.FollowUps++
-			return nil
-		}).
+	w.Internal(Open, TrSteer, func(context.Context, ...any) error { m.st.Steering++; return nil })
+	w.Internal(Open, TrFollowUp, func(context.Context, ...any) error { m.st.FollowUps++; return nil })
+	w.Configure(Open).
 		InternalTransition(TrAfterTool, func(context.Context, ...any) error {
-			m.out = append(m.out, Effect{Kind: EffSkipTools})
+			w.Emit(Effect{Kind: EffSkipTools})
 			deliverSteering()
 			return nil
 		}, steeringPending).
 		InternalTransition(TrAfterTool, func(context.Context, ...any) error { return nil }, noSteering).
 		InternalTransition(TrAfterTurn, func(context.Context, ...any) error {
+			answered := w.In().Answered
 			switch {
 			case m.st.Steering > 0:
 				deliverSteering()
-			case m.in.Answered:
-				m.out = append(m.out, Effect{Kind: EffDeliverFollowUps, N: m.st.FollowUps})
+			case answered:
+				w.Emit(Effect{Kind: EffDeliverFollowUps, N: m.st.FollowUps})
 				m.st.FollowUps = 0
 			}
-			if m.in.Answered {
-				m.out = append(m.out, Effect{Kind: EffContinue})
+			if answered {
+				w.Emit(Effect{Kind: EffContinue})
 			}
 			return nil
 		}, goesOn).
 		Permit(TrAfterTurn, Closed, completes).
 		Permit(TrClose, Closed)
 
-	m.sm.Configure(Closed).
+	w.Configure(Closed).
 		OnEntryFrom(TrAfterTurn, func(context.Context, ...any) error {
-			m.out = append(m.out, Effect{Kind: EffComplete})
+			w.Emit(Effect{Kind: EffComplete})
 			return nil
 		}).
 		OnEntryFrom(TrClose, func(context.Context, ...any) error {
 			if n := m.st.Steering + m.st.FollowUps; n > 0 {
-				m.out = append(m.out, Effect{Kind: EffDrop, N: n})
+				w.Emit(Effect{Kind: EffDrop, N: n})
 			}
 			m.st.Steering, m.st.FollowUps = 0, 0
 			return nil
@@ -180,7 +170,7 @@ func FromState(st State) *Machine {
 }
 
 // SetTracer installs a tracer for every transition taken.
-func (m *Machine) SetTracer(t fsm.Tracer) { m.tracer = t }
+func (m *Machine) SetTracer(t fsm.Tracer) { m.w.SetTracer(t) }
 
 // State returns the current state.
 func (m *Machine) State() State { return m.st }
@@ -188,32 +178,11 @@ func (m *Machine) State() State { return m.st }
 // Permitted returns the triggers accepted for in's arguments in the current
 // state, in the order of Triggers.
 func (m *Machine) Permitted(in Input) []Trigger {
-	var out []Trigger
-	for _, t := range Triggers {
-		in.Trigger = t
-		m.in = in
-		if ok, err := m.sm.CanFireCtx(context.Background(), t); err == nil && ok {
-			out = append(out, t)
-		}
-	}
-	return out
+	return m.w.Permitted(Triggers, func(t Trigger) Input { in.Trigger = t; return in })
 }
 
 // Fire applies one input and returns the effects, in order. An input the
-// current state does not accept (anything once closed) is an error and
-// changes nothing. The returned slice is reused by the next Fire.
-func (m *Machine) Fire(in Input) ([]Effect, error) {
-	m.in = in
-	m.out = m.out[:0]
-	from := m.st.Phase
-	if ok, err := m.sm.CanFireCtx(context.Background(), in.Trigger); err != nil || !ok {
-		return nil, fmt.Errorf("fsm/steering: trigger %q not permitted in phase %q", in.Trigger, from)
-	}
-	if err := m.sm.FireCtx(context.Background(), in.Trigger); err != nil {
-		panic(fmt.Sprintf("fsm/steering: %s in %s: %v", in.Trigger, from, err))
-	}
-	if m.tracer != nil {
-		m.tracer(fsm.Transition{Machine: "steering", From: string(from), To: string(m.st.Phase), Trigger: string(in.Trigger)})
-	}
-	return m.out, nil
-}
+// current state does not accept (anything once closed) is a
+// *fsm.TransitionError and changes nothing. The returned slice is reused by
+// the next Fire.
+func (m *Machine) Fire(in Input) ([]Effect, error) { return m.w.Fire(in) }

@@ -126,18 +126,19 @@ func deref[T any](p *T) (v T) {
 	return v
 }
 
-// tokenLimit maps a route's token limit to the runtime's, where 0 means
-// "the inline default": an absent field is 0, a zero or negative one that
-// was sent is -1, which validation refuses (no silent default for a value
-// the caller gave).
-func tokenLimit(p *int64) int {
-	switch {
-	case p == nil:
-		return 0
-	case *p <= 0:
-		return -1
+// tokenCeiling is far above any token limit the runtime accepts.
+const tokenCeiling = 1 << 40
+
+// optInt maps an optional protocol integer to the runtime's: absent stays
+// nil (the runtime's default); a value sent is passed on, so that an
+// invalid one is refused by validation rather than defaulted. It is
+// clamped into [lo, hi] to fit an int; lo and hi are values the runtime
+// refuses, so clamping never makes a value valid.
+func optInt(p *int64, lo, hi int64) *int {
+	if p == nil {
+		return nil
 	}
-	return int(min(*p, 1<<40))
+	return new(int(min(max(*p, lo), hi)))
 }
 
 // runRequest maps the protocol's run to the runtime's.
@@ -146,19 +147,14 @@ func runRequest(r *wire.RunRequest) runtime.RunRequest {
 		RunID: r.RunID, Workspace: r.Workspace, Model: r.Model, Prompt: r.Prompt,
 		SessionID: deref(r.SessionID), SessionDir: deref(r.SessionDir), SystemPrompt: deref(r.SystemPrompt),
 		AllowFileMutation: deref(r.AllowFileMutation), DisplayText: deref(r.DisplayText),
-		MaxSteps: int(deref(r.MaxSteps)), ResourceRoots: r.ResourceRoots,
-	}
-	if r.MaxSteps != nil && (*r.MaxSteps < 1 || *r.MaxSteps > runtime.MaxMaxSteps) {
-		rr.MaxSteps = -1 // out of range, refused by validation
+		MaxSteps: optInt(r.MaxSteps, 0, runtime.MaxMaxSteps+1), ResourceRoots: r.ResourceRoots,
 	}
 	if r.Tools != nil {
 		rr.Tools = append([]string{}, (*r.Tools)...)
 	}
 	if r.Reasoning != nil {
-		rr.ReasoningEffort = r.Reasoning.Effort
-		if rr.ReasoningEffort == "" {
-			rr.ReasoningEffort = "(empty)" // present but empty is invalid, not "default"
-		}
+		// Present but empty is refused by validation, not taken as "none".
+		rr.ReasoningEffort = new(r.Reasoning.Effort)
 	}
 	for _, m := range r.Media {
 		rr.Media = append(rr.Media, runtime.MediaRef{Type: m.Type, Path: m.Path})
@@ -173,7 +169,7 @@ func runRequest(r *wire.RunRequest) runtime.RunRequest {
 		rt := &runtime.InlineRoute{
 			Provider: deref(r.Provider), BaseURL: deref(r.BaseURL), APIKey: deref(r.APIKey),
 			Headers: r.CustomHeaders, Mode: deref(r.ProviderMode),
-			ContextWindowTokens: tokenLimit(r.ContextWindowTokens), MaxOutputTokens: tokenLimit(r.MaxOutputTokens),
+			ContextWindowTokens: optInt(r.ContextWindowTokens, 0, tokenCeiling), MaxOutputTokens: optInt(r.MaxOutputTokens, 0, tokenCeiling),
 			Vision: r.Vision, SupportsReasoning: r.SupportsReasoning,
 		}
 		if r.InputModalities != nil {

@@ -2,17 +2,18 @@ package host
 
 import (
 	"context"
-	"fmt"
 
 	"octet.dev/host/fsm/session"
 	"octet.dev/host/wire"
 )
 
-// emitter writes the events of the request being served, firing the
-// session machine for each so that its seq and the stream's agree.
+// emitter writes the events of the request being served. The session
+// machine owns seq: each event is encoded with the machine's next seq and
+// written once the machine has taken it.
 type emitter struct {
-	h *Host
-	s *wire.Stream
+	check seqCheck // the invariants build's cross-check; empty otherwise
+	h     *Host
+	s     *wire.Stream
 }
 
 func (h *Host) emitter(requestID, runID, sessionID string) *emitter {
@@ -26,7 +27,7 @@ func (e *emitter) emit(typ string, data any) error { return e.write(session.TrEv
 func (e *emitter) finish(typ string, data any) error { return e.write(session.TrTerminal, typ, data) }
 
 func (e *emitter) write(tr session.Trigger, typ string, data any) error {
-	p, err := e.s.Encode(typ, data, tr == session.TrTerminal)
+	p, err := e.s.Encode(e.h.m.NextSeq(), typ, data, tr == session.TrTerminal)
 	if err != nil {
 		return err
 	}
@@ -35,11 +36,9 @@ func (e *emitter) write(tr session.Trigger, typ string, data any) error {
 	}
 	effects, err := e.h.m.Fire(session.Input{Trigger: tr})
 	if err != nil {
-		panic(err)
+		panic(err) // the driver writes only while its request is being served
 	}
-	if len(effects) == 0 || effects[0].Seq != p.Seq {
-		panic(fmt.Sprintf("host: fsm/session effects %+v disagree with the stream's seq %d", effects, p.Seq))
-	}
+	e.check.written(effects, p)
 	return e.s.Write(p)
 }
 

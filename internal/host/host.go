@@ -43,7 +43,9 @@ func (h *Host) Busy() bool { return h.busy.Load() }
 
 // New returns a Host for cfg.
 func New(cfg Config) *Host {
-	return &Host{cfg: cfg, w: wire.NewWriter(cfg.Out), m: session.New()}
+	m := session.New()
+	m.SetTracer(sessionTracer(cfg.Log))
+	return &Host{cfg: cfg, w: wire.NewWriter(cfg.Out), m: m}
 }
 
 // ExitError is returned by Serve when the host must exit non-zero.
@@ -108,7 +110,7 @@ func (h *Host) fire(ctx context.Context, in session.Input, req *wire.Request, ms
 		switch e.Kind {
 		case session.EffReject:
 			s := h.w.Stream(e.RequestID, "", "")
-			if werr := s.Fail(wire.Code(e.Code), rejectMessage(e.Code, msg)); werr != nil {
+			if werr := s.Fail(e.Seq, wire.Code(e.Code), rejectMessage(e.Code, msg)); werr != nil {
 				return h.writeFailed(ctx, werr)
 			}
 		case session.EffStart:
@@ -122,7 +124,7 @@ func (h *Host) fire(ctx context.Context, in session.Input, req *wire.Request, ms
 			// Only shutdown reaches here: a served request writes its own
 			// terminal through its emitter.
 			s := h.w.Stream(e.RequestID, "", "")
-			if werr := s.Finish(wire.TypeShutdown, wire.Empty{}); werr != nil {
+			if werr := s.Finish(e.Seq, wire.TypeShutdown, wire.Empty{}); werr != nil {
 				return h.writeFailed(ctx, werr)
 			}
 		case session.EffAbort:

@@ -230,7 +230,7 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 		} else if err := validateModelName(displayName); err != nil {
 			return nil, configError(mwhere, fmt.Errorf("name: %w", err))
 		}
-		window, output, err := tokenLimits(fm.ContextWindowTokens, fm.MaxOutputTokens, false)
+		window, output, err := tokenLimits(fm.ContextWindowTokens, fm.MaxOutputTokens)
 		if err != nil {
 			return nil, configError(mwhere, err)
 		}

@@ -27,7 +27,7 @@ const (
 )
 
 // InlineSpec is the route part of a run request that defines its own route
-// (CONTRACT §8). Zero values mean "not given".
+// (CONTRACT §8). Zero values and nil pointers mean "not given".
 type InlineSpec struct {
 	// Provider names the route's provider; required.
 	Provider string
@@ -38,9 +38,10 @@ type InlineSpec struct {
 	// Mode is the provider_mode; empty means openai-compatible.
 	Mode string
 	// ContextWindowTokens and MaxOutputTokens default to
-	// DefaultInlineContextWindow and DefaultInlineMaxOutput when zero.
-	ContextWindowTokens int
-	MaxOutputTokens     int
+	// DefaultInlineContextWindow and DefaultInlineMaxOutput (at most half
+	// the window) when nil; a value must be positive.
+	ContextWindowTokens *int
+	MaxOutputTokens     *int
 	// InputModalities may contain "text", "image" and "audio".
 	InputModalities []string
 	// Vision is the legacy flag: true is the same as declaring "image".
@@ -76,7 +77,15 @@ func InlineRoute(spec InlineSpec) (Model, error) {
 		}
 		mode = m
 	}
-	window, output, err := tokenLimits(spec.ContextWindowTokens, spec.MaxOutputTokens, true)
+	window := DefaultInlineContextWindow
+	if spec.ContextWindowTokens != nil {
+		window = *spec.ContextWindowTokens
+	}
+	output := min(DefaultInlineMaxOutput, window/2)
+	if spec.MaxOutputTokens != nil {
+		output = *spec.MaxOutputTokens
+	}
+	window, output, err := tokenLimits(window, output)
 	if err != nil {
 		return Model{}, err
 	}
@@ -257,18 +266,9 @@ func validateModelName(name string) error {
 	return nil
 }
 
-// tokenLimits validates a context window and output cap. With defaults set,
-// zero values take the inline defaults; otherwise both are required. The
-// output cap must be smaller than the window.
-func tokenLimits(window, output int, defaults bool) (int, int, error) {
-	if defaults {
-		if window == 0 {
-			window = DefaultInlineContextWindow
-		}
-		if output == 0 {
-			output = min(DefaultInlineMaxOutput, window/2)
-		}
-	}
+// tokenLimits validates a context window and output cap: both positive,
+// the output cap smaller than the window.
+func tokenLimits(window, output int) (int, int, error) {
 	switch {
 	case window <= 0:
 		return 0, 0, errors.New("context_window_tokens must be a positive integer")

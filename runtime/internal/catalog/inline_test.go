@@ -119,7 +119,7 @@ func TestInlineRoute(t *testing.T) {
 			name: "source example",
 			spec: InlineSpec{
 				Provider: "local", BaseURL: "http://127.0.0.1:1234/v1", Model: "local-model",
-				Mode: "openai-compatible", ContextWindowTokens: 32768, MaxOutputTokens: 4096,
+				Mode: "openai-compatible", ContextWindowTokens: new(32768), MaxOutputTokens: new(4096),
 				InputModalities: []string{"image"}, SupportsReasoning: boolPtr(false),
 				HeaderNames: []string{"x-tenant"},
 			},
@@ -144,7 +144,7 @@ func TestInlineRoute(t *testing.T) {
 			name: "anthropic with vision flag and reasoning",
 			spec: InlineSpec{
 				Provider: "corp", BaseURL: "https://gw.corp.example/anthropic", Model: "claude-x",
-				Mode: "anthropic-messages", ContextWindowTokens: 200000, MaxOutputTokens: 64000,
+				Mode: "anthropic-messages", ContextWindowTokens: new(200000), MaxOutputTokens: new(64000),
 				Vision: boolPtr(true), SupportsReasoning: boolPtr(true),
 			},
 			want: Model{
@@ -158,7 +158,7 @@ func TestInlineRoute(t *testing.T) {
 			name: "audio declared on responses stays declared",
 			spec: InlineSpec{
 				Provider: "p", BaseURL: "http://h/v1", Model: "m", Mode: "openai-responses",
-				ContextWindowTokens: 1000, MaxOutputTokens: 100, InputModalities: []string{"text", "audio"},
+				ContextWindowTokens: new(1000), MaxOutputTokens: new(100), InputModalities: []string{"text", "audio"},
 			},
 			want: Model{
 				ID:       wantInlineID("p", "http://h/v1", "openai-responses", "m"),
@@ -175,9 +175,9 @@ func TestInlineRoute(t *testing.T) {
 		{name: "no model", spec: InlineSpec{Provider: "p", BaseURL: "http://h/v1"}, wantErr: "model is required"},
 		{name: "model with NUL", spec: InlineSpec{Provider: "p", BaseURL: "http://h/v1", Model: "a\x00b"}, wantErr: "control"},
 		{name: "bad mode", spec: InlineSpec{Provider: "p", BaseURL: "http://h/v1", Model: "m", Mode: "openai"}, wantErr: "provider_mode"},
-		{name: "negative window", spec: InlineSpec{Provider: "p", BaseURL: "http://h/v1", Model: "m", ContextWindowTokens: -1}, wantErr: "context_window_tokens"},
-		{name: "output not below window", spec: InlineSpec{Provider: "p", BaseURL: "http://h/v1", Model: "m", ContextWindowTokens: 4096, MaxOutputTokens: 4096}, wantErr: "smaller than"},
-		{name: "window too large", spec: InlineSpec{Provider: "p", BaseURL: "http://h/v1", Model: "m", ContextWindowTokens: MaxTokenLimit + 1, MaxOutputTokens: 10}, wantErr: "larger than"},
+		{name: "negative window", spec: InlineSpec{Provider: "p", BaseURL: "http://h/v1", Model: "m", ContextWindowTokens: new(-1)}, wantErr: "context_window_tokens"},
+		{name: "output not below window", spec: InlineSpec{Provider: "p", BaseURL: "http://h/v1", Model: "m", ContextWindowTokens: new(4096), MaxOutputTokens: new(4096)}, wantErr: "smaller than"},
+		{name: "window too large", spec: InlineSpec{Provider: "p", BaseURL: "http://h/v1", Model: "m", ContextWindowTokens: new(MaxTokenLimit + 1), MaxOutputTokens: new(10)}, wantErr: "larger than"},
 		{name: "unknown modality", spec: InlineSpec{Provider: "p", BaseURL: "http://h/v1", Model: "m", InputModalities: []string{"video"}}, wantErr: "unknown modality"},
 		{name: "vision contradiction", spec: InlineSpec{Provider: "p", BaseURL: "http://h/v1", Model: "m", InputModalities: []string{"image"}, Vision: boolPtr(false)}, wantErr: "vision is false"},
 		{name: "hop-by-hop header", spec: InlineSpec{Provider: "p", BaseURL: "http://h/v1", Model: "m", HeaderNames: []string{"Host"}}, wantErr: "hop-by-hop"},

@@ -1,0 +1,229 @@
+// Package machine is the plumbing the host's state machines share
+// (fsm/session, fsm/run, fsm/recovery, fsm/steering): a
+// github.com/qmuntal/stateless machine whose phase lives in the owner's
+// state value (external storage), the input and effects of the Fire in
+// progress, CanFire before Fire with a typed error for an input the phase
+// does not accept (*fsm.TransitionError), the tracer, and a fast path for
+// guard-free internal transitions.
+//
+// A machine package declares its Spec once (name, phases, triggers) and
+// keeps its whole state in its own State value, handing New a pointer to
+// the phase field; guards and actions read the input with In and append
+// effects with Emit. Transitions are configured on stateless through
+// Configure, except the guard-free internal ones, which go through
+// Internal: Internal configures the same transition on stateless and
+// records it for the fast path, so the two cannot drift apart. Fire takes
+// a recorded internal transition without stateless (a stateless Fire
+// costs more than ten times as much and allocates, BenchmarkFire), which
+// keeps the per-event hot path (a model_delta through the run and session
+// machines) to a scan of at most MaxInternal entries and the action, with
+// no allocation. Builds with the
+// invariants tag check each fast step against the stateless table.
+//
+// A Machine is owned by one goroutine; no action or guard may fire it.
+package machine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/qmuntal/stateless"
+
+	"octet.dev/host/fsm"
+)
+
+// Spec is what a machine package declares once, in a package variable:
+// the machine's name (the tracer's Transition.Machine and the error's
+// prefix), every phase and trigger, and how to read an input's trigger.
+// It holds each phase and trigger already converted to the interface
+// values stateless takes, so that building and firing a machine does not
+// allocate them again.
+type Spec[P ~string, T ~string, I any] struct {
+	name     string
+	trigger  func(I) T
+	phases   map[P]stateless.State
+	triggers map[T]stateless.Trigger
+}
+
+// NewSpec returns the Spec of a machine called name over phases and
+// triggers; trigger returns an input's trigger.
+func NewSpec[P ~string, T ~string, I any](name string, phases []P, triggers []T, trigger func(I) T) *Spec[P, T, I] {
+	s := &Spec[P, T, I]{name: name, trigger: trigger, phases: map[P]stateless.State{}, triggers: map[T]stateless.Trigger{}}
+	for _, p := range phases {
+		s.phases[p] = p
+	}
+	for _, t := range triggers {
+		s.triggers[t] = t
+	}
+	return s
+}
+
+// Phase returns p as stateless takes it.
+func (s *Spec[P, T, I]) Phase(p P) stateless.State {
+	if v, ok := s.phases[p]; ok {
+		return v
+	}
+	return p
+}
+
+// Trigger returns t as stateless takes it.
+func (s *Spec[P, T, I]) Trigger(t T) stateless.Trigger {
+	if v, ok := s.triggers[t]; ok {
+		return v
+	}
+	return t
+}
+
+// Machine is a stateless state machine over phases P and triggers T, fed
+// inputs I and returning effects E.
+type Machine[P ~string, T ~string, I any, E any] struct {
+	spec   *Spec[P, T, I]
+	phase  *P
+	sm     *stateless.StateMachine
+	in     I
+	out    []E
+	tracer fsm.Tracer
+	fast   [MaxInternal]fastStep[P, T] // held inline: building a machine allocates no table for them
+	nfast  int
+	noFast bool
+}
+
+// MaxInternal is how many transitions a machine may configure through
+// Internal.
+const MaxInternal = 4
+
+// fastStep is a guard-free internal transition: trigger in phase runs
+// action and stays.
+type fastStep[P ~string, T ~string] struct {
+	phase   P
+	trigger T
+	action  stateless.ActionFunc
+}
+
+// New returns a machine of spec whose phase is stored at *phase.
+func New[P ~string, T ~string, I any, E any](spec *Spec[P, T, I], phase *P) *Machine[P, T, I, E] {
+	m := &Machine[P, T, I, E]{spec: spec, phase: phase}
+	m.sm = stateless.NewStateMachineWithExternalStorage(
+		func(context.Context) (stateless.State, error) { return m.spec.Phase(*m.phase), nil },
+		func(_ context.Context, s stateless.State) error { *m.phase = s.(P); return nil },
+		stateless.FiringImmediate,
+	)
+	return m
+}
+
+// Configure returns the stateless configuration of phase p. Guards must be
+// pure; actions read In and Emit effects and never return an error.
+func (m *Machine[P, T, I, E]) Configure(p P) *stateless.StateConfiguration {
+	return m.sm.Configure(m.spec.Phase(p))
+}
+
+// Internal configures a guard-free internal transition: t in p runs action
+// and stays in p, without entry or exit actions. It must be the only
+// transition of t in p. Fire takes it without stateless, calling action
+// with a background context and no arguments. A machine has at most
+// MaxInternal of them.
+func (m *Machine[P, T, I, E]) Internal(p P, t T, action stateless.ActionFunc) *stateless.StateConfiguration {
+	for _, f := range m.fast[:m.nfast] {
+		if f.phase == p && f.trigger == t {
+			panic(fmt.Sprintf("fsm/%s: internal transition %q in %q configured twice", m.spec.name, t, p))
+		}
+	}
+	if m.nfast == MaxInternal {
+		panic(fmt.Sprintf("fsm/%s: more than %d internal transitions", m.spec.name, MaxInternal))
+	}
+	m.fast[m.nfast] = fastStep[P, T]{p, t, action}
+	m.nfast++
+	return m.Configure(p).InternalTransition(m.spec.Trigger(t), action)
+}
+
+// In returns the input being fired (or tested by Can).
+func (m *Machine[P, T, I, E]) In() I { return m.in }
+
+// Emit appends effects to the result of the Fire in progress.
+func (m *Machine[P, T, I, E]) Emit(e ...E) { m.out = append(m.out, e...) }
+
+// Phase returns the current phase.
+func (m *Machine[P, T, I, E]) Phase() P { return *m.phase }
+
+// SetTracer installs a tracer for every transition taken (nil: none).
+func (m *Machine[P, T, I, E]) SetTracer(t fsm.Tracer) { m.tracer = t }
+
+// SetFastPath turns the fast path on (the default) or off, in which case
+// every input goes through stateless. Tests compare the two.
+func (m *Machine[P, T, I, E]) SetFastPath(on bool) { m.noFast = !on }
+
+// fastFor returns the fast step of t in the current phase, if any.
+func (m *Machine[P, T, I, E]) fastFor(t T) *fastStep[P, T] {
+	if m.noFast {
+		return nil
+	}
+	p := *m.phase
+	for i := range m.nfast {
+		if f := &m.fast[i]; f.trigger == t && f.phase == p {
+			return f
+		}
+	}
+	return nil
+}
+
+// Can reports whether the current phase accepts in. It changes nothing
+// but the input In returns.
+func (m *Machine[P, T, I, E]) Can(in I) bool {
+	m.in = in
+	t := m.spec.trigger(in)
+	if m.fastFor(t) != nil {
+		return true
+	}
+	ok, err := m.sm.CanFireCtx(context.Background(), m.spec.Trigger(t))
+	return err == nil && ok
+}
+
+// Permitted returns, of triggers and in their order, those the current
+// phase accepts; with builds the input tested for each.
+func (m *Machine[P, T, I, E]) Permitted(triggers []T, with func(T) I) []T {
+	var out []T
+	for _, t := range triggers {
+		if m.Can(with(t)) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Fire applies one input and returns the effects its actions emitted, in
+// order. An input the current phase does not accept is a
+// *fsm.TransitionError and changes nothing. The returned slice is reused
+// by the next Fire.
+func (m *Machine[P, T, I, E]) Fire(in I) ([]E, error) {
+	m.in = in
+	m.out = m.out[:0]
+	from := *m.phase
+	t := m.spec.trigger(in)
+	if f := m.fastFor(t); f != nil {
+		checkFast(m, t)
+		if err := f.action(context.Background()); err != nil {
+			return nil, m.refuse(from, t, err)
+		}
+		m.trace(from, t)
+		return m.out, nil
+	}
+	st := m.spec.Trigger(t)
+	if ok, err := m.sm.CanFireCtx(context.Background(), st); err != nil || !ok {
+		return nil, m.refuse(from, t, err)
+	}
+	if err := m.sm.FireCtx(context.Background(), st); err != nil {
+		return nil, m.refuse(from, t, err)
+	}
+	m.trace(from, t)
+	return m.out, nil
+}
+
+func (m *Machine[P, T, I, E]) refuse(from P, t T, err error) error {
+	return &fsm.TransitionError{Machine: m.spec.name, Phase: string(from), Trigger: string(t), Input: fmt.Sprintf("%+v", m.in), Err: err}
+}
+
+func (m *Machine[P, T, I, E]) trace(from P, t T) {
+	if m.tracer != nil {
+		m.tracer(fsm.Transition{Machine: m.spec.name, From: string(from), To: string(*m.phase), Trigger: string(t)})
+	}
+}

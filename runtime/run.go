@@ -15,6 +15,7 @@ import (
 	"octet.dev/host/fsm/recovery"
 	fsmrun "octet.dev/host/fsm/run"
 	"octet.dev/host/fsm/steering"
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/provider"
@@ -34,7 +35,7 @@ type RunControl struct {
 	abandon chan struct{}
 	once    sync.Once
 	cancel  context.CancelFunc
-	result  Result
+	result  protocol.FinalResult
 
 	supportsReasoning bool
 	modelID           string
@@ -60,7 +61,7 @@ func (rc *RunControl) Abandon() {
 
 // Wait blocks until the run has ended and returns its result. The events
 // must be consumed (or abandoned) for the run to end.
-func (rc *RunControl) Wait() Result {
+func (rc *RunControl) Wait() protocol.FinalResult {
 	<-rc.done
 	return rc.result
 }
@@ -100,7 +101,7 @@ type driver struct {
 	steps     int
 	toolCalls int
 	changed   []string
-	total     Totals
+	total     protocol.Totals
 	uncertain bool            // usage figures are known subtotals (sticky)
 	recovery  recovery.Config // snapshot at run start
 	effort    string          // the reasoning effort the model calls use
@@ -127,9 +128,9 @@ func (d *driver) fire(in fsmrun.Input, data Event) {
 		case fsmrun.EffAccepted, fsmrun.EffStream, fsmrun.EffFinal:
 			d.send(data)
 		case fsmrun.EffStarted:
-			d.send(Event{EventStarted, &Started{}})
+			d.send(Event{protocol.TypeStarted, &protocol.Started{}})
 		case fsmrun.EffSettled:
-			d.send(Event{EventSettled, &Settled{Status: e.Status}})
+			d.send(Event{protocol.TypeSettled, &protocol.Settled{Status: e.Status}})
 		}
 	}
 }
@@ -138,20 +139,20 @@ func (d *driver) stream(typ string, data any) {
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrStream}, Event{typ, data})
 }
 
-func (d *driver) drive(ctx context.Context) Result {
+func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 	p := d.p
 	names := make([]string, len(p.tools))
 	for i, t := range p.tools {
 		names[i] = t.spec.Name
 	}
-	d.fire(fsmrun.Input{Trigger: fsmrun.TrAccept}, Event{EventAccepted, &Accepted{
-		Model: AcceptedModel{ID: p.model.ID, Provider: p.model.Provider, Name: p.model.Name,
+	d.fire(fsmrun.Input{Trigger: fsmrun.TrAccept}, Event{protocol.TypeAccepted, &protocol.Accepted{
+		Model: protocol.ModelInfo{ID: p.model.ID, Provider: p.model.Provider, Name: p.model.Name,
 			ProviderMode: string(p.model.Mode), ContextWindowTokens: p.model.ContextWindowTokens,
 			MaxOutputTokens: p.model.MaxOutputTokens, InputModalities: p.model.EffectiveModalities(),
 			Vision: p.model.Vision(), Audio: p.model.Audio(), SupportsReasoning: p.model.SupportsReasoning},
 		SessionFile:         p.sess.Path(),
 		Tools:               names,
-		EffectiveToolPolicy: p.policy,
+		EffectiveToolPolicy: p.policy.EffectivePolicy,
 	}})
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrStart}, Event{})
 	d.sessionUncertain(p.sess) // sticky across resume: every later run says so again
@@ -173,7 +174,7 @@ func (d *driver) drive(ctx context.Context) Result {
 	switch err := p.sess.Append(ends...); {
 	case err != nil:
 		if errInfo == nil {
-			status, errInfo = fsmrun.StatusError, &ErrorInfo{Code: CodeSessionFailed, Message: "the session could not be written: " + bound(err.Error())}
+			status, errInfo = fsmrun.StatusError, &protocol.ErrorData{Code: protocol.CodeSessionWriteFailed, Message: "the session could not be written: " + bound(err.Error())}
 		}
 	case pending != nil:
 		d.a.noteReasoning(pending.Effort)
@@ -184,8 +185,8 @@ func (d *driver) drive(ctx context.Context) Result {
 	if changed == nil {
 		changed = []string{}
 	}
-	res := Result{Status: status, Output: output, Error: errInfo, FilesChanged: changed, ToolCalls: d.toolCalls, Steps: d.steps, SessionFile: &path}
-	d.fire(fsmrun.Input{Trigger: fsmrun.TrFinalize}, Event{EventFinal, &res})
+	res := protocol.FinalResult{Status: status, Output: output, Error: errInfo, FilesChanged: changed, ToolCalls: d.toolCalls, Steps: d.steps, SessionFile: &path}
+	d.fire(fsmrun.Input{Trigger: fsmrun.TrFinalize}, Event{protocol.TypeFinalResult, &res})
 	return res
 }
 
@@ -222,12 +223,12 @@ func (d *driver) withMediaBytes(msgs []provider.Message) ([]provider.Message, er
 // one final_result and the host serves on; the stack goes to the log. The
 // loop's deferred cleanups (shell process groups, descriptors) have run by
 // then.
-func (d *driver) contain(ctx context.Context) (status, output string, errInfo *ErrorInfo) {
+func (d *driver) contain(ctx context.Context) (status, output string, errInfo *protocol.ErrorData) {
 	defer func() {
 		if v := recover(); v != nil {
 			d.a.log.Error().Str("run_id", d.p.req.RunID).Str("panic", fmt.Sprint(v)).Bytes("stack", debug.Stack()).
 				Msg("the run failed on an internal error")
-			status, errInfo = fsmrun.StatusError, &ErrorInfo{Code: CodeInternal, Message: bound("internal error: " + fmt.Sprint(v))}
+			status, errInfo = fsmrun.StatusError, &protocol.ErrorData{Code: protocol.CodeInternalError, Message: bound("internal error: " + fmt.Sprint(v))}
 		}
 	}()
 	return d.loop(ctx)
@@ -235,13 +236,13 @@ func (d *driver) contain(ctx context.Context) (status, output string, errInfo *E
 
 // loop is the agent loop: model steps and tool calls until the model stops,
 // the step limit is hit, or a failure.
-func (d *driver) loop(ctx context.Context) (status, output string, errInfo *ErrorInfo) {
+func (d *driver) loop(ctx context.Context) (status, output string, errInfo *protocol.ErrorData) {
 	p := d.p
-	fail := func(code, msg string) (string, string, *ErrorInfo) {
-		return fsmrun.StatusError, output, &ErrorInfo{Code: code, Message: bound(msg)}
+	fail := func(code, msg string) (string, string, *protocol.ErrorData) {
+		return fsmrun.StatusError, output, &protocol.ErrorData{Code: code, Message: bound(msg)}
 	}
-	writeFailed := func(err error) (string, string, *ErrorInfo) {
-		return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+	writeFailed := func(err error) (string, string, *protocol.ErrorData) {
+		return fail(protocol.CodeSessionWriteFailed, "the session could not be written: "+err.Error())
 	}
 	// The prompt and its context are durable before the first model call.
 	recs := []store.Record{
@@ -272,7 +273,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 	// refers to them.
 	for _, m := range p.media {
 		if _, err := p.sess.PutMedia(m.Data); err != nil {
-			return fail(CodeSessionFailed, "the session's media could not be written: "+err.Error())
+			return fail(protocol.CodeSessionWriteFailed, "the session's media could not be written: "+err.Error())
 		}
 	}
 	recs = append(recs, store.Record{Body: store.Message{RunID: p.req.RunID, Message: provider.Message{Role: provider.RoleUser, Text: p.req.Prompt, Media: p.media}}})
@@ -281,7 +282,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 	}
 	msgs, err := d.withMediaBytes(p.sess.Messages())
 	if err != nil {
-		return fail(CodeSessionCorrupt, err.Error())
+		return fail(protocol.CodeSessionCorrupt, err.Error())
 	}
 	specs := make([]provider.ToolSpec, len(p.tools))
 	for i, t := range p.tools {
@@ -294,7 +295,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 
 	for step := 1; ; step++ {
 		if step > p.maxSteps {
-			return fsmrun.StatusBlocked, output, &ErrorInfo{Code: CodeMaxStepsReached, Message: "the run reached max_steps (" + strconv.Itoa(p.maxSteps) + ") before the model finished"}
+			return fsmrun.StatusBlocked, output, &protocol.ErrorData{Code: protocol.CodeMaxStepsReached, Message: "the run reached max_steps (" + strconv.Itoa(p.maxSteps) + ") before the model finished"}
 		}
 		// A safe step boundary: admit a pending reasoning change, unless it
 		// would change the thinking mode inside an assistant turn.
@@ -318,11 +319,11 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			var tf *errTurnFailed
 			switch {
 			case ctx.Err() != nil:
-				return fail(CodeCanceled, "the run was canceled")
+				return fail(protocol.CodeCanceled, "the run was canceled")
 			case errors.As(err, &tf):
 				return fail(tf.code, failureMessage(tf))
 			}
-			return fail(CodeProviderError, scrub(providerMessage(err), p.key))
+			return fail(protocol.CodeProviderError, scrub(providerMessage(err), p.key))
 		}
 		d.steps++
 		if !turn.usageReported {
@@ -330,7 +331,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			// figures from here on are known subtotals, exactly as after a
 			// discarded attempt (CONTRACT §12), never zeros presented as fact.
 			if err := p.sess.RecordUsageUncertainty(p.model.Provider, p.model.ID, operationAssistantTurn); err != nil {
-				return fail(CodeSessionFailed, "the usage uncertainty record could not be written: "+err.Error())
+				return fail(protocol.CodeSessionWriteFailed, "the usage uncertainty record could not be written: "+err.Error())
 			}
 			d.markUncertain()
 		}
@@ -353,7 +354,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 		if turn.finish == provider.FinishLength {
 			// A tool call cut by the output cap is never executed, and a cut
 			// answer is not presented as complete.
-			return fail(CodeOutputCut, "the model's output reached max_output_tokens before it finished")
+			return fail(protocol.CodeOutputIncomplete, "the model's output reached max_output_tokens before it finished")
 		}
 		// Steering boundaries exist only while another step may follow: a
 		// message delivered now is one the model will see. At the last step
@@ -381,7 +382,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			}
 			msgs = append(msgs, result)
 			if ctx.Err() != nil {
-				return fail(CodeCanceled, "the run was canceled")
+				return fail(protocol.CodeCanceled, "the run was canceled")
 			}
 			if i < len(turn.calls)-1 && !lastStep {
 				if b = d.rc.boundary(steering.Input{Trigger: steering.TrAfterTool}); b.skipTools {
@@ -472,10 +473,10 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 		switch ev.Kind {
 		case provider.EventText:
 			text.WriteString(ev.Text)
-			d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelText, Text: ev.Text})
+			d.stream(protocol.TypeModelDelta, &protocol.ModelDelta{Step: step, Channel: protocol.ChannelText, Text: ev.Text})
 		case provider.EventReasoning:
 			if ev.Text != "" {
-				d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelReasoning, Text: ev.Text})
+				d.stream(protocol.TypeModelDelta, &protocol.ModelDelta{Step: step, Channel: protocol.ChannelReasoning, Text: ev.Text})
 			}
 		case provider.EventToolCall:
 			t.calls = append(t.calls, ev.ToolCall)
@@ -511,17 +512,17 @@ func providerMessage(err error) string {
 }
 
 // account prices one step's usage and emits model_step.
-func (d *driver) account(step int, u provider.Usage) StepCost {
-	usage := Usage(u)
+func (d *driver) account(step int, u provider.Usage) protocol.StepCost {
+	usage := protocol.Usage(u)
 	if usage.TotalTokens == 0 {
 		usage.TotalTokens = usage.InputTokens + usage.OutputTokens
 	}
-	var c StepCost
+	var c protocol.StepCost
 	if pr := d.p.model.Cost; pr != nil {
 		// InputTokens counts cached tokens too (provider.Usage); price
 		// each part at its own rate.
 		fresh := max(usage.InputTokens-usage.CacheReadTokens-usage.CacheWriteTokens, 0)
-		c = StepCost{
+		c = protocol.StepCost{
 			Input:      float64(fresh) * pr.Input / 1e6,
 			Output:     float64(usage.OutputTokens) * pr.Output / 1e6,
 			CacheRead:  float64(usage.CacheReadTokens) * pr.CacheRead / 1e6,
@@ -543,7 +544,7 @@ func (d *driver) account(step int, u provider.Usage) StepCost {
 	t.Cost.CacheWrite += c.CacheWrite
 	t.Cost.Total += c.Total
 	t.Cost.Currency = c.Currency
-	d.stream(EventModelStep, &ModelStep{Step: step, Model: d.p.model.ID, Usage: usage, Cost: c, Cumulative: *t, UsageUncertain: d.uncertain})
+	d.stream(protocol.TypeModelStep, &protocol.ModelStep{Step: step, Model: d.p.model.ID, Usage: usage, Cost: c, Cumulative: *t, UsageUncertain: d.uncertain})
 	return c
 }
 
@@ -561,10 +562,10 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if !isObject {
 		argValue, _ = jsontext.AppendQuote(nil, trunc(call.Arguments, 4096))
 	}
-	d.stream(EventToolStart, &ToolStart{Step: step, CallID: call.ID, Tool: call.Name, Arguments: argValue})
+	d.stream(protocol.TypeToolStart, &protocol.ToolStart{Step: step, CallID: call.ID, Tool: call.Name, Arguments: argValue})
 
-	reply := func(fin *ToolFinish) provider.Message {
-		d.stream(EventToolFinish, fin)
+	reply := func(fin *protocol.ToolFinish) provider.Message {
+		d.stream(protocol.TypeToolFinish, fin)
 		msg := provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: fin.Output}
 		if fin.Error != nil {
 			msg.IsError = true
@@ -576,7 +577,7 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 		return msg
 	}
 	fail := func(code, msg string) provider.Message {
-		return reply(&ToolFinish{CallID: call.ID, Tool: call.Name, Error: &ErrorInfo{Code: code, Message: bound(msg)}})
+		return reply(&protocol.ToolFinish{CallID: call.ID, Tool: call.Name, Error: &protocol.ErrorData{Code: code, Message: bound(msg)}})
 	}
 
 	var def *toolDef
@@ -592,7 +593,7 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 		decision = d.p.policy.Decide(call.Name, def.effect)
 	}
 	if !decision.Allowed {
-		d.stream(EventToolPolicy, &ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
+		d.stream(protocol.TypeToolPolicy, &protocol.ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
 		return fail(decision.DenialCode, denialMessage(call.Name, decision.DenialCode))
 	}
 	if !isObject {
@@ -611,7 +612,7 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 		return fail(tools.CodeInvalidArguments, err.Error())
 	}
 	// Every gate has passed: the allowed evidence goes out now.
-	d.stream(EventToolPolicy, &ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
+	d.stream(protocol.TypeToolPolicy, &protocol.ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
 	if def.effect == policy.EffectProcess {
 		return reply(d.runBash(ctx, call, args))
 	}
@@ -628,18 +629,18 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 			d.changed = append(d.changed, c)
 		}
 	}
-	return reply(&ToolFinish{CallID: call.ID, Tool: call.Name, OK: true, Output: res.Output, Truncated: res.Truncated})
+	return reply(&protocol.ToolFinish{CallID: call.ID, Tool: call.Name, OK: true, Output: res.Output, Truncated: res.Truncated})
 }
 
 func denialMessage(tool, code string) string {
 	switch code {
-	case policy.DenyUnknownTool:
+	case protocol.CodeUnknownTool:
 		return "there is no tool named " + strconv.Quote(trunc(tool, 64)) + " in this run"
-	case policy.DenyMutationNotAllowed:
+	case protocol.CodeMutationNotAuthorized:
 		return "file changes are not authorized for this run"
-	case policy.DenyProcessNotEnabled:
+	case protocol.CodeProcessNotEnabled:
 		return "running commands is not enabled by the operator of this host"
-	case policy.DenyShellUnavailable:
+	case protocol.CodeShellUnavailable:
 		return "no shell is available on this host"
 	}
 	return "the call is not allowed by the host's policy"

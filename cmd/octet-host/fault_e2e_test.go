@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/spec"
-	"octet.dev/host/wire"
 	"octet.dev/host/wire/client"
 )
 
@@ -183,7 +183,7 @@ func TestUncertaintyStickyAcrossRuns(t *testing.T) {
 		t.Fatalf("resumed run: %s %+v", eventTypes(evs), final)
 	}
 	checkRecovery(t, evs, true)
-	_ = wire.StatusCompleted
+	_ = protocol.StatusCompleted
 }
 
 // TestDNSFailureWaitsForNetwork runs the host in a private mount namespace

@@ -20,6 +20,7 @@ import (
 	"github.com/qmuntal/stateless"
 
 	"octet.dev/host/fsm"
+	"octet.dev/host/protocol"
 )
 
 // Phase is the coarse state of the session.
@@ -77,10 +78,6 @@ const (
 	// EffExit: flush and exit with Effect.ExitCode.
 	EffExit EffectKind = "exit"
 )
-
-// CodeDuplicateRequestID is the code of EffReject for a reused request_id.
-// It equals wire.CodeDuplicateRequestID; fsm does not import wire.
-const CodeDuplicateRequestID = "duplicate_request_id"
 
 // Effect is one thing the driver must do.
 type Effect struct {
@@ -163,7 +160,7 @@ func FromState(st State) *Machine {
 		// earlier request's ID.
 		code := m.in.Code
 		if m.in.Trigger != TrMalformed || (m.in.RequestID != "" && m.st.used(m.in.RequestID)) {
-			code = CodeDuplicateRequestID
+			code = protocol.CodeDuplicateRequestID
 		}
 		if m.in.RequestID != "" {
 			m.st.use(m.in.RequestID)

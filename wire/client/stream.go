@@ -7,7 +7,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"octet.dev/host/wire"
+	"octet.dev/host/protocol"
 )
 
 // Event is one validated event of a run: its envelope has been checked
@@ -28,7 +28,7 @@ type Event struct {
 func (e Event) Decode(v any) error { return json.Unmarshal(e.Data, v) }
 
 // Terminal reports whether the event ends its run (final_result).
-func (e Event) Terminal() bool { return e.Type == wire.TypeFinalResult }
+func (e Event) Terminal() bool { return e.Type == protocol.TypeFinalResult }
 
 // Delta returns the channel ("text" or "reasoning") and text of a
 // model_delta event; ok is false for any other event or malformed data.
@@ -103,20 +103,20 @@ func (s *RunStream) Next(ctx context.Context) (Event, error) {
 // Final returns the run's final_result once Next has returned it; before
 // that it returns ErrNotDone. A final_result with status "error" or
 // "blocked" is a result, not an error: inspect Status and Error.
-func (s *RunStream) Final() (*wire.FinalResult, error) {
+func (s *RunStream) Final() (*protocol.FinalResult, error) {
 	if !s.ended {
 		return nil, ErrNotDone
 	}
 	if s.cl.err != nil {
 		return nil, s.cl.err
 	}
-	return s.cl.value.(*wire.FinalResult), nil
+	return s.cl.value.(*protocol.FinalResult), nil
 }
 
 // Wait reads the rest of the run and returns its events (the final_result
 // event included) and its final_result. On failure it returns the events
 // read so far with the error of Next.
-func (s *RunStream) Wait(ctx context.Context) ([]Event, *wire.FinalResult, error) {
+func (s *RunStream) Wait(ctx context.Context) ([]Event, *protocol.FinalResult, error) {
 	var events []Event
 	for {
 		ev, err := s.Next(ctx)

@@ -89,7 +89,8 @@ func fromCatalog(m catalog.Model) protocol.ModelInfo {
 		SupportsReasoning:   m.SupportsReasoning,
 	}
 	if m.Cost != nil {
-		out.Cost = &protocol.Cost{Input: m.Cost.Input, Output: m.Cost.Output, CacheRead: m.Cost.CacheRead, CacheWrite: m.Cost.CacheWrite, Currency: m.Cost.Currency}
+		c := *m.Cost // a copy: the inventory never shares the catalog's values
+		out.Cost = &c
 	}
 	return out
 }

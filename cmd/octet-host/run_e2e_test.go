@@ -94,7 +94,7 @@ func (e *e2e) run(c *client.Client, req protocol.RunRequest) ([]client.Event, *p
 			var s struct {
 				Status string `json:"status"`
 			}
-			ev.Decode(&s)
+			ev.DecodeInto(&s)
 			re.Status = s.Status
 		}
 		lc = append(lc, re)
@@ -416,7 +416,7 @@ func stepDeltas(t *testing.T, evs []client.Event, step int, channel string) stri
 			Channel string `json:"channel"`
 			Text    string `json:"text"`
 		}
-		if err := ev.Decode(&d); err != nil {
+		if err := ev.DecodeInto(&d); err != nil {
 			t.Fatal(err)
 		}
 		if d.Step == step && d.Channel == channel {
@@ -439,7 +439,7 @@ func toolStartsOf(t *testing.T, evs []client.Event) []toolStart {
 	for _, ev := range evs {
 		if ev.Type == "tool_start" {
 			var ts toolStart
-			if err := ev.Decode(&ts); err != nil {
+			if err := ev.DecodeInto(&ts); err != nil {
 				t.Fatal(err)
 			}
 			out = append(out, ts)
@@ -475,7 +475,7 @@ func modelSteps(t *testing.T, evs []client.Event) []modelStep {
 	for _, ev := range evs {
 		if ev.Type == "model_step" {
 			var m modelStep
-			if err := ev.Decode(&m); err != nil {
+			if err := ev.DecodeInto(&m); err != nil {
 				t.Fatal(err)
 			}
 			out = append(out, m)
@@ -754,7 +754,7 @@ func TestRunFileMutationPolicy(t *testing.T) {
 	}
 	for _, ev := range evs {
 		if ev.Type == "tool_policy" {
-			ev.Decode(&pol)
+			ev.DecodeInto(&pol)
 		}
 	}
 	if pol.Decision.Allowed || pol.Decision.DenialCode != "mutation_not_authorized" {
@@ -860,7 +860,7 @@ func TestRunToolPathsStayInWorkspace(t *testing.T) {
 				Output string              `json:"output"`
 				Error  *protocol.ErrorData `json:"error"`
 			}
-			ev.Decode(&f)
+			ev.DecodeInto(&f)
 			if f.OK || strings.Contains(f.Output, "TOP-SECRET") || strings.Contains(string(ev.Data), "TOP-SECRET") {
 				t.Errorf("call %s succeeded or leaked: %s", f.CallID, ev.Data)
 			}

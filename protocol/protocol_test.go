@@ -263,3 +263,18 @@ func TestCamel(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRequestTags checks that exactly the optional members of a run
+// carry omitzero: an encoder then never writes an absent one (the host
+// rejects null), and a schema generator sees which are required.
+func TestRunRequestTags(t *testing.T) {
+	required := map[string]bool{"run_id": true, "workspace": true, "model": true, "prompt": true}
+	rt := reflect.TypeFor[protocol.RunRequest]()
+	for i := range rt.NumField() {
+		tag := strings.Split(rt.Field(i).Tag.Get("json"), ",")
+		omit := len(tag) == 2 && tag[1] == "omitzero"
+		if tag[0] == "" || omit == required[tag[0]] || len(tag) > 2 {
+			t.Errorf("field %s: tag %q", rt.Field(i).Name, rt.Field(i).Tag.Get("json"))
+		}
+	}
+}

@@ -30,41 +30,44 @@ func Commands() []string { return append([]string(nil), commands...) }
 // ModelsRequest is the body of a models command (CONTRACT §7).
 type ModelsRequest struct {
 	// Offline suppresses live discovery; false when absent.
-	Offline bool `json:"offline"`
+	Offline bool `json:"offline,omitzero"`
 }
 
 // RunRequest is the body of a run command (CONTRACT §8). Optional fields
 // are pointers or nil slices so that "absent" is never confused with a zero
-// value; no default is filled in here.
+// value; no default is filled in here. Their tags carry omitzero, so that
+// an encoder writes an absent field as absent (never null, which the host
+// rejects) and a present empty one (tools: []) as present; the four
+// required fields have none.
 type RunRequest struct {
 	RunID     string `json:"run_id"`
 	Workspace string `json:"workspace"`
 	Model     string `json:"model"`
 	Prompt    string `json:"prompt"`
 
-	SessionID         *string   `json:"session_id"`
-	SessionDir        *string   `json:"session_dir"`
-	SystemPrompt      *string   `json:"system_prompt"`
-	Tools             *[]string `json:"tools"`
-	AllowFileMutation *bool     `json:"allow_file_mutation"`
-	DisplayText       *string   `json:"display_text"`
-	Media             []Media   `json:"media"`
+	SessionID         *string   `json:"session_id,omitzero"`
+	SessionDir        *string   `json:"session_dir,omitzero"`
+	SystemPrompt      *string   `json:"system_prompt,omitzero"`
+	Tools             *[]string `json:"tools,omitzero"`
+	AllowFileMutation *bool     `json:"allow_file_mutation,omitzero"`
+	DisplayText       *string   `json:"display_text,omitzero"`
+	Media             []Media   `json:"media,omitzero"`
 
-	Provider            *string           `json:"provider"`
-	BaseURL             *string           `json:"base_url"`
-	APIKey              *string           `json:"api_key"`
-	CustomHeaders       map[string]string `json:"custom_headers"`
-	ProviderMode        *string           `json:"provider_mode"`
-	ContextWindowTokens *int64            `json:"context_window_tokens"`
-	MaxOutputTokens     *int64            `json:"max_output_tokens"`
-	InputModalities     *[]string         `json:"input_modalities"`
-	Vision              *bool             `json:"vision"`
-	SupportsReasoning   *bool             `json:"supports_reasoning"`
+	Provider            *string           `json:"provider,omitzero"`
+	BaseURL             *string           `json:"base_url,omitzero"`
+	APIKey              *string           `json:"api_key,omitzero"`
+	CustomHeaders       map[string]string `json:"custom_headers,omitzero"`
+	ProviderMode        *string           `json:"provider_mode,omitzero"`
+	ContextWindowTokens *int64            `json:"context_window_tokens,omitzero"`
+	MaxOutputTokens     *int64            `json:"max_output_tokens,omitzero"`
+	InputModalities     *[]string         `json:"input_modalities,omitzero"`
+	Vision              *bool             `json:"vision,omitzero"`
+	SupportsReasoning   *bool             `json:"supports_reasoning,omitzero"`
 
-	History       []HistoryMessage `json:"history"`
-	ResourceRoots []string         `json:"resource_roots"`
-	MaxSteps      *int64           `json:"max_steps"`
-	Reasoning     *Reasoning       `json:"reasoning"`
+	History       []HistoryMessage `json:"history,omitzero"`
+	ResourceRoots []string         `json:"resource_roots,omitzero"`
+	MaxSteps      *int64           `json:"max_steps,omitzero"`
+	Reasoning     *Reasoning       `json:"reasoning,omitzero"`
 }
 
 // Media is one typed media input (CONTRACT §16): Type is MediaImage or

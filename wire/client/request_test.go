@@ -1,8 +1,6 @@
 package client
 
 import (
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
@@ -11,25 +9,6 @@ import (
 	"octet.dev/host/protocol"
 	"octet.dev/host/wire"
 )
-
-// TestRunBodyTags checks that runBody names every member as protocol.RunRequest
-// does (the struct conversion already guarantees the same fields and
-// types), with omitzero on exactly the optional ones.
-func TestRunBodyTags(t *testing.T) {
-	wt, bt := reflect.TypeFor[protocol.RunRequest](), reflect.TypeFor[runBody]()
-	required := map[string]bool{"run_id": true, "workspace": true, "model": true, "prompt": true}
-	for i := range wt.NumField() {
-		want := strings.Split(wt.Field(i).Tag.Get("json"), ",")[0]
-		got := strings.Split(bt.Field(i).Tag.Get("json"), ",")
-		if got[0] != want {
-			t.Errorf("field %s: name %q, want %q", wt.Field(i).Name, got[0], want)
-		}
-		omit := len(got) == 2 && got[1] == "omitzero"
-		if omit == required[want] {
-			t.Errorf("field %s: tag %q", wt.Field(i).Name, bt.Field(i).Tag.Get("json"))
-		}
-	}
-}
 
 func TestMarshalRun(t *testing.T) {
 	tests := []struct {

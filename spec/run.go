@@ -28,7 +28,7 @@ type RunEvent struct {
 }
 
 // The event types and statuses are package protocol's: the lifecycle
-// types protocol.TypeAccepted, protocol.TypeStarted, protocol.TypeSettled, protocol.TypeFinalResult,
+// types (protocol.TypeAccepted, TypeStarted, TypeSettled, TypeFinalResult),
 // the streaming types of protocol.StreamingTypes, and protocol.Statuses.
 
 // IsStreaming reports whether typ is a streaming event type of CONTRACT §9

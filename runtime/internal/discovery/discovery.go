@@ -70,7 +70,8 @@ type Model struct {
 // Issue is one endpoint whose listing failed.
 type Issue struct {
 	Provider string
-	// Code is protocol.CodeDiscoveryFailed, protocol.CodeDiscoveryTimeout or protocol.CodeDiscoveryInvalid.
+	// Code is one of protocol.DiscoveryCodes (discovery_failed,
+	// discovery_timeout, discovery_invalid).
 	Code string
 	// Message says what went wrong: sanitized, at most MaxMessageBytes, and
 	// never containing the endpoint's API key.

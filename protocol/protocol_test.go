@@ -4,7 +4,9 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -276,5 +278,67 @@ func TestRunRequestTags(t *testing.T) {
 		if tag[0] == "" || omit == required[tag[0]] || len(tag) > 2 {
 			t.Errorf("field %s: tag %q", rt.Field(i).Name, rt.Field(i).Tag.Get("json"))
 		}
+	}
+}
+
+var codeName = regexp.MustCompile(`^(Code|code|Deny|deny)[A-Z]`)
+
+// TestCodesLiveHere fails when a package of the module defines an error
+// code constant (a Code… or Deny… constant holding a string literal) or
+// writes a bare literal as a Code field, instead of using this package's
+// constants: a second definition is how names and values drifted apart
+// before.
+func TestCodesLiveHere(t *testing.T) {
+	var files []string
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch d.Name() {
+			case "testdata", "node_modules", ".git", "protocol":
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 50 {
+		t.Fatalf("found only %d Go files above protocol/: wrong directory?", len(files))
+	}
+	fset := token.NewFileSet()
+	for _, path := range files {
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if kv, ok := n.(*ast.KeyValueExpr); ok {
+				key, _ := kv.Key.(*ast.Ident)
+				if lit, ok := kv.Value.(*ast.BasicLit); ok && key != nil && key.Name == "Code" && lit.Kind == token.STRING {
+					t.Errorf("%s: Code: %s: a bare code literal; use the constant of package protocol", fset.Position(kv.Pos()), lit.Value)
+				}
+				return true
+			}
+			vs, ok := n.(*ast.ValueSpec)
+			if !ok {
+				return true
+			}
+			for i, name := range vs.Names {
+				if i >= len(vs.Values) || !codeName.MatchString(name.Name) {
+					continue
+				}
+				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					t.Errorf("%s: %s = %s: define the code in package protocol and use it from there", fset.Position(name.Pos()), name.Name, lit.Value)
+				}
+			}
+			return true
+		})
 	}
 }

@@ -10,7 +10,10 @@
 //	internal/host    NDJSON adapter: the only place wire meets runtime
 //	runtime          the Go embedding API (never imports wire)
 //	fsm/...          pure state machines (no I/O, no clock, no wire/runtime)
-//	wire             protocol-1 types, strict codec, bounded framing
-//	wire/client      Go client for applications (imports wire only)
+//	protocol         the protocol-1 vocabulary: event types and payloads,
+//	                 requests, codes, statuses (a leaf: imports nothing here;
+//	                 every package above may import it)
+//	wire             strict codec, bounded framing
+//	wire/client      Go client for applications (imports wire and protocol)
 //	spec             executable invariants shared by tests
 package octethost

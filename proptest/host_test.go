@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"octet.dev/host/internal/host"
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime"
 	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/wire"
@@ -68,7 +69,7 @@ func (h *hostUnderTest) readRequest(t *rapid.T, wantID *string) frame {
 		if err != nil {
 			t.Fatalf("reading events: %v", err)
 		}
-		if len(line)+1 > wire.MaxFrameBytes {
+		if len(line)+1 > protocol.MaxFrameBytes {
 			t.Fatalf("event frame of %d bytes", len(line)+1)
 		}
 		var f frame
@@ -163,7 +164,7 @@ func TestHostProtocolModel(t *testing.T) {
 				body := rapid.SampledFrom(malformedBodies).Draw(t, "body")
 				line, want, wantType = `{"protocol_version":1,"request_id":"`+id+`",`+body+`}`, &id, "protocol_error"
 			case kindOversized:
-				size := rapid.IntRange(wire.MaxFrameBytes, 3*wire.MaxFrameBytes).Draw(t, "size")
+				size := rapid.IntRange(protocol.MaxFrameBytes, 3*protocol.MaxFrameBytes).Draw(t, "size")
 				line, wantType = strings.Repeat("y", size), "protocol_error"
 			case kindStream:
 				// A real run: accepted, started, a streamed answer in

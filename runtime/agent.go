@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/shell"
 )
@@ -157,36 +158,9 @@ func New(opts Options) (*Agent, error) {
 	return a, nil
 }
 
-// Model is one entry of the model inventory, route-effective (CONTRACT §7).
-type Model struct {
-	ID                  string
-	Provider            string
-	Name                string
-	ProviderMode        string
-	ContextWindowTokens int
-	MaxOutputTokens     int
-	InputModalities     []string
-	Vision              bool
-	Audio               bool
-	SupportsReasoning   bool
-	Cost                *Cost
-}
-
-// Cost is a price list in Currency per million tokens.
-type Cost struct {
-	Input, Output, CacheRead, CacheWrite float64
-	Currency                             string
-}
-
-// DiscoveryIssue reports a configured endpoint whose live listing failed.
-type DiscoveryIssue struct {
-	Provider string
-	Code     string
-	Message  string
-}
-
-// Models returns the model inventory. With offline true it never touches
-// the network.
-func (a *Agent) Models(ctx context.Context, offline bool) ([]Model, []DiscoveryIssue, error) {
+// Models returns the model inventory, route-effective (CONTRACT §7), and
+// the endpoints whose live listing failed. With offline true it never
+// touches the network.
+func (a *Agent) Models(ctx context.Context, offline bool) ([]protocol.ModelInfo, []protocol.DiscoveryIssue, error) {
 	return a.models(ctx, offline)
 }

@@ -13,32 +13,15 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/shell"
 )
-
-// EventToolProgress is a bounded chunk of a running command's output.
-const EventToolProgress = "tool_progress" // *ToolProgress
-
-// ToolProgress is streamed output of a running tool (bash).
-type ToolProgress struct {
-	CallID string `json:"call_id"`
-	Tool   string `json:"tool"`
-	Stream string `json:"stream"` // stdout | stderr
-	Text   string `json:"text"`
-}
 
 // bashArgs are the bash tool's arguments (CONTRACT §10).
 type bashArgs struct {
 	Command   string `json:"command"`
 	TimeoutMS *int64 `json:"timeout_ms"`
 }
-
-// Bash tool error codes.
-const (
-	codeCommandFailed = "command_failed" // non-zero exit status
-	codeTimedOut      = "timed_out"      // killed by the timeout ladder
-	codeKilled        = "killed"         // ended by a signal
-)
 
 // TerminateShells ends every command the agent's runs started: SIGTERM to
 // each process group (and to processes that left it), up to grace for them
@@ -62,11 +45,11 @@ func parseBashArgs(args []byte) (bashArgs, error) {
 // runBash executes an allowed bash call whose arguments parseBashArgs
 // accepted. stream receives progress events; it is called while the
 // driver goroutine waits inside shell.Run.
-func (d *driver) runBash(ctx context.Context, call ToolCall, args []byte) *ToolFinish {
-	fin := &ToolFinish{CallID: call.ID, Tool: call.Name}
+func (d *driver) runBash(ctx context.Context, call ToolCall, args []byte) *protocol.ToolFinish {
+	fin := &protocol.ToolFinish{CallID: call.ID, Tool: call.Name}
 	a, err := parseBashArgs(args)
 	if err != nil {
-		fin.Error = &ErrorInfo{Code: "invalid_arguments", Message: err.Error()}
+		fin.Error = &protocol.ErrorData{Code: protocol.CodeInvalidArguments, Message: err.Error()}
 		return fin
 	}
 	pol := d.p.policy
@@ -88,10 +71,10 @@ func (d *driver) runBash(ctx context.Context, call ToolCall, args []byte) *ToolF
 				chunk = truncUTF8(chunk, limit-streamed)
 			}
 			streamed += len(chunk)
-			d.stream(EventToolProgress, &ToolProgress{CallID: call.ID, Tool: call.Name, Stream: stream, Text: chunk})
+			d.stream(protocol.TypeToolProgress, &protocol.ToolProgress{CallID: call.ID, Tool: call.Name, Stream: stream, Text: chunk})
 		case !noticed:
 			noticed = true
-			d.stream(EventToolProgress, &ToolProgress{CallID: call.ID, Tool: call.Name, Stream: stream,
+			d.stream(protocol.TypeToolProgress, &protocol.ToolProgress{CallID: call.ID, Tool: call.Name, Stream: stream,
 				Text: "\n[further output is not streamed: max_output_bytes reached; the result keeps its head and tail]\n"})
 		}
 	}
@@ -114,9 +97,9 @@ func (d *driver) runBash(ctx context.Context, call ToolCall, args []byte) *ToolF
 		progress(st, reds[st].Flush())
 	}
 	if err != nil {
-		fin.Error = &ErrorInfo{Code: "io_error", Message: "the command could not be started"}
+		fin.Error = &protocol.ErrorData{Code: protocol.CodeIOError, Message: "the command could not be started"}
 		if ctx.Err() != nil {
-			fin.Error = &ErrorInfo{Code: "canceled", Message: "the run was canceled"}
+			fin.Error = &protocol.ErrorData{Code: protocol.CodeCanceled, Message: "the run was canceled"}
 		}
 		return fin
 	}
@@ -125,13 +108,13 @@ func (d *driver) runBash(ctx context.Context, call ToolCall, args []byte) *ToolF
 	fin.ExitCode, fin.Signal = &code, res.Signal
 	switch {
 	case res.TimedOut:
-		fin.Error = &ErrorInfo{Code: codeTimedOut, Message: "the command exceeded its " + timeout.String() + " timeout and was killed"}
+		fin.Error = &protocol.ErrorData{Code: protocol.CodeTimedOut, Message: "the command exceeded its " + timeout.String() + " timeout and was killed"}
 	case res.Canceled:
-		fin.Error = &ErrorInfo{Code: "canceled", Message: "the run was canceled"}
+		fin.Error = &protocol.ErrorData{Code: protocol.CodeCanceled, Message: "the run was canceled"}
 	case res.Signal != "":
-		fin.Error = &ErrorInfo{Code: codeKilled, Message: "the command was ended by " + res.Signal}
+		fin.Error = &protocol.ErrorData{Code: protocol.CodeKilled, Message: "the command was ended by " + res.Signal}
 	case res.ExitCode != 0:
-		fin.Error = &ErrorInfo{Code: codeCommandFailed, Message: "exit status " + strconv.Itoa(res.ExitCode)}
+		fin.Error = &protocol.ErrorData{Code: protocol.CodeCommandFailed, Message: "exit status " + strconv.Itoa(res.ExitCode)}
 	default:
 		fin.OK = true
 	}

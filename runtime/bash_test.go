@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/policy"
 )
 
@@ -26,8 +27,8 @@ func TestBashRunsWhenOperatorEnabled(t *testing.T) {
 	if res.Status != "completed" {
 		t.Fatalf("result %+v", res)
 	}
-	fin := map[string]*ToolFinish{}
-	for _, x := range find[ToolFinish](evs) {
+	fin := map[string]*protocol.ToolFinish{}
+	for _, x := range find[protocol.ToolFinish](evs) {
 		fin[x.CallID] = x
 	}
 	if ok := fin["ok"]; !ok.OK || *ok.ExitCode != 0 || !strings.Contains(ok.Output, "out") || !strings.Contains(ok.Output, "err") {
@@ -46,7 +47,7 @@ func TestBashRunsWhenOperatorEnabled(t *testing.T) {
 		t.Errorf("bad: %+v", x.Error)
 	}
 	var streams []string
-	for _, p := range find[ToolProgress](evs) {
+	for _, p := range find[protocol.ToolProgress](evs) {
 		if p.CallID == "ok" {
 			streams = append(streams, p.Stream)
 		}
@@ -54,7 +55,7 @@ func TestBashRunsWhenOperatorEnabled(t *testing.T) {
 	if !strings.Contains(strings.Join(streams, ","), "stdout") || !strings.Contains(strings.Join(streams, ","), "stderr") {
 		t.Errorf("tool_progress streams %v", streams)
 	}
-	for _, p := range find[ToolPolicy](evs) {
+	for _, p := range find[protocol.ToolPolicy](evs) {
 		// Allowed evidence only after every gate: the malformed call is
 		// refused before any decision is announced.
 		if p.CallID == "bad" {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/codex"
 	"octet.dev/host/runtime/internal/provider"
@@ -28,16 +29,16 @@ const codexPrefix = "codex/"
 // OpenAI API.
 func (a *Agent) codexRoute(ctx context.Context, name string) (catalog.Model, string, map[string]string, *RunError) {
 	if name == "" {
-		return catalog.Model{}, "", nil, refuse(CodeModelNotFound, "a Codex route names a model: codex/<model>")
+		return catalog.Model{}, "", nil, refuse(protocol.CodeModelNotFound, "a Codex route names a model: codex/<model>")
 	}
 	st := a.codexStore()
 	cred, err := st.Credential(ctx)
 	var nc *codex.NoCredentialError
 	switch {
 	case errors.As(err, &nc):
-		return catalog.Model{}, "", nil, refuse(CodeCredentialsMissing, "no Codex credential: %s", nc.Reason)
+		return catalog.Model{}, "", nil, refuse(protocol.CodeCredentialsMissing, "no Codex credential: %s", nc.Reason)
 	case err != nil:
-		return catalog.Model{}, "", nil, refuse(CodeCredentialsMissing, "the Codex credential could not be used: %s", err.Error())
+		return catalog.Model{}, "", nil, refuse(protocol.CodeCredentialsMissing, "the Codex credential could not be used: %s", err.Error())
 	}
 	m := catalog.Model{ID: codexPrefix + name, Provider: "codex", Name: name, APIModel: name, Mode: catalog.ModeOpenAIResponses,
 		ContextWindowTokens: catalog.DefaultInlineContextWindow, MaxOutputTokens: catalog.DefaultInlineMaxOutput,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/fakeprovider"
 )
 
@@ -67,7 +68,7 @@ func newCodexRefreshRig(t *testing.T, accepted func(old, fresh string) string, t
 
 // run runs one codex/ request and checks that no token or refresh token
 // appears in its events, its result, the session or the log.
-func (r *codexRefreshRig) run(t *testing.T) ([]Event, Result) {
+func (r *codexRefreshRig) run(t *testing.T) ([]Event, protocol.FinalResult) {
 	t.Helper()
 	rc, err := r.agent.Run(context.Background(), RunRequest{RunID: "r", Workspace: t.TempDir(), Model: "codex/gpt-5.3-codex", Prompt: "hi",
 		SessionDir: filepath.Join(r.home, "s")})
@@ -119,7 +120,7 @@ func TestCodex401RefreshesAndRetriesOnce(t *testing.T) {
 		reqs[1].Header.Get("Chatgpt-Account-Id") != "acct-7" || reqs[1].Path != "/backend-api/codex/responses" {
 		t.Fatalf("provider requests %s", keys(reqs))
 	}
-	if got := find[ProviderRetry](evs); len(got) != 0 {
+	if got := find[protocol.ProviderRetry](evs); len(got) != 0 {
 		t.Errorf("provider_retry events %+v", got)
 	}
 	if log := r.log.String(); !strings.Contains(log, `"level":"info"`) || !strings.Contains(log, "refused the Codex credential (HTTP 401); it was refreshed") {
@@ -147,7 +148,7 @@ func TestCodex401AfterRefreshEndsTheRun(t *testing.T) {
 	if len(reqs) != 2 || reqs[1].KeySHA256 != fakeprovider.KeyFingerprint(r.fresh) {
 		t.Fatalf("provider requests %s", keys(reqs))
 	}
-	if got := find[ProviderRetry](evs); len(got) != 0 {
+	if got := find[protocol.ProviderRetry](evs); len(got) != 0 {
 		t.Errorf("provider_retry events %+v", got)
 	}
 }

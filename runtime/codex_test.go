@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/fakeprovider"
 )
 
@@ -174,7 +175,7 @@ func TestCodexWithoutLogin(t *testing.T) {
 	f := newFixture(t)
 	req := f.req("q")
 	req.Route, req.Model = nil, "codex/gpt-5.3-codex"
-	if _, err := f.agent.Run(context.Background(), req); !isCode(err, CodeCredentialsMissing) {
+	if _, err := f.agent.Run(context.Background(), req); !isCode(err, protocol.CodeCredentialsMissing) {
 		t.Fatalf("Run without a Codex login: %v", err)
 	}
 }

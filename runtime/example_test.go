@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime"
 	"octet.dev/host/runtime/fakeprovider"
 )
@@ -43,9 +44,9 @@ func Example() {
 	}
 	for ev := range rc.Events() {
 		switch d := ev.Data.(type) {
-		case *runtime.ToolStart:
+		case *protocol.ToolStart:
 			fmt.Println("tool:", d.Tool)
-		case *runtime.ModelDelta:
+		case *protocol.ModelDelta:
 			fmt.Print(d.Text)
 		}
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/discovery"
 )
@@ -18,13 +19,13 @@ const (
 // the configured OpenAI-compatible endpoints (GET /models, 2 s each);
 // failures come back as issues and never fail the command (CONTRACT §7).
 // offline:true never touches the network.
-func (a *Agent) models(ctx context.Context, offline bool) ([]Model, []DiscoveryIssue, error) {
+func (a *Agent) models(ctx context.Context, offline bool) ([]protocol.ModelInfo, []protocol.DiscoveryIssue, error) {
 	cat, err := catalog.Load(a.opts.Home)
 	if err != nil {
 		return nil, nil, err
 	}
 	ms := cat.Models()
-	out := make([]Model, 0, len(ms))
+	out := make([]protocol.ModelInfo, 0, len(ms))
 	known := map[[2]string]bool{}
 	for _, m := range ms {
 		out = append(out, fromCatalog(m))
@@ -61,21 +62,21 @@ func (a *Agent) models(ctx context.Context, offline bool) ([]Model, []DiscoveryI
 		if window <= 0 {
 			window = discoveredContextWindow
 		}
-		out = append(out, Model{
+		out = append(out, protocol.ModelInfo{
 			ID: d.Provider + "/" + d.ID, Provider: d.Provider, Name: d.ID, ProviderMode: modes[d.Provider],
 			ContextWindowTokens: window, MaxOutputTokens: min(discoveredMaxOutput, window),
 			InputModalities: []string{"text"},
 		})
 	}
-	var issues []DiscoveryIssue
+	var issues []protocol.DiscoveryIssue
 	for _, p := range problems {
-		issues = append(issues, DiscoveryIssue{Provider: p.Provider, Code: p.Code, Message: p.Message})
+		issues = append(issues, protocol.DiscoveryIssue{Provider: p.Provider, Code: p.Code, Message: p.Message})
 	}
 	return out, issues, nil
 }
 
-func fromCatalog(m catalog.Model) Model {
-	out := Model{
+func fromCatalog(m catalog.Model) protocol.ModelInfo {
+	out := protocol.ModelInfo{
 		ID:                  m.ID,
 		Provider:            m.Provider,
 		Name:                m.Name,
@@ -88,7 +89,8 @@ func fromCatalog(m catalog.Model) Model {
 		SupportsReasoning:   m.SupportsReasoning,
 	}
 	if m.Cost != nil {
-		out.Cost = &Cost{Input: m.Cost.Input, Output: m.Cost.Output, CacheRead: m.Cost.CacheRead, CacheWrite: m.Cost.CacheWrite, Currency: m.Cost.Currency}
+		c := *m.Cost // a copy: the inventory never shares the catalog's values
+		out.Cost = &c
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime"
 	"octet.dev/host/runtime/fakeprovider"
 )
@@ -54,12 +55,12 @@ func TestMaxNetworkWaitAgainstARefusingServer(t *testing.T) {
 			waits, retries := 0, 0
 			for ev := range rc.Events() {
 				switch d := ev.Data.(type) {
-				case *runtime.WaitingForNetwork:
+				case *protocol.ProviderWaitingForNetwork:
 					waits++
 					if d.Attempt != waits || d.DelayMS < 500 || d.DelayMS > 1000 || d.Error == "" {
 						t.Errorf("provider_waiting_for_network %+v", d)
 					}
-				case *runtime.ProviderRetry:
+				case *protocol.ProviderRetry:
 					retries++
 				}
 			}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"octet.dev/host/protocol"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,15 +66,15 @@ func TestWorkspaceGatesAreDenials(t *testing.T) {
 	var got []string
 	for _, ev := range evs {
 		switch d := ev.Data.(type) {
-		case *ToolStart:
+		case *protocol.ToolStart:
 			got = append(got, "tool_start "+d.CallID)
-		case *ToolPolicy:
+		case *protocol.ToolPolicy:
 			if d.Decision.Allowed {
 				got = append(got, "tool_policy "+d.CallID+" allowed "+d.Decision.Authorization)
 			} else {
 				got = append(got, "tool_policy "+d.CallID+" denied "+d.Decision.DenialCode)
 			}
-		case *ToolFinish:
+		case *protocol.ToolFinish:
 			if d.OK {
 				got = append(got, "tool_finish "+d.CallID+" ok")
 			} else {
@@ -104,7 +105,7 @@ func TestWorkspaceGatesAreDenials(t *testing.T) {
 		t.Fatalf("tool events (-want +got):\n%s", diff)
 	}
 
-	for _, p := range find[ToolPolicy](evs) {
+	for _, p := range find[protocol.ToolPolicy](evs) {
 		dec := p.Decision
 		wantEffect := "workspace_read"
 		if p.Tool == "edit" || p.Tool == "write" {
@@ -126,7 +127,7 @@ func TestWorkspaceGatesAreDenials(t *testing.T) {
 			}
 		}
 	}
-	for _, fin := range find[ToolFinish](evs) {
+	for _, fin := range find[protocol.ToolFinish](evs) {
 		if strings.Contains(fin.Output, "TOP-SECRET") || (fin.Error != nil && strings.Contains(fin.Error.Message, outside)) {
 			t.Errorf("%s leaks: %+v", fin.CallID, fin)
 		}

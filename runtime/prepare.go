@@ -15,6 +15,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/confine"
 	"octet.dev/host/runtime/internal/media"
@@ -89,24 +90,24 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 		}
 	}()
 	if store.ValidateID(req.RunID) != nil {
-		return nil, refuse(CodeInvalidValue, "run_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'")
+		return nil, refuse(protocol.CodeInvalidValue, "run_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'")
 	}
 	if req.Prompt == "" {
-		return nil, refuse(CodeInvalidValue, "prompt is empty")
+		return nil, refuse(protocol.CodeInvalidValue, "prompt is empty")
 	}
 	if len(req.Prompt) > MaxPromptBytes {
-		return nil, refuse(CodePromptTooLarge, "prompt is %s bytes; the limit is 524288", strconv.Itoa(len(req.Prompt)))
+		return nil, refuse(protocol.CodePromptTooLarge, "prompt is %s bytes; the limit is 524288", strconv.Itoa(len(req.Prompt)))
 	}
 	if err := checkDisplayText(req.DisplayText); err != nil {
 		return nil, err
 	}
 	if len(req.ResourceRoots) > 0 {
-		return nil, refuse(CodeUnsupported, "resource_roots are not served by this build yet")
+		return nil, refuse(protocol.CodeUnsupported, "resource_roots are not served by this build yet")
 	}
 	p.maxSteps = DefaultMaxSteps
 	if req.MaxSteps != nil {
 		if *req.MaxSteps < 1 || *req.MaxSteps > MaxMaxSteps {
-			return nil, refuse(CodeInvalidValue, "max_steps must be between 1 and 1000")
+			return nil, refuse(protocol.CodeInvalidValue, "max_steps must be between 1 and 1000")
 		}
 		p.maxSteps = *req.MaxSteps
 	}
@@ -114,15 +115,15 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 		switch *req.ReasoningEffort {
 		case "low", "medium", "high":
 		default:
-			return nil, refuse(CodeInvalidValue, `reasoning.effort must be "low", "medium" or "high"`)
+			return nil, refuse(protocol.CodeInvalidValue, `reasoning.effort must be "low", "medium" or "high"`)
 		}
 	}
 	for i, h := range req.History {
 		if h.Role != "user" && h.Role != "assistant" {
-			return nil, refuse(CodeHistoryInvalid, `history[%s].role must be "user" or "assistant"`, strconv.Itoa(i))
+			return nil, refuse(protocol.CodeHistoryInvalid, `history[%s].role must be "user" or "assistant"`, strconv.Itoa(i))
 		}
 		if h.Content == "" {
-			return nil, refuse(CodeHistoryInvalid, "history[%s].content is empty", strconv.Itoa(i))
+			return nil, refuse(protocol.CodeHistoryInvalid, "history[%s].content is empty", strconv.Itoa(i))
 		}
 	}
 	if err := p.selectTools(req.Tools); err != nil {
@@ -130,16 +131,16 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 	}
 
 	if !filepath.IsAbs(req.Workspace) {
-		return nil, refuse(CodeWorkspaceInvalid, "workspace must be an absolute path")
+		return nil, refuse(protocol.CodeWorkspaceInvalid, "workspace must be an absolute path")
 	}
 	root, err := confine.Open(req.Workspace)
 	switch {
 	case errors.Is(err, confine.ErrWorkspaceNotFound):
-		return nil, refuse(CodeWorkspaceInvalid, "workspace does not exist")
+		return nil, refuse(protocol.CodeWorkspaceInvalid, "workspace does not exist")
 	case errors.Is(err, confine.ErrWorkspaceNotDir):
-		return nil, refuse(CodeWorkspaceInvalid, "workspace is not a directory")
+		return nil, refuse(protocol.CodeWorkspaceInvalid, "workspace is not a directory")
 	case err != nil:
-		return nil, refuse(CodeWorkspaceInvalid, "workspace cannot be opened")
+		return nil, refuse(protocol.CodeWorkspaceInvalid, "workspace cannot be opened")
 	}
 	p.root = root
 	p.guard = operatorGuard(root, a.opts.Home, req.Workspace)
@@ -148,7 +149,7 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 		return nil, err
 	}
 	if req.ReasoningEffort != nil && !p.model.SupportsReasoning {
-		return nil, refuse(CodeReasoningUnsupport, "the route does not support reasoning; omit reasoning")
+		return nil, refuse(protocol.CodeReasoningUnsupported, "the route does not support reasoning; omit reasoning")
 	}
 	if err := a.checkToolBudget(p); err != nil {
 		return nil, err
@@ -222,9 +223,9 @@ func (a *Agent) checkToolBudget(p *prepared) *RunError {
 	}
 	switch {
 	case err != nil:
-		return refuse(CodeInternal, "the tool array cannot be serialized: %s", err.Error())
+		return refuse(protocol.CodeInternalError, "the tool array cannot be serialized: %s", err.Error())
 	case size > budget:
-		return refuse(CodeToolSchemaTooLarge, "the tool array is %s bytes; the budget is %s (Agent.SetToolSchemaBudgetBytes); choose fewer tools with \"tools\"",
+		return refuse(protocol.CodeToolSchemaTooLarge, "the tool array is %s bytes; the budget is %s (Agent.SetToolSchemaBudgetBytes); choose fewer tools with \"tools\"",
 			strconv.Itoa(size), strconv.Itoa(budget))
 	}
 	return nil
@@ -238,10 +239,10 @@ func (p *prepared) loadMedia() *RunError {
 	for i, r := range refs {
 		switch {
 		case r.Type == provider.MediaImage && !p.model.Vision():
-			return refuse(CodeMediaUnsupported, "media[%s] is an image, but the route does not accept image input (model %s takes %s)",
+			return refuse(protocol.CodeMediaUnsupported, "media[%s] is an image, but the route does not accept image input (model %s takes %s)",
 				strconv.Itoa(i), strconv.Quote(trunc(p.model.ID, 128)), strings.Join(p.model.EffectiveModalities(), ", "))
 		case r.Type == provider.MediaAudio && !p.model.Audio():
-			return refuse(CodeMediaUnsupported, "media[%s] is audio, but the route does not accept audio input (only OpenAI Chat routes that declare audio do)", strconv.Itoa(i))
+			return refuse(protocol.CodeMediaUnsupported, "media[%s] is audio, but the route does not accept audio input (only OpenAI Chat routes that declare audio do)", strconv.Itoa(i))
 		}
 	}
 	var images, audio int64
@@ -249,12 +250,12 @@ func (p *prepared) loadMedia() *RunError {
 		m, err := media.Load(p.root, i, media.Ref{Type: r.Type, Path: r.Path})
 		switch {
 		case errors.Is(err, media.ErrTooLarge):
-			return refuse(CodeMediaTooLarge, "%s", strings.TrimPrefix(err.Error(), media.ErrTooLarge.Error()+": "))
+			return refuse(protocol.CodeMediaTooLarge, "%s", strings.TrimPrefix(err.Error(), media.ErrTooLarge.Error()+": "))
 		case err != nil:
-			return refuse(CodeMediaInvalid, "%s", strings.TrimPrefix(err.Error(), media.ErrInvalid.Error()+": "))
+			return refuse(protocol.CodeMediaInvalid, "%s", strings.TrimPrefix(err.Error(), media.ErrInvalid.Error()+": "))
 		}
 		if m.Type == provider.MediaAudio && !slices.Contains(catalog.AudioFormats, m.Format) {
-			return refuse(CodeMediaUnsupported, "media[%s] is %s audio; the route accepts only %s", strconv.Itoa(i), m.Format, strings.Join(catalog.AudioFormats, " and "))
+			return refuse(protocol.CodeMediaUnsupported, "media[%s] is %s audio; the route accepts only %s", strconv.Itoa(i), m.Format, strings.Join(catalog.AudioFormats, " and "))
 		}
 		if m.Type == provider.MediaImage {
 			images += m.Bytes
@@ -262,10 +263,10 @@ func (p *prepared) loadMedia() *RunError {
 			audio += m.Bytes
 		}
 		if images > media.MaxImageTotalBytes {
-			return refuse(CodeMediaTooLarge, "the images add up to more than 20971520 bytes (at media[%s])", strconv.Itoa(i))
+			return refuse(protocol.CodeMediaTooLarge, "the images add up to more than 20971520 bytes (at media[%s])", strconv.Itoa(i))
 		}
 		if audio > media.MaxAudioTotalBytes {
-			return refuse(CodeMediaTooLarge, "the audio clips add up to more than 41943040 bytes (at media[%s])", strconv.Itoa(i))
+			return refuse(protocol.CodeMediaTooLarge, "the audio clips add up to more than 41943040 bytes (at media[%s])", strconv.Itoa(i))
 		}
 		p.media = append(p.media, m)
 	}
@@ -274,16 +275,16 @@ func (p *prepared) loadMedia() *RunError {
 
 func checkDisplayText(s string) *RunError {
 	if len(s) > MaxDisplayTextBytes {
-		return refuse(CodeDisplayTextInvalid, "display_text is %s bytes; the limit is 262144", strconv.Itoa(len(s)))
+		return refuse(protocol.CodeDisplayTextInvalid, "display_text is %s bytes; the limit is 262144", strconv.Itoa(len(s)))
 	}
 	if !utf8.ValidString(s) {
 		// A U+FFFD the application sent is text; only bytes that are
 		// not UTF-8 are refused.
-		return refuse(CodeDisplayTextInvalid, "display_text is not valid UTF-8")
+		return refuse(protocol.CodeDisplayTextInvalid, "display_text is not valid UTF-8")
 	}
 	for i, r := range s {
 		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			return refuse(CodeDisplayTextInvalid, "display_text has a control character at byte %s; only newline and tab are allowed", strconv.Itoa(i))
+			return refuse(protocol.CodeDisplayTextInvalid, "display_text has a control character at byte %s; only newline and tab are allowed", strconv.Itoa(i))
 		}
 	}
 	return nil
@@ -299,12 +300,12 @@ func (p *prepared) selectTools(names []string) *RunError {
 	p.tools = []toolDef{}
 	for _, n := range names {
 		if seen[n] {
-			return refuse(CodeToolsInvalid, "tools names %s twice", strconv.Quote(trunc(n, 64)))
+			return refuse(protocol.CodeToolsInvalid, "tools names %s twice", strconv.Quote(trunc(n, 64)))
 		}
 		seen[n] = true
 		i := slices.IndexFunc(all, func(d toolDef) bool { return d.spec.Name == n })
 		if i < 0 {
-			return refuse(CodeToolsInvalid, "unknown tool %s; the tools are read, ls, grep, find, edit, write, bash", strconv.Quote(trunc(n, 64)))
+			return refuse(protocol.CodeToolsInvalid, "unknown tool %s; the tools are read, ls, grep, find, edit, write, bash", strconv.Quote(trunc(n, 64)))
 		}
 		p.tools = append(p.tools, all[i])
 	}
@@ -329,7 +330,7 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 	var headers map[string]string
 	if r := req.Route; r != nil {
 		if r.BaseURL == "" {
-			return refuse(CodeRouteInvalid, "inline route fields need base_url; without base_url, model names a catalog entry and the route fields must be omitted")
+			return refuse(protocol.CodeRouteInvalid, "inline route fields need base_url; without base_url, model names a catalog entry and the route fields must be omitted")
 		}
 		if err := checkHeaders(r.Headers); err != nil {
 			return err
@@ -340,7 +341,7 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 		}
 		slices.Sort(names)
 		if err := catalog.ValidateHeaderNames(names); err != nil {
-			return refuse(CodeHeadersRejected, "%s", err.Error())
+			return refuse(protocol.CodeHeadersRejected, "%s", err.Error())
 		}
 		m, err := catalog.InlineRoute(catalog.InlineSpec{
 			Provider: r.Provider, BaseURL: r.BaseURL, Model: req.Model, Mode: r.Mode,
@@ -348,7 +349,7 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 			InputModalities: r.InputModalities, Vision: r.Vision, SupportsReasoning: r.SupportsReasoning,
 		})
 		if err != nil {
-			return refuse(CodeRouteInvalid, "%s", scrub(err.Error(), r.APIKey))
+			return refuse(protocol.CodeRouteInvalid, "%s", scrub(err.Error(), r.APIKey))
 		}
 		p.model, key = m, r.APIKey
 		headers = r.Headers
@@ -361,30 +362,30 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 	} else {
 		cat, err := catalog.Load(a.opts.Home)
 		if err != nil {
-			return refuse(CodeModelNotFound, "the model catalog cannot be loaded: %s", err.Error())
+			return refuse(protocol.CodeModelNotFound, "the model catalog cannot be loaded: %s", err.Error())
 		}
 		m, ok := cat.Lookup(req.Model)
 		if !ok {
 			m, ok = discoveredRoute(cat, req.Model)
 		}
 		if !ok {
-			return refuse(CodeModelNotFound, "no model %s in the catalog; list them with the models command, or define an inline route with base_url", strconv.Quote(trunc(req.Model, 128)))
+			return refuse(protocol.CodeModelNotFound, "no model %s in the catalog; list them with the models command, or define an inline route with base_url", strconv.Quote(trunc(req.Model, 128)))
 		}
 		p.model = m
 		// Built-in providers always need a key; a configured provider needs
 		// one when it names api_key_env (a local server may take none).
 		builtin := m.Provider == catalog.ProviderOpenAI || m.Provider == catalog.ProviderAnthropic
 		if key = a.credential(m); key == "" && (builtin || m.CredentialEnv != "") {
-			return refuse(CodeCredentialsMissing, "no API key for provider %s: set %s or write ~/.octet/credentials/%s.json", strconv.Quote(m.Provider), m.CredentialEnv, m.Provider)
+			return refuse(protocol.CodeCredentialsMissing, "no API key for provider %s: set %s or write ~/.octet/credentials/%s.json", strconv.Quote(m.Provider), m.CredentialEnv, m.Provider)
 		}
 	}
 	prov, err := a.opts.ProviderFactory(routeFor(p.model, key, headers))
 	var unsupported errUnsupportedMode
 	switch {
 	case errors.As(err, &unsupported):
-		return refuse(CodeUnsupported, "%s", err.Error())
+		return refuse(protocol.CodeUnsupported, "%s", err.Error())
 	case err != nil:
-		return refuse(CodeRouteInvalid, "%s", scrub(err.Error(), key))
+		return refuse(protocol.CodeRouteInvalid, "%s", scrub(err.Error(), key))
 	}
 	p.prov, p.key, p.red = prov, key, newRedactor(key, headers)
 	return nil
@@ -392,20 +393,20 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 
 func checkHeaders(h map[string]string) *RunError {
 	if len(h) > MaxHeaderEntries {
-		return refuse(CodeHeadersRejected, "custom_headers has %s entries; the limit is 64", strconv.Itoa(len(h)))
+		return refuse(protocol.CodeHeadersRejected, "custom_headers has %s entries; the limit is 64", strconv.Itoa(len(h)))
 	}
 	total := 0
 	for n, v := range h {
 		total += len(n) + len(v)
 		if slices.Contains(forbiddenHeaders, strings.ToLower(n)) {
-			return refuse(CodeHeadersRejected, "custom_headers may not set %s; credentials go in api_key", http.CanonicalHeaderKey(trunc(n, 64)))
+			return refuse(protocol.CodeHeadersRejected, "custom_headers may not set %s; credentials go in api_key", http.CanonicalHeaderKey(trunc(n, 64)))
 		}
 		if strings.ContainsAny(v, "\r\n\x00") {
-			return refuse(CodeHeadersRejected, "custom header %s has a control character in its value", strconv.Quote(trunc(n, 64)))
+			return refuse(protocol.CodeHeadersRejected, "custom header %s has a control character in its value", strconv.Quote(trunc(n, 64)))
 		}
 	}
 	if total > MaxHeaderBytes {
-		return refuse(CodeHeadersRejected, "custom_headers total %s bytes; the limit is 65536", strconv.Itoa(total))
+		return refuse(protocol.CodeHeadersRejected, "custom_headers total %s bytes; the limit is 65536", strconv.Itoa(total))
 	}
 	return nil
 }
@@ -460,7 +461,7 @@ func (a *Agent) openSession(p *prepared) *RunError {
 	if dir == "" {
 		dir = a.sessionsDir()
 	} else if !filepath.IsAbs(dir) {
-		return refuse(CodeSessionDirInvalid, "session_dir must be an absolute path")
+		return refuse(protocol.CodeSessionDirInvalid, "session_dir must be an absolute path")
 	}
 	id := p.req.SessionID
 	if id == "" {
@@ -469,18 +470,18 @@ func (a *Agent) openSession(p *prepared) *RunError {
 	s, err := store.Open(dir, id, store.Options{Now: a.opts.Now})
 	switch {
 	case errors.Is(err, store.ErrLocked):
-		return refuse(CodeSessionLocked, "session %s is in use by another run or process", strconv.Quote(id))
+		return refuse(protocol.CodeSessionLocked, "session %s is in use by another run or process", strconv.Quote(id))
 	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrUnsupportedSchema):
-		return refuse(CodeSessionCorrupt, "session %s cannot be resumed: %s", strconv.Quote(id), err.Error())
+		return refuse(protocol.CodeSessionCorrupt, "session %s cannot be resumed: %s", strconv.Quote(id), err.Error())
 	case errors.Is(err, store.ErrInvalidID):
-		return refuse(CodeInvalidValue, "session_id is not a valid ID")
+		return refuse(protocol.CodeInvalidValue, "session_id is not a valid ID")
 	case err != nil:
-		return refuse(CodeSessionDirInvalid, "session_dir cannot be used: %s", err.Error())
+		return refuse(protocol.CodeSessionDirInvalid, "session_dir cannot be used: %s", err.Error())
 	}
 	p.sess = s
 	p.newSess = len(s.Messages()) == 0
 	if len(p.req.History) > 0 && !p.newSess {
-		return refuse(CodeHistoryInvalid, "history seeds only a new session; session %s already has messages", strconv.Quote(id))
+		return refuse(protocol.CodeHistoryInvalid, "history seeds only a new session; session %s already has messages", strconv.Quote(id))
 	}
 	return nil
 }
@@ -493,7 +494,7 @@ func (a *Agent) openSession(p *prepared) *RunError {
 func (a *Agent) policyLayers(root *confine.Root, workspace string) ([]policy.Layer, *RunError) {
 	user, err := policy.LoadSettings(filepath.Join(a.opts.Home, ".octet", "settings.json"), "~/.octet/settings.json")
 	if err != nil {
-		return nil, refuse(CodeConfigInvalid, "%s", err.Error())
+		return nil, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
 	}
 	layers := []policy.Layer{user.Layer()}
 	if a.opts.TrustWorkspace || user.Trusts(workspace) {
@@ -501,14 +502,14 @@ func (a *Agent) policyLayers(root *confine.Root, workspace string) ([]policy.Lay
 		switch {
 		case errors.Is(err, confine.ErrNotFound):
 		case err != nil:
-			return nil, refuse(CodeConfigInvalid, "the workspace's .octet/settings.json cannot be read")
+			return nil, refuse(protocol.CodeConfigInvalid, "the workspace's .octet/settings.json cannot be read")
 		default:
 			ws, err := policy.ParseSettings(data, "workspace .octet/settings.json")
 			if err != nil {
-				return nil, refuse(CodeConfigInvalid, "%s", err.Error())
+				return nil, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
 			}
 			if len(ws.TrustedWorkspaces) > 0 {
-				return nil, refuse(CodeConfigInvalid, "workspace .octet/settings.json may not set trusted_workspaces")
+				return nil, refuse(protocol.CodeConfigInvalid, "workspace .octet/settings.json may not set trusted_workspaces")
 			}
 			layers = append(layers, ws.Layer())
 		}

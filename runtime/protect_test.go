@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"octet.dev/host/protocol"
 	"os"
 	"path/filepath"
 	"testing"
@@ -64,7 +65,7 @@ func TestHomeInsideWorkspaceIsProtected(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			run := func(id string) ([]Event, Result) {
+			run := func(id string) ([]Event, protocol.FinalResult) {
 				t.Helper()
 				rc, err := a.Run(context.Background(), RunRequest{RunID: id, Workspace: ws, Model: "m", Prompt: "go", AllowFileMutation: true,
 					SessionDir: sessionDir, Route: &InlineRoute{Provider: "p", BaseURL: fake.BaseURL(fakeprovider.ModeChat)}})
@@ -81,7 +82,7 @@ func TestHomeInsideWorkspaceIsProtected(t *testing.T) {
 			if res.Status != "completed" {
 				t.Fatalf("result %+v %+v", res, res.Error)
 			}
-			for _, fin := range find[ToolFinish](evs) {
+			for _, fin := range find[protocol.ToolFinish](evs) {
 				switch {
 				case fin.CallID == "c5":
 					if !fin.OK {
@@ -106,7 +107,7 @@ func TestHomeInsideWorkspaceIsProtected(t *testing.T) {
 			}
 
 			evs, _ = run("r2")
-			acc := find[Accepted](evs)
+			acc := find[protocol.Accepted](evs)
 			if len(acc) != 1 {
 				t.Fatal("no accepted event")
 			}

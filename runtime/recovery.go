@@ -10,61 +10,10 @@ import (
 	"time"
 
 	"octet.dev/host/fsm/recovery"
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
 )
-
-// Recovery events of a run (CONTRACT §9, §12).
-const (
-	EventProviderRetry     = "provider_retry"               // *ProviderRetry
-	EventWaitingForNetwork = "provider_waiting_for_network" // *WaitingForNetwork
-	EventOperationRetry    = "provider_operation_retry"     // *OperationRetry
-	EventUsageUncertain    = "provider_usage_uncertain"     // *UsageUncertain
-	EventRecoveredOutput   = "recovered_output"             // *RecoveredOutput (Go API only)
-)
-
-// ProviderRetry announces that a failed attempt is replaced: its
-// provisional output is discarded; the replacement is not a new run.
-type ProviderRetry struct {
-	Attempt     int    `json:"attempt"`
-	MaxAttempts int    `json:"max_attempts"`
-	DelayMS     int64  `json:"delay_ms"`
-	Error       string `json:"error"`
-}
-
-// WaitingForNetwork announces a wait after a positively identified outage
-// before any request byte was sent; it does not use the retry budget.
-type WaitingForNetwork struct {
-	Attempt int    `json:"attempt"`
-	DelayMS int64  `json:"delay_ms"`
-	Error   string `json:"error"`
-}
-
-// OperationRetry is the recovery of an auxiliary provider operation
-// (local_compaction, native_compaction, terminal_gate). MaxAttempts is nil
-// for a pre-send network wait. Auxiliary operations recover through the
-// same loop as the assistant turn (recoverCall); this build makes no
-// auxiliary provider call yet, so no run emits it today.
-type OperationRetry struct {
-	Operation   string `json:"operation"`
-	Attempt     int    `json:"attempt"`
-	MaxAttempts *int   `json:"max_attempts"`
-	DelayMS     int64  `json:"delay_ms"`
-	Error       string `json:"error"`
-}
-
-// UsageUncertain says the session's usage figures are known subtotals from
-// now on (its data is {}).
-type UsageUncertain struct{}
-
-// RecoveredOutput is an interrupted attempt's partial text or reasoning. It
-// is history, kept apart from current output, the answer, replay and usage;
-// it is a Go API event only (the NDJSON host does not send it).
-type RecoveredOutput struct {
-	Step    int
-	Channel string
-	Text    string
-}
 
 // SetMaxNetworkWait bounds the elapsed time of network waits after the
 // first outage of a turn: nil means no ceiling (the default), zero disables
@@ -219,9 +168,9 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 						// spent, or it was canceled): there is nothing
 						// left to abort, and the write failure is the
 						// more important news.
-						return zero, &errTurnFailed{code: CodeSessionFailed, msg: bound(scrub(msg, d.p.key))}
+						return zero, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: bound(scrub(msg, d.p.key))}
 					}
-					next = recovery.Input{Trigger: recovery.TrAbort, Code: CodeSessionFailed, Message: msg}
+					next = recovery.Input{Trigger: recovery.TrAbort, Code: protocol.CodeSessionWriteFailed, Message: msg}
 					goto fire
 				}
 				d.markUncertain()
@@ -233,18 +182,18 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 			case recovery.EffEmitRetry:
 				msg := bound(d.p.red.String(scrub(e.Error, d.p.key)))
 				if op.name == operationAssistantTurn {
-					d.stream(EventProviderRetry, &ProviderRetry{Attempt: e.Attempt, MaxAttempts: e.MaxAttempts, DelayMS: e.DelayMS, Error: msg})
+					d.stream(protocol.TypeProviderRetry, &protocol.ProviderRetry{Attempt: e.Attempt, MaxAttempts: e.MaxAttempts, DelayMS: e.DelayMS, Error: msg})
 				} else {
 					maxAttempts := e.MaxAttempts
-					d.stream(EventOperationRetry, &OperationRetry{Operation: op.name, Attempt: e.Attempt, MaxAttempts: &maxAttempts, DelayMS: e.DelayMS, Error: msg})
+					d.stream(protocol.TypeProviderOperationRetry, &protocol.ProviderOperationRetry{Operation: op.name, Attempt: e.Attempt, MaxAttempts: &maxAttempts, DelayMS: e.DelayMS, Error: msg})
 				}
 			case recovery.EffEmitWaitingForNetwork:
 				msg := bound(d.p.red.String(scrub(e.Error, d.p.key)))
 				if op.name == operationAssistantTurn {
-					d.stream(EventWaitingForNetwork, &WaitingForNetwork{Attempt: e.Attempt, DelayMS: e.DelayMS, Error: msg})
+					d.stream(protocol.TypeProviderWaitingForNetwork, &protocol.ProviderWaitingForNetwork{Attempt: e.Attempt, DelayMS: e.DelayMS, Error: msg})
 				} else {
 					// A network wait has no count limit: max_attempts is null.
-					d.stream(EventOperationRetry, &OperationRetry{Operation: op.name, Attempt: e.Attempt, DelayMS: e.DelayMS, Error: msg})
+					d.stream(protocol.TypeProviderOperationRetry, &protocol.ProviderOperationRetry{Operation: op.name, Attempt: e.Attempt, DelayMS: e.DelayMS, Error: msg})
 				}
 			case recovery.EffStartTimer:
 				if err := d.a.opts.Sleep(ctx, time.Duration(e.DelayMS)*time.Millisecond); err != nil {
@@ -278,10 +227,10 @@ func (d *driver) modelTurn(ctx context.Context, step int, req provider.Request) 
 		call: func(ctx context.Context) (turn, error) { return d.callModel(ctx, step, req) },
 		discard: func(t turn) {
 			if t.text != "" {
-				d.stream(EventRecoveredOutput, &RecoveredOutput{Step: step, Channel: ChannelText, Text: t.text})
+				d.stream(protocol.TypeRecoveredOutput, &protocol.RecoveredOutput{Step: step, Channel: protocol.ChannelText, Text: t.text})
 			}
 			if t.reasoning != "" {
-				d.stream(EventRecoveredOutput, &RecoveredOutput{Step: step, Channel: ChannelReasoning, Text: t.reasoning})
+				d.stream(protocol.TypeRecoveredOutput, &protocol.RecoveredOutput{Step: step, Channel: protocol.ChannelReasoning, Text: t.reasoning})
 			}
 		},
 	})
@@ -294,7 +243,7 @@ func (d *driver) markUncertain() {
 		return
 	}
 	d.uncertain = true
-	d.stream(EventUsageUncertain, &UsageUncertain{})
+	d.stream(protocol.TypeProviderUsageUncertain, &protocol.ProviderUsageUncertain{})
 }
 
 // sessionUncertain reports a resumed session's sticky flag at run start.

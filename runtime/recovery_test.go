@@ -16,6 +16,7 @@ import (
 
 	"octet.dev/host/fsm/recovery"
 	fsmrun "octet.dev/host/fsm/run"
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/spec"
 )
@@ -33,11 +34,11 @@ func recoveryEvents(evs []Event) []spec.RecoveryEvent {
 	for _, ev := range evs {
 		re := spec.RecoveryEvent{Type: ev.Type}
 		switch d := ev.Data.(type) {
-		case *ProviderRetry:
+		case *protocol.ProviderRetry:
 			re.Attempt, re.MaxAttempts, re.DelayMS = d.Attempt, &d.MaxAttempts, d.DelayMS
-		case *WaitingForNetwork:
+		case *protocol.ProviderWaitingForNetwork:
 			re.Attempt, re.DelayMS = d.Attempt, d.DelayMS
-		case *ModelStep:
+		case *protocol.ModelStep:
 			re.UsageUncertain = d.UsageUncertain
 		}
 		out = append(out, re)
@@ -52,11 +53,11 @@ func TestRetryThenSuccess(t *testing.T) {
 	if res.Status != "completed" || res.Output != "answer" {
 		t.Fatalf("result %+v", res)
 	}
-	r := find[ProviderRetry](evs)
+	r := find[protocol.ProviderRetry](evs)
 	if len(r) != 1 || r[0].Attempt != 1 || r[0].MaxAttempts != 4 || r[0].DelayMS != 250 || !strings.Contains(r[0].Error, "http_status") {
 		t.Fatalf("provider_retry %+v", r)
 	}
-	if len(find[UsageUncertain](evs)) != 0 {
+	if len(find[protocol.ProviderUsageUncertain](evs)) != 0 {
 		t.Error("a 503 before any content made usage uncertain")
 	}
 	if !cmp.Equal(f.slept, []time.Duration{250 * time.Millisecond}) {
@@ -76,9 +77,9 @@ func TestNetworkWaitDoesNotUseBudget(t *testing.T) {
 	if res.Status != "completed" || res.Output != "up again" {
 		t.Fatalf("result %+v", res)
 	}
-	w := find[WaitingForNetwork](evs)
-	if len(w) != 6 || w[5].Attempt != 6 || len(find[ProviderRetry](evs)) != 0 || len(find[UsageUncertain](evs)) != 0 {
-		t.Fatalf("waits %+v retries %d", w, len(find[ProviderRetry](evs)))
+	w := find[protocol.ProviderWaitingForNetwork](evs)
+	if len(w) != 6 || w[5].Attempt != 6 || len(find[protocol.ProviderRetry](evs)) != 0 || len(find[protocol.ProviderUsageUncertain](evs)) != 0 {
+		t.Fatalf("waits %+v retries %d", w, len(find[protocol.ProviderRetry](evs)))
 	}
 	if err := spec.Recovery(recoveryEvents(evs)); err != nil {
 		t.Error(err)
@@ -91,7 +92,7 @@ func TestMaxNetworkWaitZeroStopsAtOnce(t *testing.T) {
 	zero := time.Duration(0)
 	f.agent.SetMaxNetworkWait(&zero)
 	evs, res := f.run(f.req("q"))
-	if res.Status != "error" || res.Error.Code != "network_wait_exceeded" || len(find[WaitingForNetwork](evs)) != 0 {
+	if res.Status != "error" || res.Error.Code != "network_wait_exceeded" || len(find[protocol.ProviderWaitingForNetwork](evs)) != 0 {
 		t.Fatalf("result %+v", res.Error)
 	}
 }
@@ -104,7 +105,7 @@ func TestRetriesExhausted(t *testing.T) {
 	if res.Status != "error" || res.Error.Code != "retries_exhausted" || !strings.Contains(res.Error.Message, "retry budget") {
 		t.Fatalf("result %+v", res.Error)
 	}
-	r := find[ProviderRetry](evs)
+	r := find[protocol.ProviderRetry](evs)
 	if len(r) != 4 || r[3].Attempt != 4 || len(f.prov.requests()) != 5 {
 		t.Fatalf("%d retries, %d attempts", len(r), len(f.prov.requests()))
 	}
@@ -115,7 +116,7 @@ func TestNonRetryableFailsAtOnce(t *testing.T) {
 		f := newFixture(t, text("never"))
 		f.prov.errs = []error{pe("http_status", status, true, false)}
 		evs, res := f.run(f.req("q"))
-		if res.Error == nil || res.Error.Code != code || len(find[ProviderRetry](evs)) != 0 {
+		if res.Error == nil || res.Error.Code != code || len(find[protocol.ProviderRetry](evs)) != 0 {
 			t.Errorf("%d: %+v", status, res.Error)
 		}
 	}
@@ -140,15 +141,15 @@ func TestCutAfterContentIsUncertainAndSticky(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	order := strings.Join(types(evs), ",")
-	i, j := strings.Index(order, EventUsageUncertain), strings.Index(order, EventProviderRetry)
+	i, j := strings.Index(order, protocol.TypeProviderUsageUncertain), strings.Index(order, protocol.TypeProviderRetry)
 	if i < 0 || j < i {
 		t.Fatalf("provider_usage_uncertain must precede provider_retry: %s", order)
 	}
-	rec := find[RecoveredOutput](evs)
-	if len(rec) != 1 || rec[0].Text != "Hello world" || rec[0].Channel != ChannelText {
+	rec := find[protocol.RecoveredOutput](evs)
+	if len(rec) != 1 || rec[0].Text != "Hello world" || rec[0].Channel != protocol.ChannelText {
 		t.Errorf("recovered output %+v", rec)
 	}
-	if st := find[ModelStep](evs); len(st) != 1 || !st[0].UsageUncertain {
+	if st := find[protocol.ModelStep](evs); len(st) != 1 || !st[0].UsageUncertain {
 		t.Errorf("model_step after uncertainty: %+v", st)
 	}
 	data, _ := os.ReadFile(*res.SessionFile)
@@ -159,14 +160,14 @@ func TestCutAfterContentIsUncertainAndSticky(t *testing.T) {
 	req = f.req("q2")
 	req.RunID, req.SessionID = "run-2", "sticky"
 	evs, _ = f.run(req)
-	if types(evs)[2] != EventUsageUncertain || !find[ModelStep](evs)[0].UsageUncertain {
+	if types(evs)[2] != protocol.TypeProviderUsageUncertain || !find[protocol.ModelStep](evs)[0].UsageUncertain {
 		t.Errorf("resumed run: %v", types(evs))
 	}
 	// A fresh session starts clean.
 	req.RunID, req.SessionID = "run-3", ""
 	f.prov.turns = append(f.prov.turns, text("fresh"))
 	evs, _ = f.run(req)
-	if len(find[UsageUncertain](evs)) != 0 {
+	if len(find[protocol.ProviderUsageUncertain](evs)) != 0 {
 		t.Error("a new session inherited the uncertainty")
 	}
 }
@@ -182,7 +183,7 @@ func TestCancelDuringBackoff(t *testing.T) {
 	}
 	for range rc.Events() {
 	}
-	if res := rc.Wait(); res.Error == nil || res.Error.Code != CodeCanceled {
+	if res := rc.Wait(); res.Error == nil || res.Error.Code != protocol.CodeCanceled {
 		t.Fatalf("result %+v", res)
 	}
 }
@@ -236,12 +237,12 @@ func TestMaxNetworkWaitReached(t *testing.T) {
 	if res.Status != "error" || res.Error.Code != "network_wait_exceeded" {
 		t.Fatalf("result %+v", res.Error)
 	}
-	waits := find[WaitingForNetwork](evs)
+	waits := find[protocol.ProviderWaitingForNetwork](evs)
 	var total time.Duration
 	for _, d := range f.slept {
 		total += d
 	}
-	if len(waits) < 2 || total > limit || len(find[ProviderRetry](evs)) != 0 {
+	if len(waits) < 2 || total > limit || len(find[protocol.ProviderRetry](evs)) != 0 {
 		t.Fatalf("%d waits, %v slept (limit %v)", len(waits), total, limit)
 	}
 }
@@ -257,7 +258,7 @@ func auxDriver(t *testing.T, f *fixture) *driver {
 	t.Cleanup(p.close)
 	rc := &RunControl{events: make(chan Event, 64), abandon: make(chan struct{})}
 	d := &driver{a: f.agent, p: p, rc: rc, m: fsmrun.New(), recovery: f.agent.recoveryConfig()}
-	d.fire(fsmrun.Input{Trigger: fsmrun.TrAccept}, Event{EventAccepted, &Accepted{}})
+	d.fire(fsmrun.Input{Trigger: fsmrun.TrAccept}, Event{protocol.TypeAccepted, &protocol.Accepted{}})
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrStart}, Event{})
 	return d
 }
@@ -314,13 +315,13 @@ func TestAuxiliaryOperationRecovery(t *testing.T) {
 	for _, ev := range evs {
 		types = append(types, ev.Type)
 	}
-	wantTypes := []string{EventAccepted, EventStarted, EventOperationRetry, EventOperationRetry, EventUsageUncertain, EventOperationRetry}
+	wantTypes := []string{protocol.TypeAccepted, protocol.TypeStarted, protocol.TypeProviderOperationRetry, protocol.TypeProviderOperationRetry, protocol.TypeProviderUsageUncertain, protocol.TypeProviderOperationRetry}
 	if !cmp.Equal(types, wantTypes) {
 		t.Fatalf("events %q, want %q", types, wantTypes)
 	}
-	ops := find[OperationRetry](evs)
+	ops := find[protocol.ProviderOperationRetry](evs)
 	four := 4
-	want := []OperationRetry{
+	want := []protocol.ProviderOperationRetry{
 		{Operation: operationLocalCompaction, Attempt: 1, MaxAttempts: nil, DelayMS: 500},
 		{Operation: operationLocalCompaction, Attempt: 1, MaxAttempts: &four, DelayMS: 250},
 		{Operation: operationLocalCompaction, Attempt: 2, MaxAttempts: &four, DelayMS: 500},
@@ -331,7 +332,7 @@ func TestAuxiliaryOperationRecovery(t *testing.T) {
 		}
 		ops[i].Error = ""
 	}
-	var gotOps []OperationRetry
+	var gotOps []protocol.ProviderOperationRetry
 	for _, o := range ops {
 		gotOps = append(gotOps, *o)
 	}
@@ -342,7 +343,7 @@ func TestAuxiliaryOperationRecovery(t *testing.T) {
 	if len(recs) != 1 || recs[0].Operation != operationLocalCompaction || recs[0].Model != d.p.model.ID {
 		t.Errorf("usage_uncertainty records %+v, want one for %s", recs, operationLocalCompaction)
 	}
-	if len(find[ProviderRetry](evs))+len(find[WaitingForNetwork](evs)) != 0 {
+	if len(find[protocol.ProviderRetry](evs))+len(find[protocol.ProviderWaitingForNetwork](evs)) != 0 {
 		t.Error("an auxiliary operation was announced as the assistant turn's recovery")
 	}
 }
@@ -363,7 +364,7 @@ func TestAuxiliaryOperationExhausted(t *testing.T) {
 	if !errors.As(err, &tf) || tf.code != recovery.CodeRetriesExhausted {
 		t.Fatalf("err %v, want %s", err, recovery.CodeRetriesExhausted)
 	}
-	ops := find[OperationRetry](drained(d))
+	ops := find[protocol.ProviderOperationRetry](drained(d))
 	if len(ops) != 1 || ops[0].Operation != operationTerminalGate || ops[0].MaxAttempts == nil || *ops[0].MaxAttempts != 1 {
 		t.Errorf("provider_operation_retry %+v", ops)
 	}
@@ -389,13 +390,13 @@ func TestUncertaintyWriteFailureEndsTheTurn(t *testing.T) {
 				},
 			})
 			var tf *errTurnFailed
-			if !errors.As(err, &tf) || tf.code != CodeSessionFailed {
-				t.Fatalf("err %v, want %s", err, CodeSessionFailed)
+			if !errors.As(err, &tf) || tf.code != protocol.CodeSessionWriteFailed {
+				t.Fatalf("err %v, want %s", err, protocol.CodeSessionWriteFailed)
 			}
 			if calls != 1 {
 				t.Errorf("%d attempts: an attempt was replaced although its uncertainty was not recorded", calls)
 			}
-			if len(find[ProviderRetry](drained(d))) != 0 {
+			if len(find[protocol.ProviderRetry](drained(d))) != 0 {
 				t.Error("provider_retry after the record failed")
 			}
 		})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"octet.dev/host/protocol"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,7 +131,7 @@ func TestRunRedactsEchoedKeyEverySplit(t *testing.T) {
 			t.Fatalf("split %d: output %q", i, res.Output)
 		}
 		var deltas strings.Builder
-		for _, d := range find[ModelDelta](evs) {
+		for _, d := range find[protocol.ModelDelta](evs) {
 			deltas.WriteString(d.Text)
 		}
 		if deltas.String() != res.Output {
@@ -183,7 +184,7 @@ func TestRunRedactsEchoesEverywhere(t *testing.T) {
 	}
 	// The model is told about the redacted file content too.
 	var toolOut string
-	for _, fin := range find[ToolFinish](evs) {
+	for _, fin := range find[protocol.ToolFinish](evs) {
 		toolOut += fin.Output
 	}
 	if !strings.Contains(toolOut, "API_KEY="+RedactedMarker) {
@@ -213,7 +214,7 @@ func TestPanicLogIsRedacted(t *testing.T) {
 	req := f.req("q")
 	req.Route.Headers = map[string]string{"X-Gateway-Token": echoHeader}
 	_, res := f.run(req)
-	if res.Error == nil || res.Error.Code != CodeInternal || strings.Contains(res.Error.Message, echoHeader) {
+	if res.Error == nil || res.Error.Code != protocol.CodeInternalError || strings.Contains(res.Error.Message, echoHeader) {
 		t.Fatalf("result %+v", res.Error)
 	}
 	if !strings.Contains(logs.String(), "decoder bug near") || strings.Contains(logs.String(), echoKey) || strings.Contains(logs.String(), echoHeader) {
@@ -234,10 +235,10 @@ func TestBashOutputRedacted(t *testing.T) {
 		t.Fatalf("result %+v %+v", res, res.Error)
 	}
 	var progress string
-	for _, p := range find[ToolProgress](evs) {
+	for _, p := range find[protocol.ToolProgress](evs) {
 		progress += p.Text
 	}
-	fins := find[ToolFinish](evs)
+	fins := find[protocol.ToolFinish](evs)
 	if progress != "key: "+RedactedMarker+"!\n" || len(fins) != 1 || fins[0].Output != progress {
 		t.Fatalf("progress %q, finish %+v", progress, fins)
 	}
@@ -284,8 +285,8 @@ func TestEchoOverTheWires(t *testing.T) {
 				t.Fatalf("result %+v %+v", res, res.Error)
 			}
 			var text, reasoning strings.Builder
-			for _, d := range find[ModelDelta](evs) {
-				if d.Step == 1 && d.Channel == ChannelText {
+			for _, d := range find[protocol.ModelDelta](evs) {
+				if d.Step == 1 && d.Channel == protocol.ChannelText {
 					text.WriteString(d.Text)
 				} else if d.Step == 1 {
 					reasoning.WriteString(d.Text)

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"octet.dev/host/protocol"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -49,7 +50,7 @@ func TestProviderRedirectIsRefused(t *testing.T) {
 				for range rc.Events() {
 				}
 				res := rc.Wait()
-				if res.Status != "error" || res.Error == nil || res.Error.Code != CodeProviderError {
+				if res.Status != "error" || res.Error == nil || res.Error.Code != protocol.CodeProviderError {
 					t.Fatalf("result %+v %+v", res, res.Error)
 				}
 				if msg := res.Error.Message; !strings.HasPrefix(msg, "HTTP "+strconv.Itoa(code)+": redirect refused") ||

@@ -1,6 +1,10 @@
 package runtime
 
-import "strings"
+import (
+	"strings"
+
+	"octet.dev/host/protocol"
+)
 
 // RunRequest is one run of the agent (CONTRACT §8). Zero values mean
 // "absent" and take the documented defaults.
@@ -27,7 +31,7 @@ type RunRequest struct {
 	// Route defines an inline provider route instead of a catalog model.
 	Route *InlineRoute
 	// History seeds a new session with prior messages.
-	History []HistoryMessage
+	History []protocol.HistoryMessage
 	// MaxSteps bounds model calls: nil means DefaultMaxSteps, a value must
 	// be 1..MaxMaxSteps.
 	MaxSteps *int
@@ -37,20 +41,10 @@ type RunRequest struct {
 	ReasoningEffort *string
 	// Media are typed inputs (images, audio) read from the workspace and
 	// sent with the prompt, in order (CONTRACT §16).
-	Media []MediaRef
+	Media []protocol.Media
 	// ResourceRoots are decoded by the protocol but not served by this
 	// build: a run that sets them is refused as unsupported.
 	ResourceRoots []string
-}
-
-// MediaRef is a typed media input.
-type MediaRef struct {
-	Type, Path string
-}
-
-// HistoryMessage is a seeded prior message; Role is "user" or "assistant".
-type HistoryMessage struct {
-	Role, Content string
 }
 
 // InlineRoute is a provider route defined in the request (CONTRACT §8).
@@ -77,41 +71,10 @@ const (
 	MaxMaxSteps         = 1000
 )
 
-// Run error codes (final_result.error.code). They equal the protocol's
-// codes of the same names; runtime does not import wire.
-const (
-	CodeUnsupported        = "unsupported"
-	CodeToolSchemaTooLarge = "tool_schema_too_large"
-	CodeMediaInvalid       = "media_invalid"
-	CodeMediaTooLarge      = "media_too_large"
-	CodeMediaUnsupported   = "media_unsupported"
-	CodeInternal           = "internal_error"
-	CodePromptTooLarge     = "prompt_too_large"
-	CodeDisplayTextInvalid = "display_text_invalid"
-	CodeWorkspaceInvalid   = "workspace_invalid"
-	CodeModelNotFound      = "model_not_found"
-	CodeCredentialsMissing = "credentials_missing"
-	CodeRouteInvalid       = "route_invalid"
-	CodeHeadersRejected    = "headers_rejected"
-	CodeToolsInvalid       = "tools_invalid"
-	CodeHistoryInvalid     = "history_invalid"
-	CodeSessionLocked      = "session_locked"
-	CodeSessionCorrupt     = "session_corrupt"
-	CodeSessionDirInvalid  = "session_dir_invalid"
-	CodeInvalidValue       = "invalid_value"
-	CodeReasoningUnsupport = "reasoning_unsupported"
-	CodeMaxStepsReached    = "max_steps_reached"
-	CodeProviderError      = "provider_error"
-	CodeCanceled           = "canceled"
-	CodeSessionFailed      = "session_write_failed"
-	CodeOutputCut          = "output_incomplete"
-	CodeConfigInvalid      = "config_invalid"
-)
-
 // RunError is a run refused before it was accepted: no event was emitted,
 // and the caller reports a single error final result (CONTRACT §8).
 type RunError struct {
-	Code    string
+	Code    string // one of protocol.RunCodes
 	Message string
 }
 

@@ -16,6 +16,7 @@ import (
 	"octet.dev/host/fsm/recovery"
 	fsmrun "octet.dev/host/fsm/run"
 	"octet.dev/host/fsm/steering"
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/provider"
@@ -35,7 +36,7 @@ type RunControl struct {
 	abandon chan struct{}
 	once    sync.Once
 	cancel  context.CancelFunc
-	result  Result
+	result  protocol.FinalResult
 
 	supportsReasoning bool
 	modelID           string
@@ -61,7 +62,7 @@ func (rc *RunControl) Abandon() {
 
 // Wait blocks until the run has ended and returns its result. The events
 // must be consumed (or abandoned) for the run to end.
-func (rc *RunControl) Wait() Result {
+func (rc *RunControl) Wait() protocol.FinalResult {
 	<-rc.done
 	return rc.result
 }
@@ -104,7 +105,7 @@ type driver struct {
 	steps     int
 	toolCalls int
 	changed   []string
-	total     Totals
+	total     protocol.Totals
 	uncertain bool            // usage figures are known subtotals (sticky)
 	recovery  recovery.Config // snapshot at run start
 	effort    string          // the reasoning effort the model calls use
@@ -132,9 +133,9 @@ func (d *driver) fire(in fsmrun.Input, data Event) {
 		case fsmrun.EffAccepted, fsmrun.EffStream, fsmrun.EffFinal:
 			d.send(data)
 		case fsmrun.EffStarted:
-			d.send(Event{EventStarted, &Started{}})
+			d.send(Event{protocol.TypeStarted, &protocol.Started{}})
 		case fsmrun.EffSettled:
-			d.send(Event{EventSettled, &Settled{Status: e.Status}})
+			d.send(Event{protocol.TypeSettled, &protocol.Settled{Status: e.Status}})
 		}
 	}
 }
@@ -143,20 +144,20 @@ func (d *driver) stream(typ string, data any) {
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrStream}, Event{typ, data})
 }
 
-func (d *driver) drive(ctx context.Context) Result {
+func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 	p := d.p
 	names := make([]string, len(p.tools))
 	for i, t := range p.tools {
 		names[i] = t.spec.Name
 	}
-	d.fire(fsmrun.Input{Trigger: fsmrun.TrAccept}, Event{EventAccepted, &Accepted{
-		Model: AcceptedModel{ID: p.model.ID, Provider: p.model.Provider, Name: p.model.Name,
+	d.fire(fsmrun.Input{Trigger: fsmrun.TrAccept}, Event{protocol.TypeAccepted, &protocol.Accepted{
+		Model: protocol.ModelInfo{ID: p.model.ID, Provider: p.model.Provider, Name: p.model.Name,
 			ProviderMode: string(p.model.Mode), ContextWindowTokens: p.model.ContextWindowTokens,
 			MaxOutputTokens: p.model.MaxOutputTokens, InputModalities: p.model.EffectiveModalities(),
 			Vision: p.model.Vision(), Audio: p.model.Audio(), SupportsReasoning: p.model.SupportsReasoning},
 		SessionFile:         p.sess.Path(),
 		Tools:               names,
-		EffectiveToolPolicy: p.policy,
+		EffectiveToolPolicy: p.policy.EffectivePolicy,
 	}})
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrStart}, Event{})
 	d.sessionUncertain(p.sess) // sticky across resume: every later run says so again
@@ -178,7 +179,7 @@ func (d *driver) drive(ctx context.Context) Result {
 	switch err := p.sess.Append(ends...); {
 	case err != nil:
 		if errInfo == nil {
-			status, errInfo = fsmrun.StatusError, &ErrorInfo{Code: CodeSessionFailed, Message: "the session could not be written: " + bound(err.Error())}
+			status, errInfo = fsmrun.StatusError, &protocol.ErrorData{Code: protocol.CodeSessionWriteFailed, Message: "the session could not be written: " + bound(err.Error())}
 		}
 	case pending != nil:
 		d.a.noteReasoning(pending.Effort)
@@ -189,8 +190,8 @@ func (d *driver) drive(ctx context.Context) Result {
 	if changed == nil {
 		changed = []string{}
 	}
-	res := Result{Status: status, Output: output, Error: errInfo, FilesChanged: changed, ToolCalls: d.toolCalls, Steps: d.steps, SessionFile: &path}
-	d.fire(fsmrun.Input{Trigger: fsmrun.TrFinalize}, Event{EventFinal, &res})
+	res := protocol.FinalResult{Status: status, Output: output, Error: errInfo, FilesChanged: changed, ToolCalls: d.toolCalls, Steps: d.steps, SessionFile: &path}
+	d.fire(fsmrun.Input{Trigger: fsmrun.TrFinalize}, Event{protocol.TypeFinalResult, &res})
 	return res
 }
 
@@ -227,14 +228,14 @@ func (d *driver) withMediaBytes(msgs []provider.Message) ([]provider.Message, er
 // one final_result and the host serves on; the stack goes to the log. The
 // loop's deferred cleanups (shell process groups, descriptors) have run by
 // then.
-func (d *driver) contain(ctx context.Context) (status, output string, errInfo *ErrorInfo) {
+func (d *driver) contain(ctx context.Context) (status, output string, errInfo *protocol.ErrorData) {
 	defer func() {
 		if v := recover(); v != nil {
 			// The panic value may quote provider output: redacted like it.
 			pv := scrub(d.p.red.String(fmt.Sprint(v)), d.p.key)
 			d.a.log.Error().Str("run_id", d.p.req.RunID).Str("panic", pv).Bytes("stack", debug.Stack()).
 				Msg("the run failed on an internal error")
-			status, errInfo = fsmrun.StatusError, &ErrorInfo{Code: CodeInternal, Message: bound("internal error: " + pv)}
+			status, errInfo = fsmrun.StatusError, &protocol.ErrorData{Code: protocol.CodeInternalError, Message: bound("internal error: " + pv)}
 		}
 	}()
 	return d.loop(ctx)
@@ -242,13 +243,13 @@ func (d *driver) contain(ctx context.Context) (status, output string, errInfo *E
 
 // loop is the agent loop: model steps and tool calls until the model stops,
 // the step limit is hit, or a failure.
-func (d *driver) loop(ctx context.Context) (status, output string, errInfo *ErrorInfo) {
+func (d *driver) loop(ctx context.Context) (status, output string, errInfo *protocol.ErrorData) {
 	p := d.p
-	fail := func(code, msg string) (string, string, *ErrorInfo) {
-		return fsmrun.StatusError, output, &ErrorInfo{Code: code, Message: bound(p.red.String(msg))}
+	fail := func(code, msg string) (string, string, *protocol.ErrorData) {
+		return fsmrun.StatusError, output, &protocol.ErrorData{Code: code, Message: bound(p.red.String(msg))}
 	}
-	writeFailed := func(err error) (string, string, *ErrorInfo) {
-		return fail(CodeSessionFailed, "the session could not be written: "+err.Error())
+	writeFailed := func(err error) (string, string, *protocol.ErrorData) {
+		return fail(protocol.CodeSessionWriteFailed, "the session could not be written: "+err.Error())
 	}
 	// The prompt and its context are durable before the first model call.
 	recs := []store.Record{
@@ -281,7 +282,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 	// refers to them.
 	for _, m := range p.media {
 		if _, err := p.sess.PutMedia(m.Data); err != nil {
-			return fail(CodeSessionFailed, "the session's media could not be written: "+err.Error())
+			return fail(protocol.CodeSessionWriteFailed, "the session's media could not be written: "+err.Error())
 		}
 	}
 	recs = append(recs, store.Record{Body: store.Message{RunID: p.req.RunID, Message: provider.Message{Role: provider.RoleUser, Text: p.req.Prompt, Media: p.media}}})
@@ -290,7 +291,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 	}
 	msgs, err := d.withMediaBytes(p.sess.Messages())
 	if err != nil {
-		return fail(CodeSessionCorrupt, err.Error())
+		return fail(protocol.CodeSessionCorrupt, err.Error())
 	}
 	specs := make([]provider.ToolSpec, len(p.tools))
 	for i, t := range p.tools {
@@ -303,7 +304,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 
 	for step := 1; ; step++ {
 		if step > p.maxSteps {
-			return fsmrun.StatusBlocked, output, &ErrorInfo{Code: CodeMaxStepsReached, Message: "the run reached max_steps (" + strconv.Itoa(p.maxSteps) + ") before the model finished"}
+			return fsmrun.StatusBlocked, output, &protocol.ErrorData{Code: protocol.CodeMaxStepsReached, Message: "the run reached max_steps (" + strconv.Itoa(p.maxSteps) + ") before the model finished"}
 		}
 		// A safe step boundary: admit a pending reasoning change, unless it
 		// would change the thinking mode inside an assistant turn.
@@ -327,11 +328,11 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			var tf *errTurnFailed
 			switch {
 			case ctx.Err() != nil:
-				return fail(CodeCanceled, "the run was canceled")
+				return fail(protocol.CodeCanceled, "the run was canceled")
 			case errors.As(err, &tf):
 				return fail(tf.code, failureMessage(tf))
 			}
-			return fail(CodeProviderError, scrub(providerMessage(err), p.key))
+			return fail(protocol.CodeProviderError, scrub(providerMessage(err), p.key))
 		}
 		d.steps++
 		if !turn.usageReported {
@@ -339,7 +340,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			// figures from here on are known subtotals, exactly as after a
 			// discarded attempt (CONTRACT §12), never zeros presented as fact.
 			if err := p.sess.RecordUsageUncertainty(p.model.Provider, p.model.ID, operationAssistantTurn); err != nil {
-				return fail(CodeSessionFailed, "the usage uncertainty record could not be written: "+err.Error())
+				return fail(protocol.CodeSessionWriteFailed, "the usage uncertainty record could not be written: "+err.Error())
 			}
 			d.markUncertain()
 		}
@@ -362,7 +363,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 		if turn.finish == provider.FinishLength {
 			// A tool call cut by the output cap is never executed, and a cut
 			// answer is not presented as complete.
-			return fail(CodeOutputCut, "the model's output reached max_output_tokens before it finished")
+			return fail(protocol.CodeOutputIncomplete, "the model's output reached max_output_tokens before it finished")
 		}
 		// Steering boundaries exist only while another step may follow: a
 		// message delivered now is one the model will see. At the last step
@@ -390,7 +391,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 			}
 			msgs = append(msgs, result)
 			if ctx.Err() != nil {
-				return fail(CodeCanceled, "the run was canceled")
+				return fail(protocol.CodeCanceled, "the run was canceled")
 			}
 			if i < len(turn.calls)-1 && !lastStep {
 				if b = d.rc.boundary(steering.Input{Trigger: steering.TrAfterTool}); b.skipTools {
@@ -486,11 +487,11 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 		case provider.EventText:
 			if out := textRed.Push(ev.Text); out != "" || ev.Text == "" {
 				text.WriteString(out)
-				d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelText, Text: out})
+				d.stream(protocol.TypeModelDelta, &protocol.ModelDelta{Step: step, Channel: protocol.ChannelText, Text: out})
 			}
 		case provider.EventReasoning:
 			if out := reasonRed.Push(ev.Text); out != "" {
-				d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelReasoning, Text: out})
+				d.stream(protocol.TypeModelDelta, &protocol.ModelDelta{Step: step, Channel: protocol.ChannelReasoning, Text: out})
 			}
 		case provider.EventToolCall:
 			t.calls = append(t.calls, d.p.red.call(ev.ToolCall))
@@ -502,10 +503,10 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 	}
 	if out := textRed.Flush(); out != "" {
 		text.WriteString(out)
-		d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelText, Text: out})
+		d.stream(protocol.TypeModelDelta, &protocol.ModelDelta{Step: step, Channel: protocol.ChannelText, Text: out})
 	}
 	if out := reasonRed.Flush(); out != "" {
-		d.stream(EventModelDelta, &ModelDelta{Step: step, Channel: ChannelReasoning, Text: out})
+		d.stream(protocol.TypeModelDelta, &protocol.ModelDelta{Step: step, Channel: protocol.ChannelReasoning, Text: out})
 	}
 	// On failure the partial text is returned too: it becomes recovered
 	// output when recovery discards the attempt.
@@ -533,17 +534,17 @@ func providerMessage(err error) string {
 }
 
 // account prices one step's usage and emits model_step.
-func (d *driver) account(step int, u provider.Usage) StepCost {
-	usage := Usage(u)
+func (d *driver) account(step int, u provider.Usage) protocol.StepCost {
+	usage := protocol.Usage(u)
 	if usage.TotalTokens == 0 {
 		usage.TotalTokens = usage.InputTokens + usage.OutputTokens
 	}
-	var c StepCost
+	var c protocol.StepCost
 	if pr := d.p.model.Cost; pr != nil {
 		// InputTokens counts cached tokens too (provider.Usage); price
 		// each part at its own rate.
 		fresh := max(usage.InputTokens-usage.CacheReadTokens-usage.CacheWriteTokens, 0)
-		c = StepCost{
+		c = protocol.StepCost{
 			Input:      float64(fresh) * pr.Input / 1e6,
 			Output:     float64(usage.OutputTokens) * pr.Output / 1e6,
 			CacheRead:  float64(usage.CacheReadTokens) * pr.CacheRead / 1e6,
@@ -565,7 +566,7 @@ func (d *driver) account(step int, u provider.Usage) StepCost {
 	t.Cost.CacheWrite += c.CacheWrite
 	t.Cost.Total += c.Total
 	t.Cost.Currency = c.Currency
-	d.stream(EventModelStep, &ModelStep{Step: step, Model: d.p.model.ID, Usage: usage, Cost: c, Cumulative: *t, UsageUncertain: d.uncertain})
+	d.stream(protocol.TypeModelStep, &protocol.ModelStep{Step: step, Model: d.p.model.ID, Usage: usage, Cost: c, Cumulative: *t, UsageUncertain: d.uncertain})
 	return c
 }
 
@@ -583,15 +584,15 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if !isObject {
 		argValue, _ = jsontext.AppendQuote(nil, trunc(call.Arguments, 4096))
 	}
-	d.stream(EventToolStart, &ToolStart{Step: step, CallID: call.ID, Tool: call.Name, Arguments: argValue})
+	d.stream(protocol.TypeToolStart, &protocol.ToolStart{Step: step, CallID: call.ID, Tool: call.Name, Arguments: argValue})
 
-	reply := func(fin *ToolFinish) provider.Message {
+	reply := func(fin *protocol.ToolFinish) provider.Message {
 		// A tool's output may hold a credential too (a file the model read).
 		fin.Output = d.p.red.String(fin.Output)
 		if fin.Error != nil {
 			fin.Error.Message = d.p.red.String(fin.Error.Message)
 		}
-		d.stream(EventToolFinish, fin)
+		d.stream(protocol.TypeToolFinish, fin)
 		msg := provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: fin.Output}
 		if fin.Error != nil {
 			msg.IsError = true
@@ -603,7 +604,7 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 		return msg
 	}
 	fail := func(code, msg string) provider.Message {
-		return reply(&ToolFinish{CallID: call.ID, Tool: call.Name, Error: &ErrorInfo{Code: code, Message: bound(msg)}})
+		return reply(&protocol.ToolFinish{CallID: call.ID, Tool: call.Name, Error: &protocol.ErrorData{Code: code, Message: bound(msg)}})
 	}
 
 	var def *toolDef
@@ -619,7 +620,7 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 		decision = d.p.policy.Decide(call.Name, def.effect)
 	}
 	if !decision.Allowed {
-		d.stream(EventToolPolicy, &ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
+		d.stream(protocol.TypeToolPolicy, &protocol.ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
 		return fail(decision.DenialCode, denialMessage(call.Name, decision.DenialCode))
 	}
 	if !isObject {
@@ -639,14 +640,14 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 			return fail(tools.CodeInvalidArguments, err.Error())
 		}
 		if code, ok := gateDenial(te.Code); ok {
-			d.stream(EventToolPolicy, &ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision.Deny(code)})
+			d.stream(protocol.TypeToolPolicy, &protocol.ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: policy.Deny(decision, code)})
 		}
 		return fail(te.Code, te.Message)
 	}
 	// Every gate has passed: the allowed evidence goes out now. The tool
 	// still opens every path beneath the workspace descriptor, so a link or
 	// escape that appears after the gate fails the call with the same code.
-	d.stream(EventToolPolicy, &ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
+	d.stream(protocol.TypeToolPolicy, &protocol.ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
 	if def.effect == policy.EffectProcess {
 		return reply(d.runBash(ctx, call, args))
 	}
@@ -663,31 +664,31 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 			d.changed = append(d.changed, c)
 		}
 	}
-	return reply(&ToolFinish{CallID: call.ID, Tool: call.Name, OK: true, Output: res.Output, Truncated: res.Truncated})
+	return reply(&protocol.ToolFinish{CallID: call.ID, Tool: call.Name, OK: true, Output: res.Output, Truncated: res.Truncated})
 }
 
 // gateDenial maps a tool error of a workspace gate to its denial code.
 func gateDenial(code string) (string, bool) {
 	switch code {
 	case tools.CodePathOutsideWorkspace:
-		return policy.DenyPathOutsideWorkspace, true
+		return protocol.CodePathOutsideWorkspace, true
 	case tools.CodeSymlinkRefused:
-		return policy.DenySymlinkRefused, true
+		return protocol.CodeSymlinkRefused, true
 	case tools.CodeProtectedPath:
-		return policy.DenyProtectedPath, true
+		return protocol.CodeProtectedPath, true
 	}
 	return "", false
 }
 
 func denialMessage(tool, code string) string {
 	switch code {
-	case policy.DenyUnknownTool:
+	case protocol.CodeUnknownTool:
 		return "there is no tool named " + strconv.Quote(trunc(tool, 64)) + " in this run"
-	case policy.DenyMutationNotAllowed:
+	case protocol.CodeMutationNotAuthorized:
 		return "file changes are not authorized for this run"
-	case policy.DenyProcessNotEnabled:
+	case protocol.CodeProcessNotEnabled:
 		return "running commands is not enabled by the operator of this host"
-	case policy.DenyShellUnavailable:
+	case protocol.CodeShellUnavailable:
 		return "no shell is available on this host"
 	}
 	return "the call is not allowed by the host's policy"

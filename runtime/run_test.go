@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/rs/zerolog"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/spec"
 )
@@ -139,7 +140,7 @@ func (f *fixture) req(prompt string) RunRequest {
 
 // run executes req and returns its events and result, checking the run
 // lifecycle invariants on the event sequence.
-func (f *fixture) run(req RunRequest) ([]Event, Result) {
+func (f *fixture) run(req RunRequest) ([]Event, protocol.FinalResult) {
 	f.t.Helper()
 	rc, err := f.agent.Run(context.Background(), req)
 	if err != nil {
@@ -149,14 +150,14 @@ func (f *fixture) run(req RunRequest) ([]Event, Result) {
 	var lifecycle []spec.RunEvent
 	for ev := range rc.Events() {
 		evs = append(evs, ev)
-		if ev.Type == EventRecoveredOutput {
+		if ev.Type == protocol.TypeRecoveredOutput {
 			continue // Go API only: not part of the protocol's lifecycle
 		}
 		re := spec.RunEvent{Type: ev.Type}
 		switch d := ev.Data.(type) {
-		case *Settled:
+		case *protocol.Settled:
 			re.Status = d.Status
-		case *Result:
+		case *protocol.FinalResult:
 			re.Status = d.Status
 		}
 		lifecycle = append(lifecycle, re)
@@ -168,7 +169,7 @@ func (f *fixture) run(req RunRequest) ([]Event, Result) {
 		f.t.Fatalf("lifecycle: %v", err)
 	}
 	res := rc.Wait()
-	if last := evs[len(evs)-1].Data.(*Result); !cmp.Equal(*last, res) {
+	if last := evs[len(evs)-1].Data.(*protocol.FinalResult); !cmp.Equal(*last, res) {
 		f.t.Fatalf("final event %+v differs from Wait() %+v", *last, res)
 	}
 	// The credential never appears in events or in the session file.
@@ -213,7 +214,7 @@ func TestRunTextAnswer(t *testing.T) {
 	if res.Status != "completed" || res.Output != "Hello" || res.Steps != 1 || res.ToolCalls != 0 || res.Error != nil {
 		t.Errorf("result %+v", res)
 	}
-	acc := find[Accepted](evs)[0]
+	acc := find[protocol.Accepted](evs)[0]
 	if acc.Model.Provider != "local" || !strings.HasPrefix(acc.Model.ID, "inline-") || acc.SessionFile != *res.SessionFile ||
 		len(acc.Tools) != 7 || acc.EffectiveToolPolicy.EffectPolicy.Value != "controlled" {
 		t.Errorf("accepted %+v", acc)
@@ -221,7 +222,7 @@ func TestRunTextAnswer(t *testing.T) {
 	if f.lastRoute.APIModel != "local-model" || f.lastRoute.BaseURL != "http://127.0.0.1:9/v1" {
 		t.Errorf("route %+v", f.lastRoute)
 	}
-	step := find[ModelStep](evs)[0]
+	step := find[protocol.ModelStep](evs)[0]
 	if step.Usage.InputTokens != 100 || step.Usage.TotalTokens != 110 || step.Cumulative.Usage.OutputTokens != 10 || step.UsageUncertain {
 		t.Errorf("model_step %+v", step)
 	}
@@ -248,8 +249,8 @@ func TestRunToolLoopAndPolicy(t *testing.T) {
 	if res.Status != "completed" || res.Output != "done" || res.ToolCalls != 7 || res.Steps != 2 || len(res.FilesChanged) != 0 {
 		t.Fatalf("result %+v", res)
 	}
-	fin := find[ToolFinish](evs)
-	pol := find[ToolPolicy](evs)
+	fin := find[protocol.ToolFinish](evs)
+	pol := find[protocol.ToolPolicy](evs)
 	got := map[string]string{}
 	for _, fe := range fin {
 		if fe.OK {
@@ -313,7 +314,7 @@ func TestRunFileMutationAuthorized(t *testing.T) {
 	if err != nil || string(data) != "two\n" {
 		t.Fatalf("file: %q %v", data, err)
 	}
-	for _, p := range find[ToolPolicy](evs) {
+	for _, p := range find[protocol.ToolPolicy](evs) {
 		if !p.Decision.Allowed || p.Decision.Authorization != "host_request" || p.Decision.Policy.AllowWrite.Source != "host_request" {
 			t.Errorf("decision %+v", p.Decision)
 		}
@@ -326,7 +327,7 @@ func TestRunMaxStepsBlocked(t *testing.T) {
 	req := f.req("loop")
 	req.MaxSteps = new(2)
 	_, res := f.run(req)
-	if res.Status != "blocked" || res.Error == nil || res.Error.Code != CodeMaxStepsReached || res.Steps != 2 {
+	if res.Status != "blocked" || res.Error == nil || res.Error.Code != protocol.CodeMaxStepsReached || res.Steps != 2 {
 		t.Fatalf("result %+v", res)
 	}
 }
@@ -344,7 +345,7 @@ func TestRunLengthCutIsNotSuccess(t *testing.T) {
 	cut := []StreamEvent{{Kind: StreamText, Text: "partial"}, {Kind: StreamFinish, FinishReason: FinishLength}}
 	f := newFixture(t, cut)
 	_, res := f.run(f.req("long"))
-	if res.Status != "error" || res.Error.Code != CodeOutputCut || res.Output != "partial" {
+	if res.Status != "error" || res.Error.Code != protocol.CodeOutputIncomplete || res.Output != "partial" {
 		t.Fatalf("result %+v", res)
 	}
 }
@@ -353,7 +354,7 @@ func TestRunResumeSendsPriorConversation(t *testing.T) {
 	f := newFixture(t, text("first answer"), text("second answer"))
 	req := f.req("first question")
 	req.SessionID = "customer-42"
-	req.History = []HistoryMessage{{Role: "user", Content: "seed q"}, {Role: "assistant", Content: "seed a"}}
+	req.History = []protocol.HistoryMessage{{Role: "user", Content: "seed q"}, {Role: "assistant", Content: "seed a"}}
 	_, res1 := f.run(req)
 	req = f.req("second question")
 	req.RunID, req.SessionID = "run-2", "customer-42"
@@ -370,8 +371,8 @@ func TestRunResumeSendsPriorConversation(t *testing.T) {
 		t.Errorf("resumed conversation (-want +got):\n%s", diff)
 	}
 	// History seeds only a new session.
-	req.RunID, req.History = "run-3", []HistoryMessage{{Role: "user", Content: "late"}}
-	if _, err := f.agent.Run(context.Background(), req); !isCode(err, CodeHistoryInvalid) {
+	req.RunID, req.History = "run-3", []protocol.HistoryMessage{{Role: "user", Content: "late"}}
+	if _, err := f.agent.Run(context.Background(), req); !isCode(err, protocol.CodeHistoryInvalid) {
 		t.Errorf("history on an existing session: %v", err)
 	}
 }
@@ -390,7 +391,7 @@ func TestRunSessionLocked(t *testing.T) {
 	defer s.Close()
 	req := f.req("hi")
 	req.SessionID = "busy"
-	if _, err := f.agent.Run(context.Background(), req); !isCode(err, CodeSessionLocked) {
+	if _, err := f.agent.Run(context.Background(), req); !isCode(err, protocol.CodeSessionLocked) {
 		t.Fatalf("Run on a locked session: %v", err)
 	}
 	if len(f.prov.requests()) != 0 {
@@ -408,7 +409,7 @@ func TestRunCancel(t *testing.T) {
 	}
 	for range rc.Events() {
 	}
-	if res := rc.Wait(); res.Status != "error" || res.Error.Code != CodeCanceled {
+	if res := rc.Wait(); res.Status != "error" || res.Error.Code != protocol.CodeCanceled {
 		t.Fatalf("result %+v", res)
 	}
 }
@@ -440,7 +441,7 @@ func TestSessionAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The session is locked while open.
-	if _, err := f.agent.Run(context.Background(), req); !isCode(err, CodeSessionLocked) {
+	if _, err := f.agent.Run(context.Background(), req); !isCode(err, protocol.CodeSessionLocked) {
 		t.Fatalf("run on an open session: %v", err)
 	}
 	s.Close()
@@ -485,7 +486,7 @@ func TestReasoningSelection(t *testing.T) {
 	}
 	// Change the effort during the first step: it applies from step 2.
 	for ev := range rc.Events() {
-		if ev.Type == EventToolStart {
+		if ev.Type == protocol.TypeToolStart {
 			if err := rc.SetReasoning(context.Background(), ReasoningConfig{Effort: "low"}); err != nil {
 				t.Fatal(err)
 			}
@@ -612,11 +613,11 @@ func TestPanicEndsTheRunNotTheHost(t *testing.T) {
 	req := f.req("q")
 	req.SessionID = "s"
 	evs, res := f.run(req)
-	if res.Status != "error" || res.Error == nil || res.Error.Code != CodeInternal ||
+	if res.Status != "error" || res.Error == nil || res.Error.Code != protocol.CodeInternalError ||
 		!strings.Contains(res.Error.Message, "decoder index out of range") {
 		t.Fatalf("result %+v %+v", res, res.Error)
 	}
-	if got := evs[len(evs)-2].Type; got != EventSettled {
+	if got := evs[len(evs)-2].Type; got != protocol.TypeSettled {
 		t.Errorf("event before final_result is %s", got)
 	}
 	if !strings.Contains(logs.String(), "internal error") || !strings.Contains(logs.String(), "goroutine") {
@@ -636,7 +637,7 @@ func TestToolSchemaBudget(t *testing.T) {
 	f.agent.SetToolSchemaBudgetBytes(200)
 	_, err := f.agent.Run(context.Background(), f.req("q"))
 	var re *RunError
-	if !errors.As(err, &re) || re.Code != CodeToolSchemaTooLarge || !strings.Contains(re.Message, "the budget is 200") {
+	if !errors.As(err, &re) || re.Code != protocol.CodeToolSchemaTooLarge || !strings.Contains(re.Message, "the budget is 200") {
 		t.Fatalf("all tools under a 200-byte budget: %v", err)
 	}
 	f.agent.SetToolSchemaBudgetBytes(0)
@@ -646,7 +647,7 @@ func TestToolSchemaBudget(t *testing.T) {
 		t.Fatalf("no tools, budget 0: %+v", res)
 	}
 	req.RunID, req.Tools = "run-2", []string{"ls"}
-	if _, err := f.agent.Run(context.Background(), req); !errors.As(err, &re) || re.Code != CodeToolSchemaTooLarge {
+	if _, err := f.agent.Run(context.Background(), req); !errors.As(err, &re) || re.Code != protocol.CodeToolSchemaTooLarge {
 		t.Fatalf("one tool, budget 0: %v", err)
 	}
 	if n := len(f.prov.requests()); n != 1 {
@@ -710,8 +711,8 @@ func TestRunDisplayTextRefusals(t *testing.T) {
 		req.DisplayText = text
 		_, err := f.agent.Run(context.Background(), req)
 		var re *RunError
-		if !errors.As(err, &re) || re.Code != CodeDisplayTextInvalid {
-			t.Errorf("%s: %v, want %s", name, err, CodeDisplayTextInvalid)
+		if !errors.As(err, &re) || re.Code != protocol.CodeDisplayTextInvalid {
+			t.Errorf("%s: %v, want %s", name, err, protocol.CodeDisplayTextInvalid)
 		}
 	}
 	req := f.req("p")
@@ -734,11 +735,11 @@ func TestAcceptedModelIsRouteEffective(t *testing.T) {
 	for _, tc := range []struct {
 		mode       string
 		modalities []string
-		want       AcceptedModel
+		want       protocol.ModelInfo
 	}{
-		{"openai-compatible", []string{"image", "audio"}, AcceptedModel{InputModalities: []string{"text", "image", "audio"}, Vision: true, Audio: true, SupportsReasoning: true}},
-		{"openai-responses", []string{"image", "audio"}, AcceptedModel{InputModalities: []string{"text", "image"}, Vision: true, SupportsReasoning: true}},
-		{"anthropic-messages", []string{"audio"}, AcceptedModel{InputModalities: []string{"text"}, SupportsReasoning: true}},
+		{"openai-compatible", []string{"image", "audio"}, protocol.ModelInfo{InputModalities: []string{"text", "image", "audio"}, Vision: true, Audio: true, SupportsReasoning: true}},
+		{"openai-responses", []string{"image", "audio"}, protocol.ModelInfo{InputModalities: []string{"text", "image"}, Vision: true, SupportsReasoning: true}},
+		{"anthropic-messages", []string{"audio"}, protocol.ModelInfo{InputModalities: []string{"text"}, SupportsReasoning: true}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			f := newFixture(t, text("ok"))
@@ -751,7 +752,7 @@ func TestAcceptedModelIsRouteEffective(t *testing.T) {
 			if res.Status != "completed" {
 				t.Fatalf("result %+v", res)
 			}
-			got := find[Accepted](evs)[0].Model
+			got := find[protocol.Accepted](evs)[0].Model
 			want := tc.want
 			want.ID, want.Provider, want.Name, want.ProviderMode = got.ID, "local", got.Name, tc.mode
 			want.ContextWindowTokens, want.MaxOutputTokens = 64000, 8000

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/runtime/internal/provider"
 )
@@ -31,7 +32,7 @@ func replayAgent(t *testing.T, turns ...fakeprovider.Turn) (*fakeprovider.Server
 
 // replayRun runs prompt on session id over an inline route of mode at the
 // fake, waits for the result and returns it.
-func replayRun(t *testing.T, a *Agent, fake *fakeprovider.Server, home, id, runID string, mode fakeprovider.Mode, prompt string) Result {
+func replayRun(t *testing.T, a *Agent, fake *fakeprovider.Server, home, id, runID string, mode fakeprovider.Mode, prompt string) protocol.FinalResult {
 	t.Helper()
 	yes := true
 	rc, err := a.Run(context.Background(), RunRequest{RunID: runID, Workspace: t.TempDir(), Model: "model-" + string(mode), Prompt: prompt,
@@ -96,7 +97,7 @@ func TestCutToolCallAnsweredOnResume(t *testing.T) {
 			fake, home, a := replayAgent(t,
 				fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{ID: "call_1", Name: "read", Arguments: `{"path":"a.txt"}`}}, Truncated: true},
 				fakeprovider.Turn{Text: "ok"})
-			if res := replayRun(t, a, fake, home, "cut", "run-1", mode, "read a.txt"); res.Error == nil || res.Error.Code != CodeOutputCut || res.ToolCalls != 0 {
+			if res := replayRun(t, a, fake, home, "cut", "run-1", mode, "read a.txt"); res.Error == nil || res.Error.Code != protocol.CodeOutputIncomplete || res.ToolCalls != 0 {
 				t.Fatalf("first run: %+v %+v", res, res.Error)
 			}
 			if res := replayRun(t, a, fake, home, "cut", "run-2", mode, "again"); res.Status != "completed" {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/policy"
 )
 
@@ -101,7 +102,7 @@ func writeSettingsFile(t *testing.T, path, content string, mode os.FileMode) {
 func lptr[T any](v T) *T { return &v }
 
 // policySummary flattens a policy snapshot to field → "value/source".
-func policySummary(e ToolPolicySnapshot) map[string]string {
+func policySummary(e protocol.EffectivePolicy) map[string]string {
 	vs := func(v any, s policy.Source) string { return fmt.Sprintf("%v/%s", v, s) }
 	return map[string]string{
 		"effect_policy":         vs(e.EffectPolicy.Value, e.EffectPolicy.Source),
@@ -142,10 +143,10 @@ func wantPolicy(over map[string]string) map[string]string {
 }
 
 // accepted runs req to its end and returns the accepted event.
-func (f *layerFixture) accepted(req RunRequest) (*Accepted, []Event, Result) {
+func (f *layerFixture) accepted(req RunRequest) (*protocol.Accepted, []Event, protocol.FinalResult) {
 	f.t.Helper()
 	evs, res := f.run(req)
-	acc := find[Accepted](evs)
+	acc := find[protocol.Accepted](evs)
 	if len(acc) != 1 {
 		f.t.Fatalf("%d accepted events", len(acc))
 	}
@@ -154,7 +155,7 @@ func (f *layerFixture) accepted(req RunRequest) (*Accepted, []Event, Result) {
 
 // checkNoShellPath asserts that a marshalled policy snapshot carries no
 // shell path and that shell_path.value is exactly {"selection": ...}.
-func (f *layerFixture) checkNoShellPath(what string, pol ToolPolicySnapshot) {
+func (f *layerFixture) checkNoShellPath(what string, pol protocol.EffectivePolicy) {
 	f.t.Helper()
 	raw, err := json.Marshal(pol)
 	if err != nil {
@@ -382,13 +383,13 @@ func TestSettingsLayersRefused(t *testing.T) {
 			}
 			rc, err := f.agent.Run(context.Background(), f.req("q"))
 			var re *RunError
-			if !errors.As(err, &re) || re.Code != CodeConfigInvalid || rc != nil {
+			if !errors.As(err, &re) || re.Code != protocol.CodeConfigInvalid || rc != nil {
 				if rc != nil {
 					for range rc.Events() {
 					}
 					rc.Wait()
 				}
-				t.Fatalf("Run = %v, %v (%T); want no run and a *RunError %s", rc, err, err, CodeConfigInvalid)
+				t.Fatalf("Run = %v, %v (%T); want no run and a *RunError %s", rc, err, err, protocol.CodeConfigInvalid)
 			}
 			if !strings.Contains(re.Message, "settings.json") || strings.Contains(re.Message, f.home) || strings.Contains(re.Message, f.other) {
 				t.Errorf("message %q: want it to name the settings file, without raw paths", re.Message)
@@ -426,8 +427,8 @@ func TestSettingsLayersWorkspaceCannotTrustAnother(t *testing.T) {
 
 			req := f.req("q")
 			if trustedLister {
-				if _, err := f.agent.Run(context.Background(), req); !isCode(err, CodeConfigInvalid) {
-					t.Fatalf("run in a trusted workspace whose file lists trusted_workspaces: %v, want %s", err, CodeConfigInvalid)
+				if _, err := f.agent.Run(context.Background(), req); !isCode(err, protocol.CodeConfigInvalid) {
+					t.Fatalf("run in a trusted workspace whose file lists trusted_workspaces: %v, want %s", err, protocol.CodeConfigInvalid)
 				}
 			} else {
 				acc, _, _ := f.accepted(req)
@@ -442,8 +443,8 @@ func TestSettingsLayersWorkspaceCannotTrustAnother(t *testing.T) {
 			if diff := cmp.Diff(wantPolicy(nil), policySummary(acc.EffectiveToolPolicy)); diff != "" {
 				t.Errorf("the listed workspace's run (-want +got):\n%s", diff)
 			}
-			pol := find[ToolPolicy](evs)
-			if len(pol) != 1 || pol[0].Decision.Allowed || pol[0].Decision.DenialCode != policy.DenyProcessNotEnabled {
+			pol := find[protocol.ToolPolicy](evs)
+			if len(pol) != 1 || pol[0].Decision.Allowed || pol[0].Decision.DenialCode != protocol.CodeProcessNotEnabled {
 				t.Errorf("bash in the listed workspace: %+v", pol)
 			}
 			if res.Status != "completed" {
@@ -466,10 +467,10 @@ func TestSettingsLayersBashDecision(t *testing.T) {
 		output  string // in the allowed call's output
 		sources string // "allow_shell/allow_process" sources when allowed
 	}{
-		{name: "default", denial: policy.DenyProcessNotEnabled},
+		{name: "default", denial: protocol.CodeProcessNotEnabled},
 		{name: "user file enables both", setup: layerSetup{user: both}, allowed: true, output: "hi", sources: "config/config"},
-		{name: "user file enables the shell only", setup: layerSetup{user: `{"tool_policy":{"allow_shell":true}}`}, denial: policy.DenyProcessNotEnabled},
-		{name: "user file enables the process only", setup: layerSetup{user: `{"tool_policy":{"allow_process":true}}`}, denial: policy.DenyProcessNotEnabled},
+		{name: "user file enables the shell only", setup: layerSetup{user: `{"tool_policy":{"allow_shell":true}}`}, denial: protocol.CodeProcessNotEnabled},
+		{name: "user file enables the process only", setup: layerSetup{user: `{"tool_policy":{"allow_process":true}}`}, denial: protocol.CodeProcessNotEnabled},
 		{name: "workspace trusted by trusted_workspaces enables both",
 			setup: layerSetup{user: `{"trusted_workspaces":["$WS"]}`, ws: both}, allowed: true, output: "hi", sources: "config/config"},
 		{name: "workspace trusted by the user file overrides its disable",
@@ -477,19 +478,19 @@ func TestSettingsLayersBashDecision(t *testing.T) {
 			allowed: true, output: "hi", sources: "config/config"},
 		{name: "workspace trusted by Options.TrustWorkspace enables both",
 			setup: layerSetup{trust: true, ws: both}, allowed: true, output: "hi", sources: "config/config"},
-		{name: "untrusted workspace cannot enable", setup: layerSetup{ws: both}, denial: policy.DenyProcessNotEnabled},
+		{name: "untrusted workspace cannot enable", setup: layerSetup{ws: both}, denial: protocol.CodeProcessNotEnabled},
 		{name: "workspace trusted for another workspace cannot enable",
-			setup: layerSetup{user: `{"trusted_workspaces":["$OTHER"]}`, ws: both}, denial: policy.DenyProcessNotEnabled},
+			setup: layerSetup{user: `{"trusted_workspaces":["$OTHER"]}`, ws: both}, denial: protocol.CodeProcessNotEnabled},
 		{name: "trusted workspace disables what the user file enables",
 			setup:  layerSetup{user: `{"trusted_workspaces":["$WS"],"tool_policy":{"allow_shell":true,"allow_process":true}}`, ws: `{"tool_policy":{"allow_process":false}}`},
-			denial: policy.DenyProcessNotEnabled},
+			denial: protocol.CodeProcessNotEnabled},
 		{name: "environment disables what config enables",
-			setup: layerSetup{user: both, env: map[string]string{"OCTET_ALLOW_PROCESS": "0"}}, denial: policy.DenyProcessNotEnabled},
+			setup: layerSetup{user: both, env: map[string]string{"OCTET_ALLOW_PROCESS": "0"}}, denial: protocol.CodeProcessNotEnabled},
 		{name: "environment disables what a trusted workspace enables",
-			setup: layerSetup{trust: true, ws: both, env: map[string]string{"OCTET_ALLOW_SHELL": "false"}}, denial: policy.DenyProcessNotEnabled},
+			setup: layerSetup{trust: true, ws: both, env: map[string]string{"OCTET_ALLOW_SHELL": "false"}}, denial: protocol.CodeProcessNotEnabled},
 		{name: "CLI disables what the environment enables",
 			setup:  layerSetup{env: map[string]string{"OCTET_ALLOW_SHELL": "1", "OCTET_ALLOW_PROCESS": "1"}, cli: &PolicyLayer{AllowShell: lptr(false)}},
-			denial: policy.DenyProcessNotEnabled},
+			denial: protocol.CodeProcessNotEnabled},
 		{name: "trusted workspace and CLI together",
 			setup:   layerSetup{trust: true, ws: `{"tool_policy":{"allow_shell":true}}`, cli: &PolicyLayer{AllowProcess: lptr(true)}},
 			allowed: true, output: "hi", sources: "config/cli"},
@@ -498,7 +499,7 @@ func TestSettingsLayersBashDecision(t *testing.T) {
 			allowed: true, output: "configured-shell-ran", sources: "config/config"},
 		{name: "configured shell that does not exist",
 			setup:  layerSetup{user: `{"tool_policy":{"allow_shell":true,"allow_process":true,"shell_path":"/nonexistent/octet-custom-shell"}}`},
-			denial: policy.DenyShellUnavailable},
+			denial: protocol.CodeShellUnavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newLayerFixture(t, tc.setup, calls(ToolCall{ID: "b", Name: "bash", Arguments: `{"command":"echo hi"}`}), text("done"))
@@ -506,8 +507,8 @@ func TestSettingsLayersBashDecision(t *testing.T) {
 			if res.Status != "completed" || res.ToolCalls != 1 {
 				t.Fatalf("result %+v", res)
 			}
-			pol := find[ToolPolicy](evs)
-			fin := find[ToolFinish](evs)
+			pol := find[protocol.ToolPolicy](evs)
+			fin := find[protocol.ToolFinish](evs)
 			if len(pol) != 1 || len(fin) != 1 {
 				t.Fatalf("%d tool_policy, %d tool_finish events", len(pol), len(fin))
 			}
@@ -538,7 +539,7 @@ func TestSettingsLayersBashDecision(t *testing.T) {
 				if fin[0].OK || fin[0].Error == nil || fin[0].Error.Code != tc.denial {
 					t.Errorf("tool_finish %+v; want the error %s", fin[0], tc.denial)
 				}
-				if strings.Contains(fin[0].Output, "hi") || len(find[ToolProgress](evs)) != 0 {
+				if strings.Contains(fin[0].Output, "hi") || len(find[protocol.ToolProgress](evs)) != 0 {
 					t.Errorf("the denied command ran: output %q", fin[0].Output)
 				}
 			}
@@ -558,13 +559,13 @@ func TestSettingsLayersMutationDecision(t *testing.T) {
 		write    string
 		source   string // allow_edit/allow_write sources
 	}{
-		{name: "default", edit: policy.DenyMutationNotAllowed, write: policy.DenyMutationNotAllowed, source: "default/default"},
+		{name: "default", edit: protocol.CodeMutationNotAuthorized, write: protocol.CodeMutationNotAuthorized, source: "default/default"},
 		{name: "user file allows edit only", setup: layerSetup{user: `{"tool_policy":{"allow_edit":true}}`},
-			edit: policy.AuthOperator, write: policy.DenyMutationNotAllowed, source: "config/default"},
+			edit: policy.AuthOperator, write: protocol.CodeMutationNotAuthorized, source: "config/default"},
 		{name: "trusted workspace allows write only", setup: layerSetup{user: `{"trusted_workspaces":["$WS"]}`, ws: `{"tool_policy":{"allow_write":true}}`},
-			edit: policy.DenyMutationNotAllowed, write: policy.AuthOperator, source: "default/config"},
+			edit: protocol.CodeMutationNotAuthorized, write: policy.AuthOperator, source: "default/config"},
 		{name: "untrusted workspace cannot allow", setup: layerSetup{ws: `{"tool_policy":{"allow_edit":true,"allow_write":true}}`},
-			edit: policy.DenyMutationNotAllowed, write: policy.DenyMutationNotAllowed, source: "default/default"},
+			edit: protocol.CodeMutationNotAuthorized, write: protocol.CodeMutationNotAuthorized, source: "default/default"},
 		{name: "allow_file_mutation over a forbidding config", mutation: true,
 			setup: layerSetup{trust: true, user: `{"tool_policy":{"allow_edit":false,"allow_write":false}}`, ws: `{"tool_policy":{"allow_write":false}}`},
 			edit:  policy.AuthHostRequest, write: policy.AuthHostRequest, source: "host_request/host_request"},
@@ -589,7 +590,7 @@ func TestSettingsLayersMutationDecision(t *testing.T) {
 				t.Errorf("accepted allow_edit/allow_write sources %s, want %s", got, tc.source)
 			}
 			got := map[string]string{}
-			for _, p := range find[ToolPolicy](evs) {
+			for _, p := range find[protocol.ToolPolicy](evs) {
 				if p.Decision.Allowed {
 					got[p.Tool] = p.Decision.Authorization
 				} else {

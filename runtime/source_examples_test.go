@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"octet.dev/host/protocol"
 	"os"
 	"path/filepath"
 	"slices"
@@ -31,18 +32,18 @@ func exampleRequest(t *testing.T, line, ws, state string) RunRequest {
 	line = strings.ReplaceAll(line, `"/srv/workspace`, `"`+ws)
 	line = strings.ReplaceAll(line, `"/srv/state`, `"`+state)
 	var r struct {
-		ProtocolVersion   int        `json:"protocol_version"`
-		RequestID         string     `json:"request_id"`
-		Command           string     `json:"command"`
-		RunID             string     `json:"run_id"`
-		SessionID         string     `json:"session_id"`
-		Workspace         string     `json:"workspace"`
-		SessionDir        string     `json:"session_dir"`
-		Model             string     `json:"model"`
-		Prompt            string     `json:"prompt"`
-		Tools             []string   `json:"tools"`
-		AllowFileMutation bool       `json:"allow_file_mutation"`
-		Media             []MediaRef `json:"media"`
+		ProtocolVersion   int              `json:"protocol_version"`
+		RequestID         string           `json:"request_id"`
+		Command           string           `json:"command"`
+		RunID             string           `json:"run_id"`
+		SessionID         string           `json:"session_id"`
+		Workspace         string           `json:"workspace"`
+		SessionDir        string           `json:"session_dir"`
+		Model             string           `json:"model"`
+		Prompt            string           `json:"prompt"`
+		Tools             []string         `json:"tools"`
+		AllowFileMutation bool             `json:"allow_file_mutation"`
+		Media             []protocol.Media `json:"media"`
 	}
 	dec := json.NewDecoder(bytes.NewReader([]byte(line)))
 	dec.DisallowUnknownFields()
@@ -80,7 +81,7 @@ func exampleAgent(t *testing.T, fake *fakeprovider.Server, key string) (*Agent, 
 	return a, &routes
 }
 
-func runAll(t *testing.T, a *Agent, req RunRequest) ([]Event, Result) {
+func runAll(t *testing.T, a *Agent, req RunRequest) ([]Event, protocol.FinalResult) {
 	t.Helper()
 	rc, err := a.Run(context.Background(), req)
 	if err != nil {
@@ -115,7 +116,7 @@ func TestSourceExampleRun(t *testing.T) {
 	if res.Status != "completed" || res.Output != "MEMORY.md records the customer's plan." || res.ToolCalls != 1 {
 		t.Fatalf("result %+v %+v", res, res.Error)
 	}
-	acc := find[Accepted](evs)[0]
+	acc := find[protocol.Accepted](evs)[0]
 	if acc.Model.ID != "gpt-5.6" || acc.Model.Provider != "openai" || acc.Model.ProviderMode != "openai-responses" ||
 		!slices.Equal(acc.Tools, []string{"read"}) || acc.EffectiveToolPolicy.AllowWrite.Value {
 		t.Errorf("accepted %+v", acc)
@@ -126,7 +127,7 @@ func TestSourceExampleRun(t *testing.T) {
 	if r := (*routes)[0]; r.BaseURL != "https://api.openai.com/v1" || r.APIModel != "gpt-5.6" {
 		t.Errorf("catalog route %+v", r)
 	}
-	fin := find[ToolFinish](evs)
+	fin := find[protocol.ToolFinish](evs)
 	if len(fin) != 1 || !fin[0].OK || !strings.Contains(fin[0].Output, "plan: gold") {
 		t.Errorf("tool_finish %+v", fin)
 	}
@@ -177,8 +178,8 @@ func TestSourceExampleMedia(t *testing.T) {
 	// writes only a final_result with this error).
 	_, err = a.Run(context.Background(), req)
 	var re *RunError
-	if !errors.As(err, &re) || re.Code != CodeMediaUnsupported {
-		t.Fatalf("Run = %v, want %s", err, CodeMediaUnsupported)
+	if !errors.As(err, &re) || re.Code != protocol.CodeMediaUnsupported {
+		t.Fatalf("Run = %v, want %s", err, protocol.CodeMediaUnsupported)
 	}
 	if msg := re.Message; !strings.Contains(msg, "media[0] is an image") || !strings.Contains(msg, `"gpt-audio-1.5" takes text, audio`) {
 		t.Errorf("message %q", msg)
@@ -187,7 +188,7 @@ func TestSourceExampleMedia(t *testing.T) {
 		t.Fatalf("a refused run reached the provider (%d requests)", n)
 	}
 
-	req.Media = []MediaRef{req.Media[1]}
+	req.Media = []protocol.Media{req.Media[1]}
 	req.RunID = "run-media-audio"
 	_, res := runAll(t, a, req)
 	if res.Status != "completed" || res.Output != "A slow theme in D minor." {

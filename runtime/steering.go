@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"octet.dev/host/fsm/steering"
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
 )
@@ -14,12 +15,6 @@ import (
 // running run. fsm/steering decides when each is delivered or dropped;
 // this file keeps the texts and performs its effects. The NDJSON host has
 // no command for it: these are Go API controls.
-
-// Event types of queued steering. Each carries a *MessageDelivered.
-const (
-	EventSteeringDelivered = "steering_delivered"
-	EventFollowUpDelivered = "follow_up_delivered"
-)
 
 // Kinds of queued messages (QueuedMessage.Kind, and the origin of the
 // session's message record).
@@ -31,13 +26,6 @@ const (
 // ErrMessageInvalid reports an empty, oversized or non-UTF-8 steering
 // message or follow-up.
 var ErrMessageInvalid = errors.New("runtime: a steering message or follow-up must be 1..524288 bytes of UTF-8")
-
-// MessageDelivered reports a queued message entering the conversation: the
-// model sees it at Step.
-type MessageDelivered struct {
-	Step int    `json:"step"`
-	Text string `json:"text"`
-}
 
 // QueuedMessage is a steering message or follow-up the run did not deliver.
 type QueuedMessage struct {
@@ -171,11 +159,11 @@ func (d *driver) deliver(step int, msgs *[]provider.Message, queued []QueuedMess
 	}
 	for _, q := range queued {
 		*msgs = append(*msgs, provider.Message{Role: provider.RoleUser, Text: q.Text})
-		typ := EventSteeringDelivered
 		if q.Kind == KindFollowUp {
-			typ = EventFollowUpDelivered
+			d.stream(protocol.TypeFollowUpDelivered, &protocol.FollowUpDelivered{Step: step, Text: q.Text})
+		} else {
+			d.stream(protocol.TypeSteeringDelivered, &protocol.SteeringDelivered{Step: step, Text: q.Text})
 		}
-		d.stream(typ, &MessageDelivered{Step: step, Text: q.Text})
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"octet.dev/host/protocol"
 )
 
 // hooked calls hook(n) as model call n (from 0) starts, then answers from
@@ -61,7 +63,7 @@ func steeringFixture(t *testing.T, hook func(rc *RunControl, n int), turns ...[]
 
 // runSteered starts req, publishes its RunControl to the hook, and returns
 // the events and result.
-func runSteered(t *testing.T, f *fixture, pub *published, req RunRequest) ([]Event, Result, *RunControl) {
+func runSteered(t *testing.T, f *fixture, pub *published, req RunRequest) ([]Event, protocol.FinalResult, *RunControl) {
 	t.Helper()
 	rc, err := f.agent.Run(context.Background(), req)
 	if err != nil {
@@ -78,7 +80,7 @@ func runSteered(t *testing.T, f *fixture, pub *published, req RunRequest) ([]Eve
 func typesNoDeltas(evs []Event) string {
 	var b []string
 	for _, ev := range evs {
-		if ev.Type != EventModelDelta {
+		if ev.Type != protocol.TypeModelDelta {
 			b = append(b, ev.Type)
 		}
 	}
@@ -165,10 +167,10 @@ func TestFollowUpContinuesTheRun(t *testing.T) {
 	if got := userTexts(reqs[2]); !cmp.Equal(got, []string{"question", "answer in French", "now summarize"}) {
 		t.Errorf("third request's user messages %q", got)
 	}
-	var d *MessageDelivered
+	var d *protocol.FollowUpDelivered
 	for _, ev := range evs {
-		if ev.Type == EventFollowUpDelivered {
-			d = ev.Data.(*MessageDelivered)
+		if ev.Type == protocol.TypeFollowUpDelivered {
+			d = ev.Data.(*protocol.FollowUpDelivered)
 		}
 	}
 	if d == nil || d.Step != 3 || d.Text != "now summarize" {

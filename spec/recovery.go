@@ -3,6 +3,8 @@ package spec
 import (
 	"errors"
 	"fmt"
+
+	"octet.dev/host/protocol"
 )
 
 // Recovery as a client sees it (CONTRACT §12; tla/Recovery.tla,
@@ -39,14 +41,6 @@ type RecoveryEvent struct {
 	UsageUncertain bool
 }
 
-// Event types the recovery predicates read (CONTRACT §9, §12).
-const (
-	TypeProviderRetry     = "provider_retry"
-	TypeWaitingForNetwork = "provider_waiting_for_network"
-	TypeUsageUncertain    = "provider_usage_uncertain"
-	TypeModelStep         = "model_step"
-)
-
 // Names of the recovery invariants, as in tla/Recovery.tla.
 const (
 	NameRetryCountWithinBudget         = "RetryCountWithinBudget"
@@ -61,9 +55,9 @@ func RetryCountWithinBudget(events []RecoveryEvent) error {
 	var budget *int // max_attempts of the turn's first retry
 	for i, e := range events {
 		switch e.Type {
-		case TypeModelStep:
+		case protocol.TypeModelStep:
 			budget = nil
-		case TypeProviderRetry:
+		case protocol.TypeProviderRetry:
 			switch {
 			case e.MaxAttempts == nil:
 				return &Violation{NameRetryCountWithinBudget, i, "provider_retry without max_attempts"}
@@ -91,14 +85,14 @@ func NetworkWaitNeverConsumesBudget(events []RecoveryEvent) error {
 	retries, waits := 0, 0
 	for i, e := range events {
 		switch e.Type {
-		case TypeModelStep:
+		case protocol.TypeModelStep:
 			retries, waits = 0, 0
-		case TypeProviderRetry:
+		case protocol.TypeProviderRetry:
 			retries++
 			if e.Attempt != retries {
 				return &Violation{NameNetworkWaitNeverConsumesBudget, i, fmt.Sprintf("provider_retry attempt %d after %d retries (and %d network waits) in the turn", e.Attempt, retries-1, waits)}
 			}
-		case TypeWaitingForNetwork:
+		case protocol.TypeProviderWaitingForNetwork:
 			waits++
 			switch {
 			case e.MaxAttempts != nil:
@@ -120,9 +114,9 @@ func UncertaintySticky(events []RecoveryEvent) error {
 	uncertain := -1
 	for i, e := range events {
 		switch {
-		case e.Type == TypeUsageUncertain && uncertain < 0:
+		case e.Type == protocol.TypeProviderUsageUncertain && uncertain < 0:
 			uncertain = i
-		case e.Type == TypeModelStep && uncertain >= 0 && !e.UsageUncertain:
+		case e.Type == protocol.TypeModelStep && uncertain >= 0 && !e.UsageUncertain:
 			return &Violation{NameUncertaintySticky, i, fmt.Sprintf("model_step with usage_uncertain false after provider_usage_uncertain at event %d", uncertain)}
 		}
 	}

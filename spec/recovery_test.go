@@ -5,23 +5,24 @@ import (
 	"strings"
 	"testing"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/spec"
 )
 
 func maxA(n int) *int { return &n }
 
 func retryEv(attempt, max int) spec.RecoveryEvent {
-	return spec.RecoveryEvent{Type: spec.TypeProviderRetry, Attempt: attempt, MaxAttempts: maxA(max), DelayMS: 500}
+	return spec.RecoveryEvent{Type: protocol.TypeProviderRetry, Attempt: attempt, MaxAttempts: maxA(max), DelayMS: 500}
 }
 
 func waitEv(attempt int) spec.RecoveryEvent {
-	return spec.RecoveryEvent{Type: spec.TypeWaitingForNetwork, Attempt: attempt, DelayMS: 1000}
+	return spec.RecoveryEvent{Type: protocol.TypeProviderWaitingForNetwork, Attempt: attempt, DelayMS: 1000}
 }
 
 var (
-	uncertainEv = spec.RecoveryEvent{Type: spec.TypeUsageUncertain}
-	stepKnown   = spec.RecoveryEvent{Type: spec.TypeModelStep}
-	stepSub     = spec.RecoveryEvent{Type: spec.TypeModelStep, UsageUncertain: true}
+	uncertainEv = spec.RecoveryEvent{Type: protocol.TypeProviderUsageUncertain}
+	stepKnown   = spec.RecoveryEvent{Type: protocol.TypeModelStep}
+	stepSub     = spec.RecoveryEvent{Type: protocol.TypeModelStep, UsageUncertain: true}
 	deltaEv     = spec.RecoveryEvent{Type: "model_delta"}
 )
 
@@ -55,11 +56,11 @@ var recoveryTranscripts = []struct {
 		spec.NameRetryCountWithinBudget: 2,
 	}},
 	{"retry with a zero budget", []spec.RecoveryEvent{retryEv(1, 0)}, map[string]int{spec.NameRetryCountWithinBudget: 0}},
-	{"retry without max_attempts", []spec.RecoveryEvent{{Type: spec.TypeProviderRetry, Attempt: 1}}, map[string]int{
+	{"retry without max_attempts", []spec.RecoveryEvent{{Type: protocol.TypeProviderRetry, Attempt: 1}}, map[string]int{
 		spec.NameRetryCountWithinBudget: 0,
 	}},
 	{"budget changes mid-turn", []spec.RecoveryEvent{retryEv(1, 2), retryEv(2, 3)}, map[string]int{spec.NameRetryCountWithinBudget: 1}},
-	{"negative retry delay", []spec.RecoveryEvent{{Type: spec.TypeProviderRetry, Attempt: 1, MaxAttempts: maxA(2), DelayMS: -1}}, map[string]int{
+	{"negative retry delay", []spec.RecoveryEvent{{Type: protocol.TypeProviderRetry, Attempt: 1, MaxAttempts: maxA(2), DelayMS: -1}}, map[string]int{
 		spec.NameRetryCountWithinBudget: 0,
 	}},
 	{"wait consumed the budget", []spec.RecoveryEvent{waitEv(1), retryEv(2, 4)}, map[string]int{
@@ -71,13 +72,13 @@ var recoveryTranscripts = []struct {
 	{"retry count not restarted", []spec.RecoveryEvent{retryEv(1, 4), stepKnown, retryEv(2, 4)}, map[string]int{
 		spec.NameNetworkWaitNeverConsumesBudget: 2,
 	}},
-	{"wait with max_attempts", []spec.RecoveryEvent{{Type: spec.TypeWaitingForNetwork, Attempt: 1, MaxAttempts: maxA(4)}}, map[string]int{
+	{"wait with max_attempts", []spec.RecoveryEvent{{Type: protocol.TypeProviderWaitingForNetwork, Attempt: 1, MaxAttempts: maxA(4)}}, map[string]int{
 		spec.NameNetworkWaitNeverConsumesBudget: 0,
 	}},
 	{"wait counted with the retries", []spec.RecoveryEvent{retryEv(1, 4), waitEv(2)}, map[string]int{
 		spec.NameNetworkWaitNeverConsumesBudget: 1,
 	}},
-	{"negative wait delay", []spec.RecoveryEvent{{Type: spec.TypeWaitingForNetwork, Attempt: 1, DelayMS: -5}}, map[string]int{
+	{"negative wait delay", []spec.RecoveryEvent{{Type: protocol.TypeProviderWaitingForNetwork, Attempt: 1, DelayMS: -5}}, map[string]int{
 		spec.NameNetworkWaitNeverConsumesBudget: 0,
 	}},
 	{"uncertainty cleared", []spec.RecoveryEvent{uncertainEv, stepSub, deltaEv, stepKnown}, map[string]int{
@@ -120,7 +121,7 @@ func TestRecoveryPredicates(t *testing.T) {
 func TestRecoveryPrefixClosed(t *testing.T) {
 	alpha := []spec.RecoveryEvent{
 		retryEv(1, 2), retryEv(2, 2), retryEv(3, 2), retryEv(2, 3), waitEv(1), waitEv(2),
-		{Type: spec.TypeWaitingForNetwork, Attempt: 1, MaxAttempts: maxA(2)}, uncertainEv, stepKnown, stepSub, deltaEv,
+		{Type: protocol.TypeProviderWaitingForNetwork, Attempt: 1, MaxAttempts: maxA(2)}, uncertainEv, stepKnown, stepSub, deltaEv,
 	}
 	checked := 0
 	var visit func(events []spec.RecoveryEvent)

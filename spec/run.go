@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"octet.dev/host/protocol"
 )
 
 // The run lifecycle (CONTRACT §9; tla/RunLifecycle.tla, fsm/run): a run is
@@ -25,56 +27,17 @@ type RunEvent struct {
 	Status string // data.status of settled and final_result; "" for every other type
 }
 
-// Lifecycle event types of a run (CONTRACT §9).
-const (
-	TypeAccepted    = "accepted"
-	TypeStarted     = "started"
-	TypeSettled     = "settled"
-	TypeFinalResult = "final_result"
-)
+// The event types and statuses are package protocol's: the lifecycle
+// types (protocol.TypeAccepted, TypeStarted, TypeSettled, TypeFinalResult),
+// the streaming types of protocol.StreamingTypes, and protocol.Statuses.
 
-// Statuses of a settled run: settled.status and final_result.status.
-const (
-	StatusCompleted = "completed"
-	StatusBlocked   = "blocked"
-	StatusError     = "error"
-)
-
-var runStatuses = []string{StatusCompleted, StatusBlocked, StatusError}
-
-// streamingTypes are the streaming event types of CONTRACT §9, the ones a
-// run writes between started and settled.
-var streamingTypes = []string{
-	"model_delta",
-	"output_media",
-	"provider_lifecycle",
-	"provider_retry",
-	"provider_waiting_for_network",
-	"provider_operation_retry",
-	"provider_usage_uncertain",
-	"candidate_rejected",
-	"tool_start",
-	"tool_policy",
-	"tool_progress",
-	"tool_finish",
-	"model_step",
-	"steering_delivered",
-	"follow_up_delivered",
-	"compaction_start",
-	"compaction_finish",
-	"extension_notification",
+// IsStreaming reports whether typ is a streaming event type of CONTRACT §9
+// (protocol.StreamingTypes). A type added to the contract is added to
+// package protocol's registry, or RunTypeOK rejects it.
+func IsStreaming(typ string) bool {
+	e, ok := protocol.Lookup(typ)
+	return ok && e.Kind == protocol.KindStreaming
 }
-
-// RunStatuses returns the statuses of a settled run, in a fixed order.
-func RunStatuses() []string { return slices.Clone(runStatuses) }
-
-// StreamingTypes returns the streaming event types of CONTRACT §9, in the
-// contract's order. A type added to the contract must be added here, or
-// RunTypeOK rejects it.
-func StreamingTypes() []string { return slices.Clone(streamingTypes) }
-
-// IsStreaming reports whether typ is a streaming event type.
-func IsStreaming(typ string) bool { return slices.Contains(streamingTypes, typ) }
 
 // Names of the run invariants, as in tla/RunLifecycle.tla. RunTypeOK is the
 // transcript's part of that spec's TypeOK; RunComplete is what holds once
@@ -89,7 +52,9 @@ const (
 	NameRunComplete           = "RunComplete"
 )
 
-func hasStatus(typ string) bool { return typ == TypeSettled || typ == TypeFinalResult }
+func hasStatus(typ string) bool {
+	return typ == protocol.TypeSettled || typ == protocol.TypeFinalResult
+}
 
 // before returns the index of the first event of type typ before index i,
 // or -1.
@@ -109,10 +74,10 @@ func RunTypeOK(events []RunEvent) error {
 	for i, e := range events {
 		switch {
 		case hasStatus(e.Type):
-			if !slices.Contains(runStatuses, e.Status) {
-				return &Violation{NameRunTypeOK, i, fmt.Sprintf("%s with status %q, not one of %v", e.Type, e.Status, runStatuses)}
+			if !slices.Contains(protocol.Statuses(), e.Status) {
+				return &Violation{NameRunTypeOK, i, fmt.Sprintf("%s with status %q, not one of %v", e.Type, e.Status, protocol.Statuses())}
 			}
-		case e.Type == TypeAccepted || e.Type == TypeStarted || IsStreaming(e.Type):
+		case e.Type == protocol.TypeAccepted || e.Type == protocol.TypeStarted || IsStreaming(e.Type):
 			if e.Status != "" {
 				return &Violation{NameRunTypeOK, i, fmt.Sprintf("%s with status %q; only settled and final_result carry one", e.Type, e.Status)}
 			}
@@ -129,13 +94,13 @@ func RunTypeOK(events []RunEvent) error {
 func AcceptedFirst(events []RunEvent) error {
 	for i, e := range events {
 		switch {
-		case e.Type == TypeAccepted && i != 0:
+		case e.Type == protocol.TypeAccepted && i != 0:
 			what := "accepted again"
-			if events[0].Type != TypeAccepted {
+			if events[0].Type != protocol.TypeAccepted {
 				what = fmt.Sprintf("accepted after %s", events[0].Type)
 			}
 			return &Violation{NameAcceptedFirst, i, what + ": accepted must be the first event"}
-		case i == 0 && e.Type != TypeAccepted && (e.Type != TypeFinalResult || e.Status != StatusError):
+		case i == 0 && e.Type != protocol.TypeAccepted && (e.Type != protocol.TypeFinalResult || e.Status != protocol.StatusError):
 			return &Violation{NameAcceptedFirst, i, fmt.Sprintf("the run starts with %s %q, neither accepted nor a rejection (final_result error)", e.Type, e.Status)}
 		}
 	}
@@ -148,16 +113,16 @@ func AcceptedFirst(events []RunEvent) error {
 func StartedBeforeStream(events []RunEvent) error {
 	for i, e := range events {
 		switch {
-		case e.Type == TypeStarted && i != 1:
-			if j := before(events, TypeStarted, i); j >= 0 {
+		case e.Type == protocol.TypeStarted && i != 1:
+			if j := before(events, protocol.TypeStarted, i); j >= 0 {
 				return &Violation{NameStartedBeforeStream, i, fmt.Sprintf("started again (first at event %d)", j)}
 			}
 			return &Violation{NameStartedBeforeStream, i, fmt.Sprintf("started at event %d, not right after accepted", i)}
 		case IsStreaming(e.Type):
-			if j := before(events, TypeSettled, i); j >= 0 {
+			if j := before(events, protocol.TypeSettled, i); j >= 0 {
 				return &Violation{NameStartedBeforeStream, i, fmt.Sprintf("%s after settled at event %d", e.Type, j)}
 			}
-			if before(events, TypeStarted, i) < 0 {
+			if before(events, protocol.TypeStarted, i) < 0 {
 				return &Violation{NameStartedBeforeStream, i, fmt.Sprintf("%s before started", e.Type)}
 			}
 		}
@@ -170,15 +135,15 @@ func StartedBeforeStream(events []RunEvent) error {
 func SettledBeforeFinal(events []RunEvent) error {
 	for i, e := range events {
 		switch e.Type {
-		case TypeSettled:
-			if j := before(events, TypeSettled, i); j >= 0 {
+		case protocol.TypeSettled:
+			if j := before(events, protocol.TypeSettled, i); j >= 0 {
 				return &Violation{NameSettledBeforeFinal, i, fmt.Sprintf("settled again (first at event %d)", j)}
 			}
-		case TypeFinalResult:
-			if before(events, TypeAccepted, i) < 0 {
+		case protocol.TypeFinalResult:
+			if before(events, protocol.TypeAccepted, i) < 0 {
 				continue // a rejection: AcceptedFirst, RejectedHasNoAccepted
 			}
-			j := before(events, TypeSettled, i)
+			j := before(events, protocol.TypeSettled, i)
 			if j < 0 {
 				return &Violation{NameSettledBeforeFinal, i, "final_result of an accepted run without settled before it"}
 			}
@@ -193,9 +158,9 @@ func SettledBeforeFinal(events []RunEvent) error {
 // ExactlyOneFinal reports whether final_result, if written, is the last
 // event, hence written at most once.
 func ExactlyOneFinal(events []RunEvent) error {
-	if j := before(events, TypeFinalResult, len(events)); j >= 0 && j+1 < len(events) {
+	if j := before(events, protocol.TypeFinalResult, len(events)); j >= 0 && j+1 < len(events) {
 		what := events[j+1].Type
-		if what == TypeFinalResult {
+		if what == protocol.TypeFinalResult {
 			what = "a second final_result"
 		}
 		return &Violation{NameExactlyOneFinal, j + 1, fmt.Sprintf("%s after final_result at event %d", what, j)}
@@ -209,10 +174,10 @@ func ExactlyOneFinal(events []RunEvent) error {
 // which step rejected and so also catches a rejection that settles first.
 func RejectedHasNoAccepted(events []RunEvent) error {
 	for i, e := range events {
-		if e.Type != TypeFinalResult || before(events, TypeSettled, i) >= 0 {
+		if e.Type != protocol.TypeFinalResult || before(events, protocol.TypeSettled, i) >= 0 {
 			continue
 		}
-		if j := before(events, TypeAccepted, i); j >= 0 {
+		if j := before(events, protocol.TypeAccepted, i); j >= 0 {
 			return &Violation{NameRejectedHasNoAccepted, i, fmt.Sprintf("final_result without settled (a rejection) after accepted at event %d", j)}
 		}
 	}
@@ -241,7 +206,7 @@ func RunLifecycle(events []RunEvent) error {
 // RunLifecycle it means the run wrote exactly one final_result, last. Its
 // Violation points just past the transcript, where final_result is missing.
 func RunComplete(events []RunEvent) error {
-	if n := len(events); n == 0 || events[n-1].Type != TypeFinalResult {
+	if n := len(events); n == 0 || events[n-1].Type != protocol.TypeFinalResult {
 		return &Violation{NameRunComplete, n, "the run has no final_result"}
 	}
 	return nil

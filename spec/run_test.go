@@ -5,24 +5,25 @@ import (
 	"strings"
 	"testing"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/spec"
 )
 
 // Run event builders.
 var (
-	acc   = spec.RunEvent{Type: spec.TypeAccepted}
-	start = spec.RunEvent{Type: spec.TypeStarted}
+	acc   = spec.RunEvent{Type: protocol.TypeAccepted}
+	start = spec.RunEvent{Type: protocol.TypeStarted}
 	delta = spec.RunEvent{Type: "model_delta"}
 	tool  = spec.RunEvent{Type: "tool_finish"}
-	rej   = fin(spec.StatusError)
+	rej   = fin(protocol.StatusError)
 )
 
 func settled(status string) spec.RunEvent {
-	return spec.RunEvent{Type: spec.TypeSettled, Status: status}
+	return spec.RunEvent{Type: protocol.TypeSettled, Status: status}
 }
 
 func fin(status string) spec.RunEvent {
-	return spec.RunEvent{Type: spec.TypeFinalResult, Status: status}
+	return spec.RunEvent{Type: protocol.TypeFinalResult, Status: status}
 }
 
 var runPredicates = []struct {
@@ -156,7 +157,7 @@ func TestRunLifecycleJoins(t *testing.T) {
 // few that must be refused.
 func runAlphabet() []spec.RunEvent {
 	out := []spec.RunEvent{acc, start, delta, tool, {Type: "hello"}, settled("")}
-	for _, s := range spec.RunStatuses() {
+	for _, s := range protocol.Statuses() {
 		out = append(out, settled(s), fin(s))
 	}
 	return out
@@ -191,7 +192,7 @@ func TestRunPrefixClosed(t *testing.T) {
 }
 
 func TestStreamingTypes(t *testing.T) {
-	types := spec.StreamingTypes()
+	types := protocol.StreamingTypes()
 	if len(types) != 18 {
 		t.Errorf("StreamingTypes: %d types, CONTRACT §9 lists 18", len(types))
 	}
@@ -203,13 +204,13 @@ func TestStreamingTypes(t *testing.T) {
 			t.Errorf("%s: %v", typ, err)
 		}
 	}
-	for _, typ := range []string{spec.TypeAccepted, spec.TypeStarted, spec.TypeSettled, spec.TypeFinalResult, "protocol_error", ""} {
+	for _, typ := range []string{protocol.TypeAccepted, protocol.TypeStarted, protocol.TypeSettled, protocol.TypeFinalResult, "protocol_error", ""} {
 		if spec.IsStreaming(typ) {
 			t.Errorf("IsStreaming(%q) is true", typ)
 		}
 	}
 	types[0] = "changed"
-	if spec.StreamingTypes()[0] == "changed" {
+	if protocol.StreamingTypes()[0] == "changed" {
 		t.Error("StreamingTypes returns the package's own slice")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/spec"
 )
 
@@ -51,7 +52,7 @@ var transcripts = []struct {
 		ev("a", 1), term("a", 2, "final_result"), term("a", 1, "protocol_error"),
 	}, nil},
 	{"null ids", []spec.Frame{term("", 1, "protocol_error"), term("", 1, "protocol_error")}, nil},
-	{"shutdown last", []spec.Frame{term("a", 1, "hello"), term("s", 1, spec.TypeShutdown)}, nil},
+	{"shutdown last", []spec.Frame{term("a", 1, "hello"), term("s", 1, protocol.TypeShutdown)}, nil},
 	{"request in flight (a prefix)", []spec.Frame{
 		term("a", 1, "hello"), ev("b", 1), ev("b", 2),
 	}, map[string]int{spec.NameComplete: 1}},
@@ -82,10 +83,10 @@ var transcripts = []struct {
 	}},
 
 	{"event after shutdown", []spec.Frame{
-		term("s", 1, spec.TypeShutdown), term("a", 1, "hello"),
+		term("s", 1, protocol.TypeShutdown), term("a", 1, "hello"),
 	}, map[string]int{spec.NameNothingAfterShutdown: 1}},
 	{"null protocol_error after shutdown", []spec.Frame{
-		term("s", 1, spec.TypeShutdown), term("", 1, "protocol_error"),
+		term("s", 1, protocol.TypeShutdown), term("", 1, "protocol_error"),
 	}, map[string]int{spec.NameNothingAfterShutdown: 1}},
 
 	{"interleaved", []spec.Frame{
@@ -95,7 +96,7 @@ var transcripts = []struct {
 		ev("a", 1), term("", 1, "protocol_error"), ev("a", 2), term("a", 3, "final_result"),
 	}, map[string]int{spec.NameSerial: 2}},
 	{"shutdown answered during a run", []spec.Frame{
-		ev("a", 1), term("s", 1, spec.TypeShutdown), term("a", 2, "final_result"),
+		ev("a", 1), term("s", 1, protocol.TypeShutdown), term("a", 2, "final_result"),
 	}, map[string]int{spec.NameNothingAfterShutdown: 2, spec.NameSerial: 2}},
 }
 
@@ -137,7 +138,7 @@ func TestPrefixes(t *testing.T) {
 }
 
 func TestAllJoins(t *testing.T) {
-	frames := []spec.Frame{ev("a", 1), term("s", 1, spec.TypeShutdown), term("a", 2, "final_result")}
+	frames := []spec.Frame{ev("a", 1), term("s", 1, protocol.TypeShutdown), term("a", 2, "final_result")}
 	err := spec.All(frames)
 	if err == nil {
 		t.Fatal("All: want violations")

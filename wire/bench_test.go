@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"octet.dev/host/protocol"
 )
 
 // runLine1MiB is a run request line just under the 1 MiB frame bound,
@@ -11,8 +13,8 @@ import (
 func runLine1MiB() []byte {
 	head := `{"protocol_version":1,"request_id":"req-1","command":"run","run_id":"run-1","workspace":"/srv/w","model":"gpt-5","tools":["read","grep"],"prompt":"`
 	tail := `"}` + "\n"
-	prompt := strings.Repeat("Summarize the repository layout; list the packages. ", MaxFrameBytes/52)
-	prompt = prompt[:MaxFrameBytes-len(head)-len(tail)]
+	prompt := strings.Repeat("Summarize the repository layout; list the packages. ", protocol.MaxFrameBytes/52)
+	prompt = prompt[:protocol.MaxFrameBytes-len(head)-len(tail)]
 	return []byte(head + prompt + tail)
 }
 
@@ -21,7 +23,7 @@ func runLine1MiB() []byte {
 // frame: the prompt string).
 func BenchmarkReadDecodeRun1MiB(b *testing.B) {
 	line := runLine1MiB()
-	if len(line) != MaxFrameBytes {
+	if len(line) != protocol.MaxFrameBytes {
 		b.Fatalf("line is %d bytes", len(line))
 	}
 	r := bytes.NewReader(line)
@@ -39,7 +41,7 @@ func BenchmarkReadDecodeRun1MiB(b *testing.B) {
 		if derr != nil {
 			b.Fatal(derr)
 		}
-		if len(req.Run.Prompt) < MaxFrameBytes/2 {
+		if len(req.Run.Prompt) < protocol.MaxFrameBytes/2 {
 			b.Fatal("short prompt")
 		}
 	}

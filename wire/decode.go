@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/protocol"
 )
 
 // MaxMessageBytes bounds every error message the host writes (CONTRACT §5).
@@ -19,12 +21,12 @@ const MaxMessageBytes = 1024
 // terminal protocol_error. RequestID is the request's ID when the line
 // yielded a valid one, else "" (written as null).
 type DecodeError struct {
-	Code      Code
+	Code      string
 	Message   string
 	RequestID string
 }
 
-func (e *DecodeError) Error() string { return string(e.Code) + ": " + e.Message }
+func (e *DecodeError) Error() string { return e.Code + ": " + e.Message }
 
 // field describes one member a command accepts: where it goes and how to
 // name its type in an error message.
@@ -41,36 +43,36 @@ type member struct {
 
 var envelope = map[string]bool{"protocol_version": true, "request_id": true, "command": true}
 
-var modelsFields = map[string]field[ModelsRequest]{
-	"offline": {func(r *ModelsRequest) any { return &r.Offline }, "a boolean"},
+var modelsFields = map[string]field[protocol.ModelsRequest]{
+	"offline": {func(r *protocol.ModelsRequest) any { return &r.Offline }, "a boolean"},
 }
 
-var runFields = map[string]field[RunRequest]{
-	"run_id":                {func(r *RunRequest) any { return &r.RunID }, "a string"},
-	"workspace":             {func(r *RunRequest) any { return &r.Workspace }, "a string"},
-	"model":                 {func(r *RunRequest) any { return &r.Model }, "a string"},
-	"prompt":                {func(r *RunRequest) any { return &r.Prompt }, "a string"},
-	"session_id":            {func(r *RunRequest) any { return &r.SessionID }, "a string"},
-	"session_dir":           {func(r *RunRequest) any { return &r.SessionDir }, "a string"},
-	"system_prompt":         {func(r *RunRequest) any { return &r.SystemPrompt }, "a string"},
-	"tools":                 {func(r *RunRequest) any { return &r.Tools }, "an array of strings"},
-	"allow_file_mutation":   {func(r *RunRequest) any { return &r.AllowFileMutation }, "a boolean"},
-	"display_text":          {func(r *RunRequest) any { return &r.DisplayText }, "a string"},
-	"media":                 {func(r *RunRequest) any { return &r.Media }, `an array of {"type","path"} objects`},
-	"provider":              {func(r *RunRequest) any { return &r.Provider }, "a string"},
-	"base_url":              {func(r *RunRequest) any { return &r.BaseURL }, "a string"},
-	"api_key":               {func(r *RunRequest) any { return &r.APIKey }, "a string"},
-	"custom_headers":        {func(r *RunRequest) any { return &r.CustomHeaders }, "an object of string values"},
-	"provider_mode":         {func(r *RunRequest) any { return &r.ProviderMode }, "a string"},
-	"context_window_tokens": {func(r *RunRequest) any { return &r.ContextWindowTokens }, "an integer"},
-	"max_output_tokens":     {func(r *RunRequest) any { return &r.MaxOutputTokens }, "an integer"},
-	"input_modalities":      {func(r *RunRequest) any { return &r.InputModalities }, "an array of strings"},
-	"vision":                {func(r *RunRequest) any { return &r.Vision }, "a boolean"},
-	"supports_reasoning":    {func(r *RunRequest) any { return &r.SupportsReasoning }, "a boolean"},
-	"history":               {func(r *RunRequest) any { return &r.History }, `an array of {"role","content"} objects`},
-	"resource_roots":        {func(r *RunRequest) any { return &r.ResourceRoots }, "an array of strings"},
-	"max_steps":             {func(r *RunRequest) any { return &r.MaxSteps }, "an integer"},
-	"reasoning":             {func(r *RunRequest) any { return &r.Reasoning }, `an object {"effort"}`},
+var runFields = map[string]field[protocol.RunRequest]{
+	"run_id":                {func(r *protocol.RunRequest) any { return &r.RunID }, "a string"},
+	"workspace":             {func(r *protocol.RunRequest) any { return &r.Workspace }, "a string"},
+	"model":                 {func(r *protocol.RunRequest) any { return &r.Model }, "a string"},
+	"prompt":                {func(r *protocol.RunRequest) any { return &r.Prompt }, "a string"},
+	"session_id":            {func(r *protocol.RunRequest) any { return &r.SessionID }, "a string"},
+	"session_dir":           {func(r *protocol.RunRequest) any { return &r.SessionDir }, "a string"},
+	"system_prompt":         {func(r *protocol.RunRequest) any { return &r.SystemPrompt }, "a string"},
+	"tools":                 {func(r *protocol.RunRequest) any { return &r.Tools }, "an array of strings"},
+	"allow_file_mutation":   {func(r *protocol.RunRequest) any { return &r.AllowFileMutation }, "a boolean"},
+	"display_text":          {func(r *protocol.RunRequest) any { return &r.DisplayText }, "a string"},
+	"media":                 {func(r *protocol.RunRequest) any { return &r.Media }, `an array of {"type","path"} objects`},
+	"provider":              {func(r *protocol.RunRequest) any { return &r.Provider }, "a string"},
+	"base_url":              {func(r *protocol.RunRequest) any { return &r.BaseURL }, "a string"},
+	"api_key":               {func(r *protocol.RunRequest) any { return &r.APIKey }, "a string"},
+	"custom_headers":        {func(r *protocol.RunRequest) any { return &r.CustomHeaders }, "an object of string values"},
+	"provider_mode":         {func(r *protocol.RunRequest) any { return &r.ProviderMode }, "a string"},
+	"context_window_tokens": {func(r *protocol.RunRequest) any { return &r.ContextWindowTokens }, "an integer"},
+	"max_output_tokens":     {func(r *protocol.RunRequest) any { return &r.MaxOutputTokens }, "an integer"},
+	"input_modalities":      {func(r *protocol.RunRequest) any { return &r.InputModalities }, "an array of strings"},
+	"vision":                {func(r *protocol.RunRequest) any { return &r.Vision }, "a boolean"},
+	"supports_reasoning":    {func(r *protocol.RunRequest) any { return &r.SupportsReasoning }, "a boolean"},
+	"history":               {func(r *protocol.RunRequest) any { return &r.History }, `an array of {"role","content"} objects`},
+	"resource_roots":        {func(r *protocol.RunRequest) any { return &r.ResourceRoots }, "an array of strings"},
+	"max_steps":             {func(r *protocol.RunRequest) any { return &r.MaxSteps }, "an integer"},
+	"reasoning":             {func(r *protocol.RunRequest) any { return &r.Reasoning }, `an object {"effort"}`},
 }
 
 var runRequired = []string{"run_id", "workspace", "model", "prompt"}
@@ -88,10 +90,10 @@ var runNestedRequired = map[string][]string{
 // null, required members present (CONTRACT §3–§5). It never fills a default.
 func Decode(line []byte) (*Request, *DecodeError) {
 	if len(bytes.TrimSpace(line)) == 0 {
-		return nil, &DecodeError{Code: CodeInvalidJSON, Message: "empty line: expected one JSON object"}
+		return nil, &DecodeError{Code: protocol.CodeInvalidJSON, Message: "empty line: expected one JSON object"}
 	}
 	if !utf8.Valid(line) {
-		return nil, &DecodeError{Code: CodeInvalidUTF8, Message: "the line is not valid UTF-8"}
+		return nil, &DecodeError{Code: protocol.CodeInvalidUTF8, Message: "the line is not valid UTF-8"}
 	}
 	members, derr := scanObject(line)
 	if derr != nil {
@@ -111,9 +113,9 @@ func scanObject(line []byte) ([]member, *DecodeError) {
 	}
 	if tok.Kind() != '{' {
 		if validJSON(line) {
-			return nil, &DecodeError{Code: CodeNotAnObject, Message: "a request must be a JSON object, got " + kindName(tok.Kind())}
+			return nil, &DecodeError{Code: protocol.CodeNotAnObject, Message: "a request must be a JSON object, got " + kindName(tok.Kind())}
 		}
-		return nil, &DecodeError{Code: CodeInvalidJSON, Message: "invalid JSON"}
+		return nil, &DecodeError{Code: protocol.CodeInvalidJSON, Message: "invalid JSON"}
 	}
 	members := make([]member, 0, 8)
 	for dec.PeekKind() == '"' {
@@ -135,7 +137,7 @@ func scanObject(line []byte) ([]member, *DecodeError) {
 		return nil, syntaxError(err)
 	}
 	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
-		return nil, &DecodeError{Code: CodeInvalidJSON, Message: "trailing data after the request object"}
+		return nil, &DecodeError{Code: protocol.CodeInvalidJSON, Message: "trailing data after the request object"}
 	}
 	return members, nil
 }
@@ -152,15 +154,15 @@ func validJSON(line []byte) bool {
 func syntaxError(err error) *DecodeError {
 	var se *jsontext.SyntacticError
 	if errors.As(err, &se) && errors.Is(se.Err, jsontext.ErrDuplicateName) {
-		return &DecodeError{Code: CodeDuplicateField, Message: "duplicate member " + quoteName(lastToken(string(se.JSONPointer)))}
+		return &DecodeError{Code: protocol.CodeDuplicateField, Message: "duplicate member " + quoteName(lastToken(string(se.JSONPointer)))}
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return &DecodeError{Code: CodeInvalidJSON, Message: "invalid JSON: unexpected end of line"}
+		return &DecodeError{Code: protocol.CodeInvalidJSON, Message: "invalid JSON: unexpected end of line"}
 	}
 	if se != nil {
-		return &DecodeError{Code: CodeInvalidJSON, Message: bound("invalid JSON at byte " + strconv.FormatInt(se.ByteOffset, 10) + ": " + se.Err.Error())}
+		return &DecodeError{Code: protocol.CodeInvalidJSON, Message: bound("invalid JSON at byte " + strconv.FormatInt(se.ByteOffset, 10) + ": " + se.Err.Error())}
 	}
-	return &DecodeError{Code: CodeInvalidJSON, Message: "invalid JSON"}
+	return &DecodeError{Code: protocol.CodeInvalidJSON, Message: "invalid JSON"}
 }
 
 func lastToken(ptr string) string {
@@ -251,7 +253,7 @@ func decodeMembers(members []member) (*Request, *DecodeError) {
 		return nil, wrongType("request_id", "a string", raw)
 	}
 	if !ValidID(id) {
-		return nil, &DecodeError{Code: CodeInvalidID, Message: "request_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'"}
+		return nil, &DecodeError{Code: protocol.CodeInvalidID, Message: "request_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'"}
 	}
 	fail := func(e *DecodeError) (*Request, *DecodeError) {
 		e.RequestID = id
@@ -270,7 +272,7 @@ func decodeMembers(members []member) (*Request, *DecodeError) {
 		if len(num) > 32 {
 			num = num[:32] + "…" // never echo a huge number
 		}
-		return fail(&DecodeError{Code: CodeUnsupportedProtocolVersion, Message: "protocol_version " + num + " is not supported; this host speaks protocol 1"})
+		return fail(&DecodeError{Code: protocol.CodeUnsupportedProtocolVersion, Message: "protocol_version " + num + " is not supported; this host speaks protocol 1"})
 	}
 
 	raw, ok = find(members, "command")
@@ -284,13 +286,13 @@ func decodeMembers(members []member) (*Request, *DecodeError) {
 	req := &Request{RequestID: id, Command: cmd}
 	var derr *DecodeError
 	switch cmd {
-	case CommandHello, CommandShutdown:
+	case protocol.CommandHello, protocol.CommandShutdown:
 		derr = decodeFields[struct{}](members, nil, nil, nil)
-	case CommandModels:
-		req.Models = new(ModelsRequest)
+	case protocol.CommandModels:
+		req.Models = new(protocol.ModelsRequest)
 		derr = decodeFields(members, req.Models, modelsFields, nil)
-	case CommandRun:
-		req.Run = new(RunRequest)
+	case protocol.CommandRun:
+		req.Run = new(protocol.RunRequest)
 		derr = decodeFields(members, req.Run, runFields, runRequired)
 		if derr == nil {
 			derr = checkNested(members, runNestedRequired)
@@ -299,7 +301,7 @@ func decodeMembers(members []member) (*Request, *DecodeError) {
 			derr = checkRunIDs(req.Run)
 		}
 	default:
-		return fail(&DecodeError{Code: CodeUnknownCommand, Message: "unknown command " + quoteName(cmd) + "; protocol 1 has hello, models, run, shutdown"})
+		return fail(&DecodeError{Code: protocol.CodeUnknownCommand, Message: "unknown command " + quoteName(cmd) + "; protocol 1 has hello, models, run, shutdown"})
 	}
 	if derr != nil {
 		return fail(derr)
@@ -325,7 +327,7 @@ func decodeFields[T any](members []member, dst *T, fields map[string]field[T], r
 			continue
 		}
 		if containsNull(m.raw) {
-			return &DecodeError{Code: CodeInvalidField, Message: bound(quoteName(m.name) + " must be " + f.kind + "; null is not accepted")}
+			return &DecodeError{Code: protocol.CodeInvalidField, Message: bound(quoteName(m.name) + " must be " + f.kind + "; null is not accepted")}
 		}
 		if err := json.Unmarshal(m.raw, f.dst(dst), json.RejectUnknownMembers(true)); err != nil {
 			return fieldError(m.name, f.kind, err)
@@ -378,12 +380,12 @@ func checkNested(members []member, required map[string][]string) *DecodeError {
 	return nil
 }
 
-func checkRunIDs(r *RunRequest) *DecodeError {
+func checkRunIDs(r *protocol.RunRequest) *DecodeError {
 	if !ValidID(r.RunID) {
-		return &DecodeError{Code: CodeInvalidID, Message: "run_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'"}
+		return &DecodeError{Code: protocol.CodeInvalidID, Message: "run_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'"}
 	}
 	if r.SessionID != nil && !ValidID(*r.SessionID) {
-		return &DecodeError{Code: CodeInvalidID, Message: "session_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'"}
+		return &DecodeError{Code: protocol.CodeInvalidID, Message: "session_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'"}
 	}
 	return nil
 }
@@ -418,36 +420,36 @@ func fieldError(name, kind string, err error) *DecodeError {
 	if errors.As(err, &se) {
 		p := string(se.JSONPointer)
 		if errors.Is(se.Err, json.ErrUnknownName) {
-			return &DecodeError{Code: CodeUnknownField, Message: bound("unknown member " + quoteName(name+p))}
+			return &DecodeError{Code: protocol.CodeUnknownField, Message: bound("unknown member " + quoteName(name+p))}
 		}
 		if p != "" {
-			return &DecodeError{Code: CodeInvalidField, Message: bound("wrong type at " + quoteName(name+p) + "; " + quoteName(name) + " must be " + kind)}
+			return &DecodeError{Code: protocol.CodeInvalidField, Message: bound("wrong type at " + quoteName(name+p) + "; " + quoteName(name) + " must be " + kind)}
 		}
 	}
-	return &DecodeError{Code: CodeInvalidField, Message: bound(quoteName(name) + " must be " + kind)}
+	return &DecodeError{Code: protocol.CodeInvalidField, Message: bound(quoteName(name) + " must be " + kind)}
 }
 
 func missing(name string) *DecodeError {
-	return &DecodeError{Code: CodeMissingField, Message: "missing required member " + quoteName(name)}
+	return &DecodeError{Code: protocol.CodeMissingField, Message: "missing required member " + quoteName(name)}
 }
 
 func wrongType(name, want string, raw jsontext.Value) *DecodeError {
-	return &DecodeError{Code: CodeInvalidField, Message: quoteName(name) + " must be " + want + ", got " + kindName(raw.Kind())}
+	return &DecodeError{Code: protocol.CodeInvalidField, Message: quoteName(name) + " must be " + want + ", got " + kindName(raw.Kind())}
 }
 
 func unknown[T any](name string, fields map[string]field[T]) *DecodeError {
 	msg := "unknown member " + quoteName(name)
 	for known := range envelope {
 		if strings.EqualFold(known, name) {
-			return &DecodeError{Code: CodeUnknownField, Message: msg + " (names are case-sensitive: did you mean " + strconv.Quote(known) + "?)"}
+			return &DecodeError{Code: protocol.CodeUnknownField, Message: msg + " (names are case-sensitive: did you mean " + strconv.Quote(known) + "?)"}
 		}
 	}
 	for known := range fields {
 		if strings.EqualFold(known, name) {
-			return &DecodeError{Code: CodeUnknownField, Message: msg + " (names are case-sensitive: did you mean " + strconv.Quote(known) + "?)"}
+			return &DecodeError{Code: protocol.CodeUnknownField, Message: msg + " (names are case-sensitive: did you mean " + strconv.Quote(known) + "?)"}
 		}
 	}
-	return &DecodeError{Code: CodeUnknownField, Message: msg}
+	return &DecodeError{Code: protocol.CodeUnknownField, Message: msg}
 }
 
 func kindName(k jsontext.Kind) string {

@@ -8,15 +8,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-)
 
-// Event types of protocol 1 that the wire layer itself produces.
-const (
-	TypeProtocolError = "protocol_error"
-	TypeHello         = "hello"
-	TypeModels        = "models"
-	TypeShutdown      = "shutdown"
-	TypeFinalResult   = "final_result"
+	"octet.dev/host/protocol"
 )
 
 // Event is one outbound frame. RequestID nil is written as null (a
@@ -30,13 +23,6 @@ type Event struct {
 	RunID           string  `json:"run_id,omitzero"`
 	SessionID       string  `json:"session_id,omitzero"`
 	Data            any     `json:"data"`
-}
-
-// ErrorData is the data of a protocol_error and the error member of a
-// final_result (CONTRACT §5).
-type ErrorData struct {
-	Code    Code   `json:"code"`
-	Message string `json:"message"`
 }
 
 // ErrOutputTooLarge reports that an event was replaced by a terminal
@@ -61,7 +47,7 @@ type Writer struct {
 }
 
 // NewWriter returns a Writer with the protocol bound.
-func NewWriter(w io.Writer) *Writer { return &Writer{w: w, max: MaxFrameBytes} }
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w, max: protocol.MaxFrameBytes} }
 
 // NewWriterSize returns a Writer whose frames are bounded by max bytes
 // including the newline. It exists for tests.
@@ -184,11 +170,11 @@ func (s *Stream) Encode(seq int, typ string, data any, terminal bool) (Pending, 
 	if s.done {
 		return Pending{}, ErrStreamClosed
 	}
-	ev := Event{ProtocolVersion: ProtocolVersion, RequestID: s.requestID, Seq: seq, Type: typ, RunID: s.runID, SessionID: s.sessionID, Data: data}
+	ev := Event{ProtocolVersion: protocol.Version, RequestID: s.requestID, Seq: seq, Type: typ, RunID: s.runID, SessionID: s.sessionID, Data: data}
 	frame, err := s.w.encode(s.buf[:0], &ev)
 	if errors.Is(err, errFrameTooBig) {
-		ev.Type = TypeProtocolError
-		ev.Data = ErrorData{Code: CodeOutputTooLarge, Message: "a " + quoteName(typ) + " event exceeded the 1048576-byte frame bound and was withheld"}
+		ev.Type = protocol.TypeProtocolError
+		ev.Data = protocol.ErrorData{Code: protocol.CodeOutputTooLarge, Message: "a " + quoteName(typ) + " event exceeded the 1048576-byte frame bound and was withheld"}
 		frame, err = s.w.encode(frame[:0], &ev)
 		s.keep(frame)
 		return Pending{frame: frame, Seq: ev.Seq, Terminal: true, Replaced: true}, err
@@ -229,8 +215,8 @@ func (s *Stream) Emit(seq int, typ string, data any) error { return s.emit(seq, 
 func (s *Stream) Finish(seq int, typ string, data any) error { return s.emit(seq, typ, data, true) }
 
 // Fail writes a terminal protocol_error with seq.
-func (s *Stream) Fail(seq int, code Code, msg string) error {
-	return s.emit(seq, TypeProtocolError, ErrorData{Code: code, Message: bound(msg)}, true)
+func (s *Stream) Fail(seq int, code string, msg string) error {
+	return s.emit(seq, protocol.TypeProtocolError, protocol.ErrorData{Code: code, Message: bound(msg)}, true)
 }
 
 func (s *Stream) emit(seq int, typ string, data any, terminal bool) error {

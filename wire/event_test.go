@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"octet.dev/host/protocol"
 )
 
 func TestStreamSeqAndTerminal(t *testing.T) {
@@ -16,17 +18,17 @@ func TestStreamSeqAndTerminal(t *testing.T) {
 	if err := s.Emit(1, "accepted", map[string]int{"a": 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Emit(2, "started", Empty{}); err != nil {
+	if err := s.Emit(2, "started", protocol.Empty{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Finish(3, TypeFinalResult, Empty{}); err != nil {
+	if err := s.Finish(3, protocol.TypeFinalResult, protocol.Empty{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Emit(4, "late", Empty{}); !errors.Is(err, ErrStreamClosed) {
+	if err := s.Emit(4, "late", protocol.Empty{}); !errors.Is(err, ErrStreamClosed) {
 		t.Fatalf("Emit after terminal = %v, want ErrStreamClosed", err)
 	}
 	n := w.Stream("", "", "")
-	if err := n.Fail(1, CodeInvalidJSON, "bad"); err != nil {
+	if err := n.Fail(1, protocol.CodeInvalidJSON, "bad"); err != nil {
 		t.Fatal(err)
 	}
 	want := `{"protocol_version":1,"request_id":"req-1","seq":1,"type":"accepted","run_id":"run-1","session_id":"sess","data":{"a":1}}
@@ -43,7 +45,7 @@ func TestStreamOutputTooLarge(t *testing.T) {
 	var buf bytes.Buffer
 	w := NewWriterSize(&buf, 200)
 	s := w.Stream("r", "", "")
-	if err := s.Emit(1, "small", Empty{}); err != nil {
+	if err := s.Emit(1, "small", protocol.Empty{}); err != nil {
 		t.Fatal(err)
 	}
 	err := s.Emit(2, "model_delta", map[string]string{"text": strings.Repeat("x", 500)})
@@ -75,13 +77,13 @@ func TestStreamOutputTooLargeAtProtocolBound(t *testing.T) {
 	w := NewWriter(&buf)
 	s := w.Stream("r", "", "")
 	overhead := len(`{"protocol_version":1,"request_id":"r","seq":1,"type":"t","data":""}`) + 1
-	if err := s.Emit(1, "t", strings.Repeat("a", MaxFrameBytes-overhead)); err != nil {
+	if err := s.Emit(1, "t", strings.Repeat("a", protocol.MaxFrameBytes-overhead)); err != nil {
 		t.Fatalf("event of exactly the bound: %v", err)
 	}
-	if buf.Len() != MaxFrameBytes {
-		t.Fatalf("frame is %d bytes, want %d", buf.Len(), MaxFrameBytes)
+	if buf.Len() != protocol.MaxFrameBytes {
+		t.Fatalf("frame is %d bytes, want %d", buf.Len(), protocol.MaxFrameBytes)
 	}
-	if err := s.Emit(2, "t", strings.Repeat("a", MaxFrameBytes-overhead+1)); !errors.Is(err, ErrOutputTooLarge) {
+	if err := s.Emit(2, "t", strings.Repeat("a", protocol.MaxFrameBytes-overhead+1)); !errors.Is(err, ErrOutputTooLarge) {
 		t.Fatalf("event one byte over: %v", err)
 	}
 }
@@ -97,10 +99,10 @@ func TestWriterErrorIsSticky(t *testing.T) {
 	fw := &failWriter{}
 	w := NewWriter(fw)
 	s := w.Stream("r", "", "")
-	if err := s.Emit(1, "a", Empty{}); err == nil {
+	if err := s.Emit(1, "a", protocol.Empty{}); err == nil {
 		t.Fatal("Emit on a failing writer succeeded")
 	}
-	if err := w.Stream("q", "", "").Finish(1, "hello", Empty{}); err == nil {
+	if err := w.Stream("q", "", "").Finish(1, "hello", protocol.Empty{}); err == nil {
 		t.Fatal("second write succeeded")
 	}
 	if fw.n != 1 || w.Err() == nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"testing"
+
+	"octet.dev/host/protocol"
 )
 
 // referenceLines splits in the simple way: by '\n', dropping one '\r' just
@@ -99,12 +101,12 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("accepted invalid request_id %q", req.RequestID)
 		}
 		switch req.Command {
-		case CommandHello, CommandShutdown:
-		case CommandModels:
+		case protocol.CommandHello, protocol.CommandShutdown:
+		case protocol.CommandModels:
 			if req.Models == nil {
 				t.Fatal("models without body")
 			}
-		case CommandRun:
+		case protocol.CommandRun:
 			if req.Run == nil || !ValidID(req.Run.RunID) {
 				t.Fatalf("run without valid run_id: %+v", req.Run)
 			}

@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"errors"
 	"io"
-)
 
-// MaxFrameBytes is the largest frame in either direction, newline included
-// (CONTRACT §3).
-const MaxFrameBytes = 1 << 20
+	"octet.dev/host/protocol"
+)
 
 // ErrFrameTooLarge is returned by LineReader.Next for a line longer than the
 // bound. The rest of that line has been discarded; the next call reads the
@@ -26,8 +24,8 @@ type LineReader struct {
 	buf []byte
 }
 
-// NewLineReader returns a reader with the protocol bound of MaxFrameBytes.
-func NewLineReader(r io.Reader) *LineReader { return NewLineReaderSize(r, MaxFrameBytes) }
+// NewLineReader returns a reader with the protocol bound of protocol.MaxFrameBytes.
+func NewLineReader(r io.Reader) *LineReader { return NewLineReaderSize(r, protocol.MaxFrameBytes) }
 
 // NewLineReaderSize returns a reader whose frames may be at most max bytes
 // including the newline. It exists for tests; the protocol uses

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"octet.dev/host/protocol"
 )
 
 // readAll returns each line as a string, or "!"+error for errors, until EOF.
@@ -87,7 +89,7 @@ func TestLineReaderFlatMemory(t *testing.T) {
 		t.Fatalf("first Next = %v, want ErrFrameTooLarge", err)
 	}
 	// One frame plus slack for append's growth, whatever the input's length.
-	if limit := MaxFrameBytes + 128<<10; cap(lr.buf) > limit {
+	if limit := protocol.MaxFrameBytes + 128<<10; cap(lr.buf) > limit {
 		t.Errorf("buffer grew to %d bytes, limit is %d", cap(lr.buf), limit)
 	}
 	line, err := lr.Next()

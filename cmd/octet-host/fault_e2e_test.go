@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/spec"
-	"octet.dev/host/wire"
 	"octet.dev/host/wire/client"
 )
 
@@ -120,7 +120,7 @@ func TestFaultInjection(t *testing.T) {
 					var d struct {
 						DelayMS int64 `json:"delay_ms"`
 					}
-					ev.Decode(&d)
+					ev.DecodeInto(&d)
 					if d.DelayMS < c.delayMin || d.DelayMS > c.delayMax {
 						t.Errorf("provider_retry delay_ms %d, want %d..%d (Retry-After)", d.DelayMS, c.delayMin, c.delayMax)
 					}
@@ -154,7 +154,7 @@ func checkRecovery(t *testing.T, evs []client.Event, uncertain bool) {
 			DelayMS        int64 `json:"delay_ms"`
 			UsageUncertain bool  `json:"usage_uncertain"`
 		}
-		ev.Decode(&d)
+		ev.DecodeInto(&d)
 		rs = append(rs, spec.RecoveryEvent{Type: ev.Type, Attempt: d.Attempt, MaxAttempts: d.MaxAttempts, DelayMS: d.DelayMS, UsageUncertain: d.UsageUncertain})
 		if ev.Type == "model_step" && d.UsageUncertain != uncertain {
 			t.Errorf("model_step usage_uncertain %v, want %v", d.UsageUncertain, uncertain)
@@ -183,7 +183,7 @@ func TestUncertaintyStickyAcrossRuns(t *testing.T) {
 		t.Fatalf("resumed run: %s %+v", eventTypes(evs), final)
 	}
 	checkRecovery(t, evs, true)
-	_ = wire.StatusCompleted
+	_ = protocol.StatusCompleted
 }
 
 // TestDNSFailureWaitsForNetwork runs the host in a private mount namespace

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/fakeprovider"
-	"octet.dev/host/wire"
 )
 
 // Small real-format payloads: the host sniffs signatures, not extensions.
@@ -69,7 +69,7 @@ func TestRunMediaInOrderAndAcrossResume(t *testing.T) {
 	req := e.runReq("run-media", "Compare the references and describe the music.")
 	req.SessionID = str("media-session")
 	req.InputModalities = &[]string{"image", "audio"}
-	req.Media = []wire.Media{{Type: "image", Path: one}, {Type: "audio", Path: theme}, {Type: "image", Path: "moodboard/two.jpg"}}
+	req.Media = []protocol.Media{{Type: "image", Path: one}, {Type: "audio", Path: theme}, {Type: "image", Path: "moodboard/two.jpg"}}
 	_, final := e.run(e.c, req)
 	if final.Status != "completed" {
 		t.Fatalf("final %+v %+v", final, final.Error)
@@ -142,7 +142,7 @@ func TestRunMediaOtherModes(t *testing.T) {
 			writeFile(t, filepath.Join(e.ws, "a.png"), pngBytes)
 			req := e.modeReq(tc.mode, "run-1", "Describe.")
 			req.InputModalities = &[]string{"image"}
-			req.Media = []wire.Media{{Type: "image", Path: "a.png"}}
+			req.Media = []protocol.Media{{Type: "image", Path: "a.png"}}
 			if _, final := e.run(e.c, req); final.Status != "completed" {
 				t.Fatalf("final %+v %+v", final, final.Error)
 			}
@@ -173,26 +173,26 @@ func TestRunMediaRefusals(t *testing.T) {
 	copy(nearly, pngBytes)
 	writeFile(t, filepath.Join(ws, "nearly.png"), nearly)
 
-	image := func(p string) wire.Media { return wire.Media{Type: "image", Path: p} }
+	image := func(p string) protocol.Media { return protocol.Media{Type: "image", Path: p} }
 	for _, tc := range []struct {
 		name       string
 		mode       fakeprovider.Mode
 		modalities []string
-		media      []wire.Media
+		media      []protocol.Media
 		code, says string
 	}{
-		{"image on a text-only route", fakeprovider.ModeChat, nil, []wire.Media{image("a.png")}, "media_unsupported", "does not accept image input"},
-		{"audio on a Responses route", fakeprovider.ModeResponses, []string{"image", "audio"}, []wire.Media{{Type: "audio", Path: "clip.wav"}}, "media_unsupported", "does not accept audio input"},
-		{"audio the route cannot take", fakeprovider.ModeChat, []string{"audio"}, []wire.Media{{Type: "audio", Path: "clip.flac"}}, "media_unsupported", "flac audio; the route accepts only wav and mp3"},
-		{"unknown type", fakeprovider.ModeChat, []string{"image"}, []wire.Media{{Type: "video", Path: "a.png"}}, "media_invalid", `media[0].type must be "image" or "audio"`},
-		{"link", fakeprovider.ModeChat, []string{"image"}, []wire.Media{image("link.png")}, "media_invalid", "symbolic link"},
-		{"outside", fakeprovider.ModeChat, []string{"image"}, []wire.Media{image(outside)}, "media_invalid", "outside the workspace"},
-		{"missing", fakeprovider.ModeChat, []string{"image"}, []wire.Media{image("a.png"), image("gone.png")}, "media_invalid", `media[1] "gone.png": does not exist`},
-		{"not an image", fakeprovider.ModeChat, []string{"image"}, []wire.Media{image("notes.png")}, "media_invalid", "is not a PNG"},
-		{"declared image, holds audio", fakeprovider.ModeChat, []string{"image"}, []wire.Media{image("clip.wav")}, "media_invalid", "declared image but holds audio"},
-		{"one image too large", fakeprovider.ModeChat, []string{"image"}, []wire.Media{image("big.png")}, "media_too_large", "at most 5242880"},
+		{"image on a text-only route", fakeprovider.ModeChat, nil, []protocol.Media{image("a.png")}, "media_unsupported", "does not accept image input"},
+		{"audio on a Responses route", fakeprovider.ModeResponses, []string{"image", "audio"}, []protocol.Media{{Type: "audio", Path: "clip.wav"}}, "media_unsupported", "does not accept audio input"},
+		{"audio the route cannot take", fakeprovider.ModeChat, []string{"audio"}, []protocol.Media{{Type: "audio", Path: "clip.flac"}}, "media_unsupported", "flac audio; the route accepts only wav and mp3"},
+		{"unknown type", fakeprovider.ModeChat, []string{"image"}, []protocol.Media{{Type: "video", Path: "a.png"}}, "media_invalid", `media[0].type must be "image" or "audio"`},
+		{"link", fakeprovider.ModeChat, []string{"image"}, []protocol.Media{image("link.png")}, "media_invalid", "symbolic link"},
+		{"outside", fakeprovider.ModeChat, []string{"image"}, []protocol.Media{image(outside)}, "media_invalid", "outside the workspace"},
+		{"missing", fakeprovider.ModeChat, []string{"image"}, []protocol.Media{image("a.png"), image("gone.png")}, "media_invalid", `media[1] "gone.png": does not exist`},
+		{"not an image", fakeprovider.ModeChat, []string{"image"}, []protocol.Media{image("notes.png")}, "media_invalid", "is not a PNG"},
+		{"declared image, holds audio", fakeprovider.ModeChat, []string{"image"}, []protocol.Media{image("clip.wav")}, "media_invalid", "declared image but holds audio"},
+		{"one image too large", fakeprovider.ModeChat, []string{"image"}, []protocol.Media{image("big.png")}, "media_too_large", "at most 5242880"},
 		{"images too large together", fakeprovider.ModeChat, []string{"image"},
-			[]wire.Media{image("nearly.png"), image("nearly.png"), image("nearly.png"), image("nearly.png"), image("nearly.png")},
+			[]protocol.Media{image("nearly.png"), image("nearly.png"), image("nearly.png"), image("nearly.png"), image("nearly.png")},
 			"media_too_large", "images add up to more than 20971520 bytes (at media[4])"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,9 +17,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/spec"
-	"octet.dev/host/wire"
 	"octet.dev/host/wire/client"
 )
 
@@ -61,21 +61,21 @@ func (e *e2e) start(env ...string) *client.Client {
 }
 
 // runReq is an inline-route run against the fake's Chat Completions.
-func (e *e2e) runReq(runID, prompt string) wire.RunRequest {
+func (e *e2e) runReq(runID, prompt string) protocol.RunRequest {
 	return e.modeReq(fakeprovider.ModeChat, runID, prompt)
 }
 
 // modeReq is an inline-route run against the fake in the given wire mode.
-func (e *e2e) modeReq(mode fakeprovider.Mode, runID, prompt string) wire.RunRequest {
+func (e *e2e) modeReq(mode fakeprovider.Mode, runID, prompt string) protocol.RunRequest {
 	str := func(s string) *string { return &s }
-	return wire.RunRequest{RunID: runID, Workspace: e.ws, Model: "fake-model", Prompt: prompt,
+	return protocol.RunRequest{RunID: runID, Workspace: e.ws, Model: "fake-model", Prompt: prompt,
 		SessionDir: str(e.sessions), Provider: str("fake"), BaseURL: str(e.fake.BaseURL(mode)),
 		APIKey: str("fake-key-123456"), ProviderMode: str(string(mode))}
 }
 
 // run sends req on c and returns its events (checked against the run
 // lifecycle invariants) and final result.
-func (e *e2e) run(c *client.Client, req wire.RunRequest) ([]client.Event, *wire.FinalResult) {
+func (e *e2e) run(c *client.Client, req protocol.RunRequest) ([]client.Event, *protocol.FinalResult) {
 	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a hang guard
 	defer cancel()
@@ -94,7 +94,7 @@ func (e *e2e) run(c *client.Client, req wire.RunRequest) ([]client.Event, *wire.
 			var s struct {
 				Status string `json:"status"`
 			}
-			ev.Decode(&s)
+			ev.DecodeInto(&s)
 			re.Status = s.Status
 		}
 		lc = append(lc, re)
@@ -211,7 +211,7 @@ func TestRunReplaysEveryFixture(t *testing.T) {
 				case exp.Error != nil:
 					// Recorded non-retryable errors end the run at once,
 					// with a code that says why and the provider's message.
-					if final.Status != "error" || final.Error == nil || final.Error.Code != wire.Code(exp.Error.Code) || strings.Contains(eventTypes(evs), "provider_retry") {
+					if final.Status != "error" || final.Error == nil || final.Error.Code != exp.Error.Code || strings.Contains(eventTypes(evs), "provider_retry") {
 						t.Fatalf("final %+v %+v, events %s", final, final.Error, eventTypes(evs))
 					}
 					if !strings.Contains(final.Error.Message, exp.Error.ProviderMessage) {
@@ -416,7 +416,7 @@ func stepDeltas(t *testing.T, evs []client.Event, step int, channel string) stri
 			Channel string `json:"channel"`
 			Text    string `json:"text"`
 		}
-		if err := ev.Decode(&d); err != nil {
+		if err := ev.DecodeInto(&d); err != nil {
 			t.Fatal(err)
 		}
 		if d.Step == step && d.Channel == channel {
@@ -439,7 +439,7 @@ func toolStartsOf(t *testing.T, evs []client.Event) []toolStart {
 	for _, ev := range evs {
 		if ev.Type == "tool_start" {
 			var ts toolStart
-			if err := ev.Decode(&ts); err != nil {
+			if err := ev.DecodeInto(&ts); err != nil {
 				t.Fatal(err)
 			}
 			out = append(out, ts)
@@ -475,7 +475,7 @@ func modelSteps(t *testing.T, evs []client.Event) []modelStep {
 	for _, ev := range evs {
 		if ev.Type == "model_step" {
 			var m modelStep
-			if err := ev.Decode(&m); err != nil {
+			if err := ev.DecodeInto(&m); err != nil {
 				t.Fatal(err)
 			}
 			out = append(out, m)
@@ -525,7 +525,7 @@ func TestCrossModeConformance(t *testing.T) {
 	const wantLifecycle = "accepted,started,model_delta:reasoning,model_delta:text,model_step,tool_start,tool_policy,tool_finish," +
 		"model_delta:text,model_step,settled,final_result"
 	var firstSteps []modelStep
-	var firstFinal wire.FinalResult
+	var firstFinal protocol.FinalResult
 	for i, mode := range fakeprovider.Modes() {
 		t.Run(string(mode), func(t *testing.T) {
 			e := newE2E(t, script(mode), "FAKE_API_KEY=fake-key-123456")
@@ -535,7 +535,7 @@ func TestCrossModeConformance(t *testing.T) {
 			// and comparing costs would prove nothing.
 			pricedModel(t, e, mode, priceIn, priceOut, priceCacheRead)
 			str := func(s string) *string { return &s }
-			req := wire.RunRequest{RunID: "run-1", Workspace: e.ws, Model: "priced-model", Prompt: "What does hello.txt say?", SessionDir: str(e.sessions)}
+			req := protocol.RunRequest{RunID: "run-1", Workspace: e.ws, Model: "priced-model", Prompt: "What does hello.txt say?", SessionDir: str(e.sessions)}
 			evs, final := e.run(e.c, req)
 			if final.Status != "completed" || final.Output != "It says hi." || final.ToolCalls != 1 || final.Steps != 2 {
 				t.Fatalf("final %+v %+v", final, final.Error)
@@ -754,7 +754,7 @@ func TestRunFileMutationPolicy(t *testing.T) {
 	}
 	for _, ev := range evs {
 		if ev.Type == "tool_policy" {
-			ev.Decode(&pol)
+			ev.DecodeInto(&pol)
 		}
 	}
 	if pol.Decision.Allowed || pol.Decision.DenialCode != "mutation_not_authorized" {
@@ -786,25 +786,25 @@ func TestRunBadInputs(t *testing.T) {
 	i64 := func(v int64) *int64 { return &v }
 	cases := []struct {
 		name string
-		edit func(*wire.RunRequest)
+		edit func(*protocol.RunRequest)
 		code string
 	}{
-		{"relative workspace", func(r *wire.RunRequest) { r.Workspace = "ws" }, "workspace_invalid"},
-		{"missing workspace", func(r *wire.RunRequest) { r.Workspace = filepath.Join(e.ws, "nope") }, "workspace_invalid"},
-		{"workspace is a file", func(r *wire.RunRequest) { r.Workspace = file }, "workspace_invalid"},
-		{"unknown model", func(r *wire.RunRequest) {
+		{"relative workspace", func(r *protocol.RunRequest) { r.Workspace = "ws" }, "workspace_invalid"},
+		{"missing workspace", func(r *protocol.RunRequest) { r.Workspace = filepath.Join(e.ws, "nope") }, "workspace_invalid"},
+		{"workspace is a file", func(r *protocol.RunRequest) { r.Workspace = file }, "workspace_invalid"},
+		{"unknown model", func(r *protocol.RunRequest) {
 			r.Model, r.Provider, r.BaseURL, r.APIKey, r.ProviderMode = "no-such-model", nil, nil, nil, nil
 		}, "model_not_found"},
-		{"missing key", func(r *wire.RunRequest) {
+		{"missing key", func(r *protocol.RunRequest) {
 			r.Model, r.Provider, r.BaseURL, r.APIKey, r.ProviderMode = "gpt-5.1", nil, nil, nil, nil
 		}, "credentials_missing"},
-		{"bad url", func(r *wire.RunRequest) { r.BaseURL = str("http://") }, "route_invalid"},
-		{"url with fragment", func(r *wire.RunRequest) { r.BaseURL = str(e.fake.BaseURL(fakeprovider.ModeChat) + "#x") }, "route_invalid"},
-		{"forbidden header", func(r *wire.RunRequest) { r.CustomHeaders = map[string]string{"Transfer-Encoding": "chunked"} }, "headers_rejected"},
-		{"oversized prompt", func(r *wire.RunRequest) { r.Prompt = strings.Repeat("p", 600<<10) }, "prompt_too_large"},
-		{"control characters in display text", func(r *wire.RunRequest) { r.DisplayText = str("a\x1b[31mred") }, "display_text_invalid"},
-		{"zero context window", func(r *wire.RunRequest) { r.ContextWindowTokens = i64(0) }, "route_invalid"},
-		{"zero output cap", func(r *wire.RunRequest) { r.MaxOutputTokens = i64(0) }, "route_invalid"},
+		{"bad url", func(r *protocol.RunRequest) { r.BaseURL = str("http://") }, "route_invalid"},
+		{"url with fragment", func(r *protocol.RunRequest) { r.BaseURL = str(e.fake.BaseURL(fakeprovider.ModeChat) + "#x") }, "route_invalid"},
+		{"forbidden header", func(r *protocol.RunRequest) { r.CustomHeaders = map[string]string{"Transfer-Encoding": "chunked"} }, "headers_rejected"},
+		{"oversized prompt", func(r *protocol.RunRequest) { r.Prompt = strings.Repeat("p", 600<<10) }, "prompt_too_large"},
+		{"control characters in display text", func(r *protocol.RunRequest) { r.DisplayText = str("a\x1b[31mred") }, "display_text_invalid"},
+		{"zero context window", func(r *protocol.RunRequest) { r.ContextWindowTokens = i64(0) }, "route_invalid"},
+		{"zero output cap", func(r *protocol.RunRequest) { r.MaxOutputTokens = i64(0) }, "route_invalid"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -873,7 +873,7 @@ func TestRunToolPathsStayInWorkspace(t *testing.T) {
 					DenialCode    string `json:"denial_code"`
 				} `json:"decision"`
 			}
-			ev.Decode(&p)
+			ev.DecodeInto(&p)
 			if p.Decision.Allowed || p.Decision.Authorization != "" {
 				t.Errorf("call %s announced as allowed: %s", p.CallID, ev.Data)
 			}
@@ -883,17 +883,17 @@ func TestRunToolPathsStayInWorkspace(t *testing.T) {
 			var id struct {
 				CallID string `json:"call_id"`
 			}
-			ev.Decode(&id)
+			ev.DecodeInto(&id)
 			order = append(order, id.CallID+":"+ev.Type)
 		}
 		if ev.Type == "tool_finish" {
 			var f struct {
-				CallID string          `json:"call_id"`
-				OK     bool            `json:"ok"`
-				Output string          `json:"output"`
-				Error  *wire.ErrorData `json:"error"`
+				CallID string              `json:"call_id"`
+				OK     bool                `json:"ok"`
+				Output string              `json:"output"`
+				Error  *protocol.ErrorData `json:"error"`
 			}
-			ev.Decode(&f)
+			ev.DecodeInto(&f)
 			if f.OK || strings.Contains(f.Output, "TOP-SECRET") || strings.Contains(string(ev.Data), "TOP-SECRET") {
 				t.Errorf("call %s succeeded or leaked: %s", f.CallID, ev.Data)
 			}
@@ -942,7 +942,7 @@ func TestRunToolPathsStayInWorkspace(t *testing.T) {
 func TestRunSeedHistory(t *testing.T) {
 	e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "ok"}}})
 	req := e.runReq("run-1", "and now?")
-	req.History = []wire.HistoryMessage{{Role: "user", Content: "seeded question"}, {Role: "assistant", Content: "seeded answer"}}
+	req.History = []protocol.HistoryMessage{{Role: "user", Content: "seeded question"}, {Role: "assistant", Content: "seeded answer"}}
 	if _, final := e.run(e.c, req); final.Status != "completed" {
 		t.Fatalf("final %+v", final)
 	}
@@ -958,7 +958,7 @@ func TestRunSeedHistory(t *testing.T) {
 func TestHelloAdvertisesRunFeatures(t *testing.T) {
 	e := newE2E(t, fakeprovider.Script{})
 	f := e.c.Hello().Features
-	want := wire.Features{Streaming: true, PersistentSessions: true, SeedHistory: true, PromptDisplayText: true,
+	want := protocol.Features{Streaming: true, PersistentSessions: true, SeedHistory: true, PromptDisplayText: true,
 		InlineModels: true, Tools: true, ProcessGroupAbort: true, TypedMediaInput: true, TypedImageInput: true, TypedAudioInput: true}
 	if f != want {
 		t.Errorf("features %+v, want %+v", f, want)
@@ -1033,7 +1033,7 @@ func TestAnthropicThinkingFormFollowsModel(t *testing.T) {
 			e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "ok"}}})
 			req := e.modeReq(fakeprovider.ModeAnthropic, "run-1", "think")
 			yes := true
-			req.Model, req.SupportsReasoning, req.Reasoning = model, &yes, &wire.Reasoning{Effort: "medium"}
+			req.Model, req.SupportsReasoning, req.Reasoning = model, &yes, &protocol.Reasoning{Effort: "medium"}
 			if _, final := e.run(e.c, req); final.Status != "completed" {
 				t.Fatalf("final %+v", final)
 			}

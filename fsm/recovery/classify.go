@@ -3,6 +3,8 @@ package recovery
 import (
 	"strconv"
 	"strings"
+
+	"octet.dev/host/protocol"
 )
 
 // FailKind classifies a provider failure by how it happened. The values
@@ -69,24 +71,23 @@ type Class struct {
 	Code string // set for Fatal only
 }
 
-// Error codes of a failed turn (final_result.error.code). Stable
-// snake_case; CodeCanceled and CodeProviderError equal the runtime's codes
-// of the same names.
+// Error codes of a failed turn (final_result.error.code): the protocol's
+// run codes (package protocol), named here for this package.
 const (
 	// Fatal classes (Classify).
-	CodeAuthFailed      = "auth_failed"       // 401, 403, or an authentication/permission error event
-	CodeBadRequest      = "bad_request"       // 400, 422, or an invalid-request error event
-	CodeNotFound        = "not_found"         // 404 (unknown model or endpoint)
-	CodeRequestTooLarge = "request_too_large" // 413
-	CodeQuotaExhausted  = "quota_exhausted"   // insufficient_quota and kin, 402
-	CodeContextOverflow = "context_overflow"  // context_length_exceeded and kin
-	CodeProviderError   = "provider_error"    // any other non-retryable failure (other statuses, a stream that is not its wire format)
-	CodeCanceled        = "canceled"          // the attempt or the turn was canceled
+	CodeAuthFailed      = protocol.CodeAuthFailed      // 401, 403, or an authentication/permission error event
+	CodeBadRequest      = protocol.CodeBadRequest      // 400, 422, or an invalid-request error event
+	CodeNotFound        = protocol.CodeNotFound        // 404 (unknown model or endpoint)
+	CodeRequestTooLarge = protocol.CodeRequestTooLarge // 413
+	CodeQuotaExhausted  = protocol.CodeQuotaExhausted  // insufficient_quota and kin, 402
+	CodeContextOverflow = protocol.CodeContextOverflow // context_length_exceeded and kin
+	CodeProviderError   = protocol.CodeProviderError   // any other non-retryable failure (other statuses, a stream that is not its wire format)
+	CodeCanceled        = protocol.CodeCanceled        // the attempt or the turn was canceled
 
 	// Outcomes of the machine.
-	CodeRetriesExhausted    = "retries_exhausted"     // a retryable failure with the budget spent
-	CodeNetworkWaitExceeded = "network_wait_exceeded" // an outage outlasted MaxNetworkWaitMS (or waiting is disabled)
-	CodeRetryAfterTooLong   = "retry_after_too_long"  // the server asked for a delay above Policy.RetryAfterCeilingMS
+	CodeRetriesExhausted    = protocol.CodeRetriesExhausted    // a retryable failure with the budget spent
+	CodeNetworkWaitExceeded = protocol.CodeNetworkWaitExceeded // an outage outlasted MaxNetworkWaitMS (or waiting is disabled)
+	CodeRetryAfterTooLong   = protocol.CodeRetryAfterTooLong   // the server asked for a delay above Policy.RetryAfterCeilingMS
 )
 
 // Provider error codes and types (sent as "code", else "type") that decide

@@ -25,6 +25,7 @@ import (
 	"pgregory.net/rapid"
 
 	"octet.dev/host/fsm/recovery"
+	"octet.dev/host/protocol"
 	"octet.dev/host/spec"
 )
 
@@ -297,13 +298,13 @@ func TestModel(t *testing.T) {
 				switch e.Kind {
 				case recovery.EffPersistUsageUncertainty:
 					run.uncertain = true
-					run.events = append(run.events, spec.RecoveryEvent{Type: spec.TypeUsageUncertain})
+					run.events = append(run.events, spec.RecoveryEvent{Type: protocol.TypeProviderUsageUncertain})
 				case recovery.EffEmitRetry:
-					run.events = append(run.events, spec.RecoveryEvent{Type: spec.TypeProviderRetry, Attempt: e.Attempt, MaxAttempts: &e.MaxAttempts, DelayMS: e.DelayMS})
+					run.events = append(run.events, spec.RecoveryEvent{Type: protocol.TypeProviderRetry, Attempt: e.Attempt, MaxAttempts: &e.MaxAttempts, DelayMS: e.DelayMS})
 				case recovery.EffEmitWaitingForNetwork:
-					run.events = append(run.events, spec.RecoveryEvent{Type: spec.TypeWaitingForNetwork, Attempt: e.Attempt, DelayMS: e.DelayMS})
+					run.events = append(run.events, spec.RecoveryEvent{Type: protocol.TypeProviderWaitingForNetwork, Attempt: e.Attempt, DelayMS: e.DelayMS})
 				case recovery.EffSucceed:
-					run.events = append(run.events, spec.RecoveryEvent{Type: spec.TypeModelStep, UsageUncertain: run.uncertain})
+					run.events = append(run.events, spec.RecoveryEvent{Type: protocol.TypeModelStep, UsageUncertain: run.uncertain})
 				case recovery.EffFail:
 					defer func() { *run = runLog{} }() // the run ends
 				}

@@ -17,6 +17,7 @@ import (
 
 	"octet.dev/host/fsm"
 	"octet.dev/host/fsm/internal/machine"
+	"octet.dev/host/protocol"
 )
 
 // Phase is the lifecycle phase of a run.
@@ -48,11 +49,12 @@ const (
 // Triggers lists every trigger in a fixed order.
 var Triggers = []Trigger{TrAccept, TrReject, TrStart, TrStream, TrSettle, TrFinalize}
 
-// Statuses of a settled run (final_result.status).
+// Statuses of a settled run (final_result.status): the protocol's, named
+// here for this package.
 const (
-	StatusCompleted = "completed"
-	StatusBlocked   = "blocked"
-	StatusError     = "error"
+	StatusCompleted = protocol.StatusCompleted
+	StatusBlocked   = protocol.StatusBlocked
+	StatusError     = protocol.StatusError
 )
 
 // Statuses lists the statuses in a fixed order.

@@ -19,6 +19,7 @@ import (
 
 	"octet.dev/host/fsm"
 	"octet.dev/host/fsm/run"
+	"octet.dev/host/protocol"
 	"octet.dev/host/spec"
 )
 
@@ -56,21 +57,21 @@ func candidates(m *run.Machine) []run.Input {
 func eventOf(e run.Effect, stream string) spec.RunEvent {
 	switch e.Kind {
 	case run.EffAccepted:
-		return spec.RunEvent{Type: spec.TypeAccepted}
+		return spec.RunEvent{Type: protocol.TypeAccepted}
 	case run.EffStarted:
-		return spec.RunEvent{Type: spec.TypeStarted}
+		return spec.RunEvent{Type: protocol.TypeStarted}
 	case run.EffStream:
 		return spec.RunEvent{Type: stream}
 	case run.EffSettled:
-		return spec.RunEvent{Type: spec.TypeSettled, Status: e.Status}
+		return spec.RunEvent{Type: protocol.TypeSettled, Status: e.Status}
 	case run.EffFinal:
-		return spec.RunEvent{Type: spec.TypeFinalResult, Status: e.Status}
+		return spec.RunEvent{Type: protocol.TypeFinalResult, Status: e.Status}
 	}
 	panic(fmt.Sprintf("unknown effect %+v", e))
 }
 
 func TestWalksSatisfySpec(t *testing.T) {
-	streaming := spec.StreamingTypes()
+	streaming := protocol.StreamingTypes()
 	fired := map[string]int{} // coverage: triggers fired, and a few steps worth seeing
 	for seed := range uint64(500) {
 		r := rand.New(rand.NewPCG(seed, 0x2a7))
@@ -135,7 +136,7 @@ func TestWalksSatisfySpec(t *testing.T) {
 			if to.Phase == run.Settled || to.Phase == run.Final {
 				want := run.StatusError
 				for _, e := range events {
-					if e.Type == spec.TypeSettled {
+					if e.Type == protocol.TypeSettled {
 						want = e.Status
 					}
 				}
@@ -149,7 +150,7 @@ func TestWalksSatisfySpec(t *testing.T) {
 				}
 				// RejectedHasNoAccepted, as the machine sees it: a rejected run
 				// wrote its final_result error and nothing else.
-				if in.Trigger == run.TrReject && !slices.Equal(events, []spec.RunEvent{{Type: spec.TypeFinalResult, Status: spec.StatusError}}) {
+				if in.Trigger == run.TrReject && !slices.Equal(events, []spec.RunEvent{{Type: protocol.TypeFinalResult, Status: protocol.StatusError}}) {
 					fail("rejected run wrote %+v", events)
 				}
 			} else if spec.RunComplete(events) == nil {
@@ -195,11 +196,11 @@ const transcriptLen = 7
 // extension must be admitted exactly when the machine writes it.
 func TestTranscriptLanguage(t *testing.T) {
 	alpha := []spec.RunEvent{
-		{Type: spec.TypeAccepted}, {Type: spec.TypeStarted}, {Type: "model_delta"},
-		{Type: spec.TypeSettled}, {Type: spec.TypeFinalResult}, {Type: "hello"},
+		{Type: protocol.TypeAccepted}, {Type: protocol.TypeStarted}, {Type: "model_delta"},
+		{Type: protocol.TypeSettled}, {Type: protocol.TypeFinalResult}, {Type: "hello"},
 	}
 	for _, s := range append(slices.Clone(run.Statuses), "done") {
-		alpha = append(alpha, spec.RunEvent{Type: spec.TypeSettled, Status: s}, spec.RunEvent{Type: spec.TypeFinalResult, Status: s})
+		alpha = append(alpha, spec.RunEvent{Type: protocol.TypeSettled, Status: s}, spec.RunEvent{Type: protocol.TypeFinalResult, Status: s})
 	}
 	type prefix struct {
 		st     run.State

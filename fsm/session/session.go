@@ -22,6 +22,7 @@ import (
 
 	"octet.dev/host/fsm"
 	"octet.dev/host/fsm/internal/machine"
+	"octet.dev/host/protocol"
 )
 
 // Phase is the coarse state of the session.
@@ -79,10 +80,6 @@ const (
 	// EffExit: flush and exit with Effect.ExitCode.
 	EffExit EffectKind = "exit"
 )
-
-// CodeDuplicateRequestID is the code of EffReject for a reused request_id.
-// It equals wire.CodeDuplicateRequestID; fsm does not import wire.
-const CodeDuplicateRequestID = "duplicate_request_id"
 
 // Effect is one thing the driver must do.
 type Effect struct {
@@ -162,7 +159,7 @@ func FromState(st State) *Machine {
 		in := w.In()
 		code := in.Code
 		if in.Trigger != TrMalformed || (in.RequestID != "" && m.st.used(in.RequestID)) {
-			code = CodeDuplicateRequestID
+			code = protocol.CodeDuplicateRequestID
 		}
 		if in.RequestID != "" {
 			m.st.use(in.RequestID)

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"octet.dev/host/fsm/session"
+	"octet.dev/host/protocol"
 	"octet.dev/host/spec"
 )
 
@@ -61,7 +62,7 @@ func frameOf(in session.Input, e session.Effect) (f spec.Frame, ok bool) {
 	case session.EffWriteTerminal:
 		typ := "final_result"
 		if in.Trigger == session.TrShutdown {
-			typ = spec.TypeShutdown
+			typ = protocol.TypeShutdown
 		}
 		return spec.Frame{RequestID: spec.ID(e.RequestID), Seq: e.Seq, Type: typ, Terminal: true}, true
 	case session.EffReject:
@@ -117,7 +118,7 @@ func TestWalksSatisfySpec(t *testing.T) {
 				fired["in draining"]++
 			}
 			for i, e := range effs {
-				if e.Kind == session.EffReject && e.Code == session.CodeDuplicateRequestID {
+				if e.Kind == session.EffReject && e.Code == protocol.CodeDuplicateRequestID {
 					fired["duplicate rejected"]++
 				}
 				if f, ok := frameOf(in, e); ok {

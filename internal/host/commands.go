@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime"
 	"octet.dev/host/wire"
 )
@@ -12,8 +13,8 @@ func isOutputTooLarge(err error) bool { return errors.Is(err, wire.ErrOutputTooL
 
 // features reports what this build does end to end, each backed by tests
 // (CONTRACT §6). A flag turns true only together with its tests.
-func features() wire.Features {
-	return wire.Features{
+func features() protocol.Features {
+	return protocol.Features{
 		Streaming:          true, // run_e2e_test.go: model_delta through the binary
 		PersistentSessions: true, // TestRunResumeAcrossHostProcesses, TestRunTornTailIsIgnoredOnResume
 		SeedHistory:        true, // TestRunSeedHistory
@@ -28,13 +29,13 @@ func features() wire.Features {
 	}
 }
 
-func (h *Host) hello() wire.Hello {
-	return wire.Hello{
+func (h *Host) hello() protocol.Hello {
+	return protocol.Hello{
 		SDKVersion:        h.cfg.Version,
-		ProtocolVersion:   wire.ProtocolVersion,
-		MaxFrameBytes:     wire.MaxFrameBytes,
+		ProtocolVersion:   protocol.Version,
+		MaxFrameBytes:     protocol.MaxFrameBytes,
 		MaxConcurrentRuns: 1,
-		Commands:          wire.Commands,
+		Commands:          protocol.Commands(),
 		Features:          features(),
 	}
 }
@@ -46,29 +47,16 @@ func (h *Host) models(ctx context.Context, req *wire.Request) error {
 		// The catalog itself failed (a malformed ~/.octet/models.json):
 		// the request is well-formed, so answer with an empty inventory
 		// and the reason, rather than a protocol_error.
-		issues = append(issues, runtime.DiscoveryIssue{Provider: "config", Code: "config_invalid", Message: err.Error()})
+		issues = append(issues, protocol.DiscoveryIssue{Provider: "config", Code: protocol.CodeConfigInvalid, Message: err.Error()})
 	}
-	data := wire.ModelsData{Models: make([]wire.ModelInfo, 0, len(models))}
-	for _, m := range models {
-		data.Models = append(data.Models, modelInfo(m))
+	if models == nil {
+		models = []protocol.ModelInfo{} // "models": [], never null
 	}
+	data := protocol.Models{Models: models}
 	for _, is := range issues {
-		data.Discovery = append(data.Discovery, wire.DiscoveryIssue{Provider: is.Provider, Code: wire.Code(is.Code), Message: wire.Bound(is.Message)})
+		data.Discovery = append(data.Discovery, protocol.DiscoveryIssue{Provider: is.Provider, Code: is.Code, Message: wire.Bound(is.Message)})
 	}
-	return e.finish(wire.TypeModels, data)
-}
-
-func modelInfo(m runtime.Model) wire.ModelInfo {
-	mi := wire.ModelInfo{
-		ID: m.ID, Provider: m.Provider, Name: m.Name, ProviderMode: m.ProviderMode,
-		ContextWindowTokens: m.ContextWindowTokens, MaxOutputTokens: m.MaxOutputTokens,
-		InputModalities: m.InputModalities, Vision: m.Vision, Audio: m.Audio,
-		SupportsReasoning: m.SupportsReasoning,
-	}
-	if m.Cost != nil {
-		mi.Cost = &wire.Cost{Input: m.Cost.Input, Output: m.Cost.Output, CacheRead: m.Cost.CacheRead, CacheWrite: m.Cost.CacheWrite, Currency: m.Cost.Currency}
-	}
-	return mi
+	return e.finish(protocol.TypeModels, data)
 }
 
 // run serves a well-formed run: a request that fails validation gets a
@@ -85,26 +73,26 @@ func (h *Host) run(ctx context.Context, req *wire.Request) error {
 	if err != nil {
 		var re *runtime.RunError
 		if !errors.As(err, &re) {
-			re = &runtime.RunError{Code: string(wire.CodeInternal), Message: err.Error()}
+			re = &runtime.RunError{Code: protocol.CodeInternalError, Message: err.Error()}
 		}
 		h.cfg.Log.Info().Str("run_id", r.RunID).Str("code", re.Code).Msg("run refused")
-		return e.finish(wire.TypeFinalResult, wire.FinalResult{
-			Status:       wire.StatusError,
-			Error:        &wire.ErrorData{Code: wire.Code(re.Code), Message: wire.Bound(re.Message)},
+		return e.finish(protocol.TypeFinalResult, protocol.FinalResult{
+			Status:       protocol.StatusError,
+			Error:        &protocol.ErrorData{Code: re.Code, Message: wire.Bound(re.Message)},
 			FilesChanged: []string{},
 		})
 	}
 	var werr error
 	for ev := range rc.Events() {
-		if werr != nil || ev.Type == runtime.EventRecoveredOutput {
+		if werr != nil || ev.Type == protocol.TypeRecoveredOutput {
 			// Abandoned: let the run wind down. Recovered output is a Go
 			// API event with no NDJSON contract (the source's
 			// AgentEvent::RecoveredOutput); provider_retry tells NDJSON
 			// clients to discard the attempt's deltas.
 			continue
 		}
-		if ev.Type == runtime.EventFinal {
-			werr = e.finish(wire.TypeFinalResult, ev.Data)
+		if ev.Type == protocol.TypeFinalResult {
+			werr = e.finish(protocol.TypeFinalResult, ev.Data)
 		} else {
 			werr = e.emit(ev.Type, ev.Data)
 		}
@@ -142,7 +130,7 @@ func optInt(p *int64, lo, hi int64) *int {
 }
 
 // runRequest maps the protocol's run to the runtime's.
-func runRequest(r *wire.RunRequest) runtime.RunRequest {
+func runRequest(r *protocol.RunRequest) runtime.RunRequest {
 	rr := runtime.RunRequest{
 		RunID: r.RunID, Workspace: r.Workspace, Model: r.Model, Prompt: r.Prompt,
 		SessionID: deref(r.SessionID), SessionDir: deref(r.SessionDir), SystemPrompt: deref(r.SystemPrompt),
@@ -156,12 +144,8 @@ func runRequest(r *wire.RunRequest) runtime.RunRequest {
 		// Present but empty is refused by validation, not taken as "none".
 		rr.ReasoningEffort = new(r.Reasoning.Effort)
 	}
-	for _, m := range r.Media {
-		rr.Media = append(rr.Media, runtime.MediaRef{Type: m.Type, Path: m.Path})
-	}
-	for _, m := range r.History {
-		rr.History = append(rr.History, runtime.HistoryMessage{Role: m.Role, Content: m.Content})
-	}
+	rr.Media = append(rr.Media, r.Media...)
+	rr.History = append(rr.History, r.History...)
 	// Any route field makes the run an inline route, so that a field given
 	// without base_url is refused (route_invalid) instead of ignored.
 	if r.BaseURL != nil || r.Provider != nil || r.ProviderMode != nil || r.APIKey != nil || r.CustomHeaders != nil ||

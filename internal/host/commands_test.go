@@ -3,8 +3,8 @@ package host
 import (
 	"testing"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime"
-	"octet.dev/host/wire"
 )
 
 // TestRunRequestOptionalFields: an optional field the request omits stays
@@ -13,7 +13,7 @@ import (
 // refuses it instead of defaulting it, and a value beyond int stays
 // invalid.
 func TestRunRequestOptionalFields(t *testing.T) {
-	base := wire.RunRequest{RunID: "r", Workspace: "/w", Model: "m", Prompt: "p"}
+	base := protocol.RunRequest{RunID: "r", Workspace: "/w", Model: "m", Prompt: "p"}
 	rr := runRequest(&base)
 	if rr.MaxSteps != nil || rr.ReasoningEffort != nil || rr.Route != nil {
 		t.Fatalf("omitted fields: %+v", rr)
@@ -48,7 +48,7 @@ func TestRunRequestOptionalFields(t *testing.T) {
 	}
 	for _, e := range []string{"", "high", "extreme"} {
 		r := base
-		r.Reasoning = &wire.Reasoning{Effort: e}
+		r.Reasoning = &protocol.Reasoning{Effort: e}
 		if got := runRequest(&r).ReasoningEffort; got == nil || *got != e {
 			t.Errorf("reasoning.effort %q: %v", e, got)
 		}

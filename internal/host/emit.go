@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"octet.dev/host/fsm/session"
+	"octet.dev/host/protocol"
 	"octet.dev/host/wire"
 )
 
@@ -47,11 +48,11 @@ func (e *emitter) write(tr session.Trigger, typ string, data any) error {
 func (h *Host) serve(ctx context.Context, req *wire.Request) (bool, error) {
 	var err error
 	switch req.Command {
-	case wire.CommandHello:
-		err = h.emitter(req.RequestID, "", "").finish(wire.TypeHello, h.hello())
-	case wire.CommandModels:
+	case protocol.CommandHello:
+		err = h.emitter(req.RequestID, "", "").finish(protocol.TypeHello, h.hello())
+	case protocol.CommandModels:
 		err = h.models(ctx, req)
-	case wire.CommandRun:
+	case protocol.CommandRun:
 		err = h.run(ctx, req)
 	default:
 		panic("host: decoded an unknown command " + req.Command)

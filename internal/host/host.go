@@ -10,6 +10,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"octet.dev/host/fsm/session"
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime"
 	"octet.dev/host/wire"
 )
@@ -81,7 +82,7 @@ func (h *Host) read(lr *wire.LineReader) (session.Input, *wire.Request, string) 
 	case errors.Is(err, io.EOF):
 		return session.Input{Trigger: session.TrEOF}, nil, ""
 	case errors.Is(err, wire.ErrFrameTooLarge):
-		return session.Input{Trigger: session.TrMalformed, Code: string(wire.CodeFrameTooLarge)}, nil,
+		return session.Input{Trigger: session.TrMalformed, Code: protocol.CodeFrameTooLarge}, nil,
 			"request line exceeds 1048576 bytes including the newline; it was discarded"
 	case err != nil:
 		h.cfg.Log.Error().Err(err).Msg("reading stdin failed; treating it as end of input")
@@ -92,7 +93,7 @@ func (h *Host) read(lr *wire.LineReader) (session.Input, *wire.Request, string) 
 	case derr != nil:
 		h.cfg.Log.Debug().Str("code", string(derr.Code)).Str("request_id", derr.RequestID).Msg("malformed request")
 		return session.Input{Trigger: session.TrMalformed, RequestID: derr.RequestID, Code: string(derr.Code)}, nil, derr.Message
-	case r.Command == wire.CommandShutdown:
+	case r.Command == protocol.CommandShutdown:
 		return session.Input{Trigger: session.TrShutdown, RequestID: r.RequestID}, r, ""
 	}
 	return session.Input{Trigger: session.TrRequest, RequestID: r.RequestID}, r, ""
@@ -110,7 +111,7 @@ func (h *Host) fire(ctx context.Context, in session.Input, req *wire.Request, ms
 		switch e.Kind {
 		case session.EffReject:
 			s := h.w.Stream(e.RequestID, "", "")
-			if werr := s.Fail(e.Seq, wire.Code(e.Code), rejectMessage(e.Code, msg)); werr != nil {
+			if werr := s.Fail(e.Seq, e.Code, rejectMessage(e.Code, msg)); werr != nil {
 				return h.writeFailed(ctx, werr)
 			}
 		case session.EffStart:
@@ -124,7 +125,7 @@ func (h *Host) fire(ctx context.Context, in session.Input, req *wire.Request, ms
 			// Only shutdown reaches here: a served request writes its own
 			// terminal through its emitter.
 			s := h.w.Stream(e.RequestID, "", "")
-			if werr := s.Finish(e.Seq, wire.TypeShutdown, wire.Empty{}); werr != nil {
+			if werr := s.Finish(e.Seq, protocol.TypeShutdown, protocol.Empty{}); werr != nil {
 				return h.writeFailed(ctx, werr)
 			}
 		case session.EffAbort:
@@ -141,7 +142,7 @@ func (h *Host) fire(ctx context.Context, in session.Input, req *wire.Request, ms
 }
 
 func rejectMessage(code, msg string) string {
-	if code == session.CodeDuplicateRequestID {
+	if code == protocol.CodeDuplicateRequestID {
 		return "request_id was already used by this host process"
 	}
 	return msg

@@ -13,7 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
-	"octet.dev/host/wire"
+	"octet.dev/host/protocol"
 )
 
 // Defaults of Config.
@@ -80,7 +80,7 @@ type Client struct {
 	stdout *os.File
 	stderr *os.File
 	errBuf *ring
-	hello  wire.Hello
+	hello  protocol.Hello
 
 	logMu sync.Mutex
 
@@ -209,7 +209,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 }
 
 // Hello returns the validated hello answer.
-func (c *Client) Hello() wire.Hello { return c.hello }
+func (c *Client) Hello() protocol.Hello { return c.hello }
 
 // Stderr returns the last Config.StderrLimit bytes the host wrote to its
 // standard error. Stderr is diagnostics only; it is never parsed.
@@ -217,15 +217,15 @@ func (c *Client) Stderr() string { return c.errBuf.String() }
 
 // Models asks the host for its model inventory. offline suppresses live
 // discovery (it is not a network sandbox).
-func (c *Client) Models(ctx context.Context, offline bool) (wire.ModelsData, error) {
-	cl := &call{command: wire.CommandModels}
+func (c *Client) Models(ctx context.Context, offline bool) (protocol.Models, error) {
+	cl := &call{command: protocol.CommandModels}
 	v, err := c.roundTrip(ctx, cl, func(id string) ([]byte, error) {
-		return marshalLine(modelsLine{envelope: newEnvelope(id, wire.CommandModels), Offline: offline})
+		return marshalLine(modelsLine{envelope: newEnvelope(id, protocol.CommandModels), Offline: offline})
 	})
 	if err != nil {
-		return wire.ModelsData{}, err
+		return protocol.Models{}, err
 	}
-	return v.(wire.ModelsData), nil
+	return v.(protocol.Models), nil
 }
 
 // Shutdown asks the host to exit: it sends shutdown, waits for the shutdown
@@ -234,9 +234,9 @@ func (c *Client) Models(ctx context.Context, offline bool) (wire.ModelsData, err
 // exited with status 0. Every later request fails with ErrClosed; Close must
 // still be called to release the client's resources.
 func (c *Client) Shutdown(ctx context.Context) error {
-	cl := &call{command: wire.CommandShutdown}
+	cl := &call{command: protocol.CommandShutdown}
 	if _, err := c.roundTrip(ctx, cl, func(id string) ([]byte, error) {
-		return marshalLine(newEnvelope(id, wire.CommandShutdown))
+		return marshalLine(newEnvelope(id, protocol.CommandShutdown))
 	}); err != nil {
 		return err
 	}
@@ -273,11 +273,11 @@ func (c *Client) Shutdown(ctx context.Context) error {
 // (RunStream.Next until io.EOF, or RunStream.Wait): the client queues at
 // most 256 events ahead of Next and then stops reading the host, so an
 // abandoned stream keeps the client busy until Close or Kill.
-func (c *Client) Run(ctx context.Context, req wire.RunRequest) (*RunStream, error) {
+func (c *Client) Run(ctx context.Context, req protocol.RunRequest) (*RunStream, error) {
 	if err := checkRun(&req); err != nil {
 		return nil, err
 	}
-	cl := &call{command: wire.CommandRun, runID: req.RunID, events: make(chan Event, eventBuffer)}
+	cl := &call{command: protocol.CommandRun, runID: req.RunID, events: make(chan Event, eventBuffer)}
 	if req.SessionID != nil {
 		cl.sessionID = *req.SessionID
 	}
@@ -453,38 +453,38 @@ func (c *Client) logf(format string, args ...any) {
 }
 
 // handshake sends hello and validates the answer.
-func (c *Client) handshake(ctx context.Context) (wire.Hello, error) {
-	cl := &call{command: wire.CommandHello}
+func (c *Client) handshake(ctx context.Context) (protocol.Hello, error) {
+	cl := &call{command: protocol.CommandHello}
 	v, err := c.roundTrip(ctx, cl, func(id string) ([]byte, error) {
-		return marshalLine(newEnvelope(id, wire.CommandHello))
+		return marshalLine(newEnvelope(id, protocol.CommandHello))
 	})
 	if err != nil {
-		return wire.Hello{}, err
+		return protocol.Hello{}, err
 	}
 	ha := v.(helloAnswer)
 	return ha.Hello, validateHello(ha, c.cfg)
 }
 
 // helloAnswer is the decoded data of a hello event. Features keeps every
-// flag, known to wire.Features or not, for Config.RequireFeatures.
+// flag, known to protocol.Features or not, for Config.RequireFeatures.
 type helloAnswer struct {
-	Hello    wire.Hello
+	Hello    protocol.Hello
 	Features map[string]jsontext.Value
 }
 
 func validateHello(ha helloAnswer, cfg Config) error {
 	h := ha.Hello
 	bad := func(field, reason string) error { return &HandshakeError{Field: field, Reason: reason, Hello: h} }
-	if h.ProtocolVersion != wire.ProtocolVersion {
+	if h.ProtocolVersion != protocol.Version {
 		return bad("protocol_version", fmt.Sprintf("got %d, want 1", h.ProtocolVersion))
 	}
-	if h.MaxFrameBytes != wire.MaxFrameBytes {
-		return bad("max_frame_bytes", fmt.Sprintf("got %d, want %d", h.MaxFrameBytes, wire.MaxFrameBytes))
+	if h.MaxFrameBytes != protocol.MaxFrameBytes {
+		return bad("max_frame_bytes", fmt.Sprintf("got %d, want %d", h.MaxFrameBytes, protocol.MaxFrameBytes))
 	}
 	if h.MaxConcurrentRuns < 1 {
 		return bad("max_concurrent_runs", fmt.Sprintf("got %d, want at least 1", h.MaxConcurrentRuns))
 	}
-	for _, want := range wire.Commands {
+	for _, want := range protocol.Commands() {
 		found := false
 		for _, got := range h.Commands {
 			found = found || got == want

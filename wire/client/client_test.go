@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"octet.dev/host/wire"
+	"octet.dev/host/protocol"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -20,7 +20,7 @@ func ptr[T any](v T) *T { return &v }
 func TestRealHostHello(t *testing.T) {
 	c := start(t, realConfig(t))
 	h := c.Hello()
-	if h.ProtocolVersion != 1 || h.MaxFrameBytes != wire.MaxFrameBytes || h.MaxConcurrentRuns < 1 {
+	if h.ProtocolVersion != 1 || h.MaxFrameBytes != protocol.MaxFrameBytes || h.MaxConcurrentRuns < 1 {
 		t.Fatalf("hello = %+v", h)
 	}
 	if !h.Features.ProcessGroupAbort || h.Features.InBandAbort {
@@ -69,7 +69,7 @@ func contains(list []string, s string) bool {
 func TestRealHostRun(t *testing.T) {
 	c := start(t, realConfig(t))
 	ctx := testContext(t)
-	st, err := c.Run(ctx, wire.RunRequest{
+	st, err := c.Run(ctx, protocol.RunRequest{
 		RunID: "run-1", SessionID: ptr("session-1"), Workspace: t.TempDir(),
 		Model: "no-such-model", Prompt: "Reply with OK", Tools: &[]string{},
 	})
@@ -81,11 +81,11 @@ func TestRealHostRun(t *testing.T) {
 		t.Fatalf("Wait: %v (events %v)", err, events)
 	}
 	switch fr.Status {
-	case wire.StatusCompleted, wire.StatusBlocked, wire.StatusError:
+	case protocol.StatusCompleted, protocol.StatusBlocked, protocol.StatusError:
 	default:
 		t.Fatalf("status %q", fr.Status)
 	}
-	if fr.Status == wire.StatusError && fr.Error == nil {
+	if fr.Status == protocol.StatusError && fr.Error == nil {
 		t.Fatal("status error without error")
 	}
 	last := events[len(events)-1]
@@ -108,17 +108,17 @@ func TestRealHostRunAllFields(t *testing.T) {
 	c := start(t, realConfig(t))
 	ctx := testContext(t)
 	missing := filepath.Join(t.TempDir(), "missing-workspace")
-	req := wire.RunRequest{
+	req := protocol.RunRequest{
 		RunID: "run-all", Workspace: missing, Model: "local-model", Prompt: "Reply with OK",
 		SessionID: ptr("s-all"), SessionDir: ptr(t.TempDir()), SystemPrompt: ptr("Be brief."),
 		Tools: &[]string{"read"}, AllowFileMutation: ptr(false), DisplayText: ptr("Reply"),
-		Media:    []wire.Media{{Type: "image", Path: filepath.Join(missing, "a.png")}},
+		Media:    []protocol.Media{{Type: "image", Path: filepath.Join(missing, "a.png")}},
 		Provider: ptr("local"), BaseURL: ptr("http://127.0.0.1:9/v1"), APIKey: ptr("secret"),
 		CustomHeaders: map[string]string{"x-tenant": "t"}, ProviderMode: ptr("openai-compatible"),
 		ContextWindowTokens: ptr[int64](32768), MaxOutputTokens: ptr[int64](4096),
 		InputModalities: &[]string{"image"}, Vision: ptr(true), SupportsReasoning: ptr(false),
-		History:       []wire.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}},
-		ResourceRoots: []string{}, MaxSteps: ptr[int64](3), Reasoning: &wire.Reasoning{Effort: "low"},
+		History:       []protocol.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}},
+		ResourceRoots: []string{}, MaxSteps: ptr[int64](3), Reasoning: &protocol.Reasoning{Effort: "low"},
 	}
 	st, err := c.Run(ctx, req)
 	if err != nil {
@@ -132,7 +132,7 @@ func TestRealHostRunAllFields(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
-	if fr.Status != wire.StatusError {
+	if fr.Status != protocol.StatusError {
 		t.Fatalf("final_result %+v, want an error for the missing workspace", fr)
 	}
 }
@@ -223,7 +223,7 @@ func TestFakeRunStream(t *testing.T) {
 		t.Fatalf("hello %+v", c.Hello())
 	}
 	ctx := testContext(t)
-	st, err := c.Run(ctx, wire.RunRequest{RunID: "r1", SessionID: ptr("s1"), Workspace: "/w", Model: "m", Prompt: "p"})
+	st, err := c.Run(ctx, protocol.RunRequest{RunID: "r1", SessionID: ptr("s1"), Workspace: "/w", Model: "m", Prompt: "p"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +256,7 @@ func TestFakeRunStream(t *testing.T) {
 		t.Fatalf("text %q", text.String())
 	}
 	fr, err := st.Final()
-	if err != nil || fr.Status != wire.StatusCompleted || fr.Output != "Hello, world." {
+	if err != nil || fr.Status != protocol.StatusCompleted || fr.Output != "Hello, world." {
 		t.Fatalf("Final: %+v, %v", fr, err)
 	}
 	if err := c.Shutdown(ctx); err != nil {
@@ -272,7 +272,7 @@ func TestFakeRunStream(t *testing.T) {
 func TestFakeManyEvents(t *testing.T) {
 	c := start(t, fakeConfig(t, "many-events"))
 	ctx := testContext(t)
-	st, err := c.Run(ctx, wire.RunRequest{RunID: "r1", Workspace: "/w", Model: "m", Prompt: "p"})
+	st, err := c.Run(ctx, protocol.RunRequest{RunID: "r1", Workspace: "/w", Model: "m", Prompt: "p"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,20 +287,20 @@ func TestFakeBusy(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "gate")
 	c := start(t, fakeConfig(t, "slow-run", gateEnv+"="+gate))
 	ctx := testContext(t)
-	st, err := c.Run(ctx, wire.RunRequest{RunID: "r1", Workspace: "/w", Model: "m", Prompt: "p"})
+	st, err := c.Run(ctx, protocol.RunRequest{RunID: "r1", Workspace: "/w", Model: "m", Prompt: "p"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := c.Models(ctx, true); !errors.Is(err, ErrBusy) {
 		t.Fatalf("Models during a run: %v, want ErrBusy", err)
 	}
-	if _, err := c.Run(ctx, wire.RunRequest{RunID: "r2", Workspace: "/w", Model: "m", Prompt: "p"}); !errors.Is(err, ErrBusy) {
+	if _, err := c.Run(ctx, protocol.RunRequest{RunID: "r2", Workspace: "/w", Model: "m", Prompt: "p"}); !errors.Is(err, ErrBusy) {
 		t.Fatalf("Run during a run: %v, want ErrBusy", err)
 	}
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, fr, err := st.Wait(ctx); err != nil || fr.Status != wire.StatusCompleted {
+	if _, fr, err := st.Wait(ctx); err != nil || fr.Status != protocol.StatusCompleted {
 		t.Fatalf("Wait: %+v, %v", fr, err)
 	}
 	if _, err := c.Models(ctx, true); err != nil {
@@ -311,7 +311,7 @@ func TestFakeBusy(t *testing.T) {
 func TestInvalidRequestsAreNotSent(t *testing.T) {
 	c := start(t, fakeConfig(t, "ok"))
 	ctx := testContext(t)
-	bad := []wire.RunRequest{
+	bad := []protocol.RunRequest{
 		{RunID: "a/b", Workspace: "/w", Model: "m", Prompt: "p"},
 		{RunID: "", Workspace: "/w", Model: "m", Prompt: "p"},
 		{RunID: "r", SessionID: ptr(strings.Repeat("s", 129)), Workspace: "/w", Model: "m", Prompt: "p"},
@@ -321,7 +321,7 @@ func TestInvalidRequestsAreNotSent(t *testing.T) {
 			t.Fatalf("Run(%q, %v): %v, want ErrInvalidRequest", req.RunID, req.SessionID, err)
 		}
 	}
-	big := wire.RunRequest{RunID: "r", Workspace: "/w", Model: "m", Prompt: strings.Repeat("p", wire.MaxFrameBytes)}
+	big := protocol.RunRequest{RunID: "r", Workspace: "/w", Model: "m", Prompt: strings.Repeat("p", protocol.MaxFrameBytes)}
 	if _, err := c.Run(ctx, big); !errors.Is(err, ErrRequestTooLarge) {
 		t.Fatalf("oversized Run: %v, want ErrRequestTooLarge", err)
 	}
@@ -335,7 +335,7 @@ func TestProtocolErrorKeepsClientUsable(t *testing.T) {
 	ctx := testContext(t)
 	_, err := c.Models(ctx, true)
 	var pe *ProtocolError
-	if !errors.As(err, &pe) || pe.Code != wire.CodeInvalidField || errors.Is(err, ErrProtocolViolation) {
+	if !errors.As(err, &pe) || pe.Code != protocol.CodeInvalidField || errors.Is(err, ErrProtocolViolation) {
 		t.Fatalf("Models: %v, want *ProtocolError invalid_field", err)
 	}
 	if _, err := c.Models(ctx, true); err != nil {
@@ -347,7 +347,7 @@ func TestNullIDProtocolErrorIsAttributed(t *testing.T) {
 	c := start(t, fakeConfig(t, "null-id-protocol-error"))
 	_, err := c.Models(testContext(t), true)
 	var pe *ProtocolError
-	if !errors.As(err, &pe) || pe.Code != wire.CodeFrameTooLarge || errors.Is(err, ErrProtocolViolation) {
+	if !errors.As(err, &pe) || pe.Code != protocol.CodeFrameTooLarge || errors.Is(err, ErrProtocolViolation) {
 		t.Fatalf("Models: %v, want *ProtocolError frame_too_large", err)
 	}
 }
@@ -355,13 +355,13 @@ func TestNullIDProtocolErrorIsAttributed(t *testing.T) {
 func TestRunProtocolErrorWithoutRunID(t *testing.T) {
 	c := start(t, fakeConfig(t, "run-rejected"))
 	ctx := testContext(t)
-	st, err := c.Run(ctx, wire.RunRequest{RunID: "r1", Workspace: "/w", Model: "m", Prompt: "p"})
+	st, err := c.Run(ctx, protocol.RunRequest{RunID: "r1", Workspace: "/w", Model: "m", Prompt: "p"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = st.Wait(ctx)
 	var pe *ProtocolError
-	if !errors.As(err, &pe) || pe.Code != wire.CodeUnknownField {
+	if !errors.As(err, &pe) || pe.Code != protocol.CodeUnknownField {
 		t.Fatalf("Wait: %v, want *ProtocolError unknown_field", err)
 	}
 	if _, err := st.Final(); !errors.As(err, &pe) {
@@ -440,7 +440,7 @@ func TestContextCancelDuringRun(t *testing.T) {
 	gate := gateEnv + "=" + filepath.Join(t.TempDir(), "gate")
 	t.Run("Next", func(t *testing.T) {
 		c := start(t, fakeConfig(t, "slow-run", gate))
-		st, err := c.Run(testContext(t), wire.RunRequest{RunID: "r1", Workspace: "/w", Model: "m", Prompt: "p"})
+		st, err := c.Run(testContext(t), protocol.RunRequest{RunID: "r1", Workspace: "/w", Model: "m", Prompt: "p"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -461,7 +461,7 @@ func TestContextCancelDuringRun(t *testing.T) {
 		// The run's own context bounds it even while nobody calls Next.
 		c := start(t, fakeConfig(t, "slow-run", gate))
 		ctx, cancel := context.WithCancel(context.Background())
-		st, err := c.Run(ctx, wire.RunRequest{RunID: "r1", Workspace: "/w", Model: "m", Prompt: "p"})
+		st, err := c.Run(ctx, protocol.RunRequest{RunID: "r1", Workspace: "/w", Model: "m", Prompt: "p"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,14 @@
 // later call with the same error. A protocol_error that ends a request is
 // returned as *ProtocolError and leaves the client usable.
 //
+// The vocabulary is package protocol's: requests are protocol.RunRequest,
+// answers protocol.Hello, protocol.Models and protocol.FinalResult, and
+// Event.Decode turns an event's data into its typed payload (a
+// *protocol.ModelDelta for model_delta, a *protocol.ToolFinish for
+// tool_finish, …) for a type switch; see the example of Event.Decode.
+// Event.DecodeInto decodes into a type of the caller's own, and the raw
+// JSON stays available in Event.Data.
+//
 // A request_id of null is attributed to the request in flight only for a
 // protocol_error that is that request's first event: the client writes
 // every line of the host's stdin, one per request, and only while no other

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"octet.dev/host/wire"
+	"octet.dev/host/protocol"
 )
 
 // ErrProtocolViolation is wrapped by every error that reports the host
@@ -36,7 +36,7 @@ var ErrHostExited = errors.New("client: the host exited")
 var ErrInvalidRequest = errors.New("client: invalid request")
 
 // ErrRequestTooLarge is wrapped by the error of a request whose line would
-// exceed wire.MaxFrameBytes including its newline. Such a request is not
+// exceed protocol.MaxFrameBytes including its newline. Such a request is not
 // sent.
 var ErrRequestTooLarge = errors.New("client: request exceeds the 1048576-byte frame bound")
 
@@ -176,7 +176,7 @@ func (e *MalformedEventError) Unwrap() []error {
 // (code output_too_large). It is not a violation: the client stays usable.
 type ProtocolError struct {
 	RequestID string
-	Code      wire.Code
+	Code      string
 	Message   string
 }
 
@@ -191,7 +191,7 @@ func (e *ProtocolError) Error() string {
 type HandshakeError struct {
 	Field  string
 	Reason string
-	Hello  wire.Hello
+	Hello  protocol.Hello
 }
 
 func (e *HandshakeError) Error() string {

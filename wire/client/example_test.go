@@ -7,7 +7,7 @@ import (
 	"log"
 	"time"
 
-	"octet.dev/host/wire"
+	"octet.dev/host/protocol"
 	"octet.dev/host/wire/client"
 )
 
@@ -28,7 +28,7 @@ func Example() {
 	defer c.Close() // kills the process group if the host lingers
 
 	sessionID := "customer-42"
-	st, err := c.Run(ctx, wire.RunRequest{
+	st, err := c.Run(ctx, protocol.RunRequest{
 		RunID:     "run-1",
 		SessionID: &sessionID,
 		Workspace: "/srv/workspace",

@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/wire"
 )
 
@@ -33,7 +34,7 @@ type call struct {
 
 	// Set before done is closed.
 	terminal Event // the terminal event, on success
-	value    any   // its decoded data: helloAnswer, wire.ModelsData, *wire.FinalResult or nil
+	value    any   // its decoded data: helloAnswer, protocol.Models, *protocol.FinalResult or nil
 	err      error // why the call failed: *ProtocolError, a violation, ctx.Err(), …
 }
 
@@ -275,7 +276,7 @@ func (c *Client) route(line []byte) routed {
 		// request's terminal event. So a null-ID protocol_error can only
 		// answer the line of the request in flight, and only as its first
 		// event; anything else is unattributable.
-		if cl == nil || cl.seq != 0 || p.typ != wire.TypeProtocolError {
+		if cl == nil || cl.seq != 0 || p.typ != protocol.TypeProtocolError {
 			return routed{err: &UnknownRequestError{InFlight: idOf(cl)}}
 		}
 	case cl == nil || *p.requestID != cl.id:
@@ -289,9 +290,9 @@ func (c *Client) route(line []byte) routed {
 		return routed{err: &SeqGapError{RequestID: cl.id, Want: cl.seq + 1, Got: p.seq}}
 	}
 
-	terminal := p.typ == wire.TypeProtocolError
-	if cl.command == wire.CommandRun {
-		terminal = terminal || p.typ == wire.TypeFinalResult
+	terminal := p.typ == protocol.TypeProtocolError
+	if cl.command == protocol.CommandRun {
+		terminal = terminal || p.typ == protocol.TypeFinalResult
 		if err := checkRunIDs(cl, p); err != nil {
 			return routed{err: err}
 		}
@@ -316,7 +317,7 @@ func (c *Client) route(line []byte) routed {
 			return routed{err: err}
 		}
 		c.cur = nil
-		if p.typ == wire.TypeShutdown {
+		if p.typ == protocol.TypeShutdown {
 			// The host exits next: its EOF is expected, and nothing may
 			// be sent any more.
 			c.broken = ErrClosed
@@ -333,7 +334,7 @@ func (c *Client) route(line []byte) routed {
 // the event is tolerated.
 func checkRunIDs(cl *call, p *parsed) error {
 	if p.runID == nil {
-		if p.typ == wire.TypeProtocolError && p.seq == 1 {
+		if p.typ == protocol.TypeProtocolError && p.seq == 1 {
 			return nil
 		}
 		return &RunIDMismatchError{RequestID: cl.id, Want: cl.runID}
@@ -363,8 +364,8 @@ func decodeTerminal(cl *call, p *parsed) (value any, perr, err error) {
 		return nil, nil, bad(errors.New("not a JSON object"))
 	}
 	switch p.typ {
-	case wire.TypeProtocolError:
-		var ed wire.ErrorData
+	case protocol.TypeProtocolError:
+		var ed protocol.ErrorData
 		if err := json.Unmarshal(p.data, &ed); err != nil {
 			return nil, nil, bad(err)
 		}
@@ -372,7 +373,7 @@ func decodeTerminal(cl *call, p *parsed) (value any, perr, err error) {
 			return nil, nil, bad(errors.New("empty code"))
 		}
 		return nil, &ProtocolError{RequestID: cl.id, Code: ed.Code, Message: ed.Message}, nil
-	case wire.TypeHello:
+	case protocol.TypeHello:
 		var ha helloAnswer
 		var flags struct {
 			Features map[string]jsontext.Value `json:"features"`
@@ -385,19 +386,19 @@ func decodeTerminal(cl *call, p *parsed) (value any, perr, err error) {
 		}
 		ha.Features = flags.Features
 		return ha, nil, nil
-	case wire.TypeModels:
-		var md wire.ModelsData
+	case protocol.TypeModels:
+		var md protocol.Models
 		if err := json.Unmarshal(p.data, &md); err != nil {
 			return nil, nil, bad(err)
 		}
 		return md, nil, nil
-	case wire.TypeFinalResult:
-		fr := new(wire.FinalResult)
+	case protocol.TypeFinalResult:
+		fr := new(protocol.FinalResult)
 		if err := json.Unmarshal(p.data, fr); err != nil {
 			return nil, nil, bad(err)
 		}
 		switch fr.Status {
-		case wire.StatusCompleted, wire.StatusBlocked, wire.StatusError:
+		case protocol.StatusCompleted, protocol.StatusBlocked, protocol.StatusError:
 		default:
 			return nil, nil, bad(errors.New("unknown status " + strconv.Quote(fr.Status)))
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/wire"
 )
 
@@ -20,51 +21,13 @@ type modelsLine struct {
 	Offline bool `json:"offline"`
 }
 
-// runBody mirrors wire.RunRequest field for field, so that a RunRequest
-// converts to it (a struct conversion ignores tags and fails to compile if
-// the two drift apart). Its tags add omitzero: wire.RunRequest's plain tags
-// would write a nil pointer as null, a nil slice as [] and a nil map as {},
-// all of which the host reads as present (null is even rejected). Here an
-// absent optional field stays absent, while a non-nil empty value (tools:
-// []) is still written.
-type runBody struct {
-	RunID     string `json:"run_id"`
-	Workspace string `json:"workspace"`
-	Model     string `json:"model"`
-	Prompt    string `json:"prompt"`
-
-	SessionID         *string      `json:"session_id,omitzero"`
-	SessionDir        *string      `json:"session_dir,omitzero"`
-	SystemPrompt      *string      `json:"system_prompt,omitzero"`
-	Tools             *[]string    `json:"tools,omitzero"`
-	AllowFileMutation *bool        `json:"allow_file_mutation,omitzero"`
-	DisplayText       *string      `json:"display_text,omitzero"`
-	Media             []wire.Media `json:"media,omitzero"`
-
-	Provider            *string           `json:"provider,omitzero"`
-	BaseURL             *string           `json:"base_url,omitzero"`
-	APIKey              *string           `json:"api_key,omitzero"`
-	CustomHeaders       map[string]string `json:"custom_headers,omitzero"`
-	ProviderMode        *string           `json:"provider_mode,omitzero"`
-	ContextWindowTokens *int64            `json:"context_window_tokens,omitzero"`
-	MaxOutputTokens     *int64            `json:"max_output_tokens,omitzero"`
-	InputModalities     *[]string         `json:"input_modalities,omitzero"`
-	Vision              *bool             `json:"vision,omitzero"`
-	SupportsReasoning   *bool             `json:"supports_reasoning,omitzero"`
-
-	History       []wire.HistoryMessage `json:"history,omitzero"`
-	ResourceRoots []string              `json:"resource_roots,omitzero"`
-	MaxSteps      *int64                `json:"max_steps,omitzero"`
-	Reasoning     *wire.Reasoning       `json:"reasoning,omitzero"`
-}
-
 type runLine struct {
 	envelope
-	Body runBody `json:",embed"`
+	Body protocol.RunRequest `json:",embed"`
 }
 
 func newEnvelope(id, command string) envelope {
-	return envelope{ProtocolVersion: wire.ProtocolVersion, RequestID: id, Command: command}
+	return envelope{ProtocolVersion: protocol.Version, RequestID: id, Command: command}
 }
 
 // marshalLine encodes one request line, newline included, and enforces the
@@ -75,20 +38,20 @@ func marshalLine(v any) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidRequest, err)
 	}
-	if len(b)+1 > wire.MaxFrameBytes {
+	if len(b)+1 > protocol.MaxFrameBytes {
 		return nil, fmt.Errorf("%w: the request line would be %d bytes", ErrRequestTooLarge, len(b)+1)
 	}
 	return append(b, '\n'), nil
 }
 
 // marshalRun encodes a run request line.
-func marshalRun(id string, req *wire.RunRequest) ([]byte, error) {
-	return marshalLine(runLine{envelope: newEnvelope(id, wire.CommandRun), Body: runBody(*req)})
+func marshalRun(id string, req *protocol.RunRequest) ([]byte, error) {
+	return marshalLine(runLine{envelope: newEnvelope(id, protocol.CommandRun), Body: *req})
 }
 
 // checkRun rejects run requests the host would answer with protocol_error
 // invalid_id.
-func checkRun(req *wire.RunRequest) error {
+func checkRun(req *protocol.RunRequest) error {
 	if !wire.ValidID(req.RunID) {
 		return fmt.Errorf("%w: run_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'", ErrInvalidRequest)
 	}

@@ -1,44 +1,24 @@
 package client
 
 import (
-	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/go-json-experiment/json"
 	"github.com/google/go-cmp/cmp"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/wire"
 )
-
-// TestRunBodyTags checks that runBody names every member as wire.RunRequest
-// does (the struct conversion already guarantees the same fields and
-// types), with omitzero on exactly the optional ones.
-func TestRunBodyTags(t *testing.T) {
-	wt, bt := reflect.TypeFor[wire.RunRequest](), reflect.TypeFor[runBody]()
-	required := map[string]bool{"run_id": true, "workspace": true, "model": true, "prompt": true}
-	for i := range wt.NumField() {
-		want := strings.Split(wt.Field(i).Tag.Get("json"), ",")[0]
-		got := strings.Split(bt.Field(i).Tag.Get("json"), ",")
-		if got[0] != want {
-			t.Errorf("field %s: name %q, want %q", wt.Field(i).Name, got[0], want)
-		}
-		omit := len(got) == 2 && got[1] == "omitzero"
-		if omit == required[want] {
-			t.Errorf("field %s: tag %q", wt.Field(i).Name, bt.Field(i).Tag.Get("json"))
-		}
-	}
-}
 
 func TestMarshalRun(t *testing.T) {
 	tests := []struct {
 		name string
-		req  wire.RunRequest
+		req  protocol.RunRequest
 		want map[string]any
 	}{
-		{"absent stays absent", wire.RunRequest{RunID: "r", Workspace: "/w", Model: "m", Prompt: "p"},
+		{"absent stays absent", protocol.RunRequest{RunID: "r", Workspace: "/w", Model: "m", Prompt: "p"},
 			map[string]any{"protocol_version": 1.0, "request_id": "req-1", "command": "run", "run_id": "r", "workspace": "/w", "model": "m", "prompt": "p"}},
-		{"empty values stay present", wire.RunRequest{RunID: "r", Workspace: "/w", Model: "m", Prompt: "p",
+		{"empty values stay present", protocol.RunRequest{RunID: "r", Workspace: "/w", Model: "m", Prompt: "p",
 			Tools: &[]string{}, AllowFileMutation: ptr(false), MaxSteps: ptr[int64](0), ResourceRoots: []string{}, CustomHeaders: map[string]string{}},
 			map[string]any{"protocol_version": 1.0, "request_id": "req-1", "command": "run", "run_id": "r", "workspace": "/w", "model": "m", "prompt": "p",
 				"tools": []any{}, "allow_file_mutation": false, "max_steps": 0.0, "resource_roots": []any{}, "custom_headers": map[string]any{}}},
@@ -68,14 +48,14 @@ func TestMarshalRun(t *testing.T) {
 }
 
 func TestMarshalModelsAndEnvelope(t *testing.T) {
-	line, err := marshalLine(modelsLine{envelope: newEnvelope("req-7", wire.CommandModels), Offline: true})
+	line, err := marshalLine(modelsLine{envelope: newEnvelope("req-7", protocol.CommandModels), Offline: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := string(line), `{"protocol_version":1,"request_id":"req-7","command":"models","offline":true}`+"\n"; got != want {
 		t.Fatalf("got %s want %s", got, want)
 	}
-	line, err = marshalLine(newEnvelope("req-8", wire.CommandHello))
+	line, err = marshalLine(newEnvelope("req-8", protocol.CommandHello))
 	if err != nil {
 		t.Fatal(err)
 	}

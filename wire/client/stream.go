@@ -2,12 +2,14 @@ package client
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"octet.dev/host/wire"
+	"octet.dev/host/protocol"
 )
 
 // Event is one validated event of a run: its envelope has been checked
@@ -23,24 +25,56 @@ type Event struct {
 	Data      jsontext.Value
 }
 
-// Decode unmarshals the event's data into v. Unknown members are ignored
-// (the host adds fields only additively); names match case-sensitively.
-func (e Event) Decode(v any) error { return json.Unmarshal(e.Data, v) }
+// ErrUnknownEventType is returned (wrapped) by Event.Decode for an event
+// type the protocol package's registry does not know: a newer host's
+// addition. Such an event is still delivered; only its typed decoding is
+// unavailable (DecodeInto works).
+var ErrUnknownEventType = errors.New("client: event type unknown to this client's protocol package")
+
+// Decode returns the event's data as its typed payload from package
+// protocol: a pointer to the type protocol.PayloadFor(e.Type) returns, so
+// that a type switch over the protocol's payloads works:
+//
+//	data, err := ev.Decode()
+//	switch d := data.(type) {
+//	case *protocol.ModelDelta:
+//		fmt.Print(d.Text)
+//	case *protocol.ToolFinish:
+//		…
+//	}
+//
+// Members the payload type does not define are ignored (the host adds
+// fields only additively); names match case-sensitively. It returns an
+// error wrapping ErrUnknownEventType for a type the registry does not
+// know, and an error naming the type for data that does not decode into
+// its payload.
+func (e Event) Decode() (any, error) {
+	v := protocol.PayloadFor(e.Type)
+	if v == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownEventType, e.Type)
+	}
+	if err := json.Unmarshal(e.Data, v); err != nil {
+		return nil, fmt.Errorf("client: %s event data does not decode into %T: %w", e.Type, v, err)
+	}
+	return v, nil
+}
+
+// DecodeInto unmarshals the event's data into v, for a type of the
+// caller's own. Unknown members are ignored; names match case-sensitively.
+func (e Event) DecodeInto(v any) error { return json.Unmarshal(e.Data, v) }
 
 // Terminal reports whether the event ends its run (final_result).
-func (e Event) Terminal() bool { return e.Type == wire.TypeFinalResult }
+func (e Event) Terminal() bool { return e.Type == protocol.TypeFinalResult }
 
-// Delta returns the channel ("text" or "reasoning") and text of a
-// model_delta event; ok is false for any other event or malformed data.
+// Delta returns the channel (protocol.ChannelText or ChannelReasoning)
+// and text of a model_delta event; ok is false for any other event or
+// malformed data.
 func (e Event) Delta() (channel, text string, ok bool) {
-	if e.Type != "model_delta" {
+	if e.Type != protocol.TypeModelDelta {
 		return "", "", false
 	}
-	var d struct {
-		Channel string `json:"channel"`
-		Text    string `json:"text"`
-	}
-	if e.Decode(&d) != nil {
+	var d protocol.ModelDelta
+	if e.DecodeInto(&d) != nil {
 		return "", "", false
 	}
 	return d.Channel, d.Text, true
@@ -103,20 +137,20 @@ func (s *RunStream) Next(ctx context.Context) (Event, error) {
 // Final returns the run's final_result once Next has returned it; before
 // that it returns ErrNotDone. A final_result with status "error" or
 // "blocked" is a result, not an error: inspect Status and Error.
-func (s *RunStream) Final() (*wire.FinalResult, error) {
+func (s *RunStream) Final() (*protocol.FinalResult, error) {
 	if !s.ended {
 		return nil, ErrNotDone
 	}
 	if s.cl.err != nil {
 		return nil, s.cl.err
 	}
-	return s.cl.value.(*wire.FinalResult), nil
+	return s.cl.value.(*protocol.FinalResult), nil
 }
 
 // Wait reads the rest of the run and returns its events (the final_result
 // event included) and its final_result. On failure it returns the events
 // read so far with the error of Next.
-func (s *RunStream) Wait(ctx context.Context) ([]Event, *wire.FinalResult, error) {
+func (s *RunStream) Wait(ctx context.Context) ([]Event, *protocol.FinalResult, error) {
 	var events []Event
 	for {
 		ev, err := s.Next(ctx)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/wire"
 )
 
@@ -17,7 +18,7 @@ func TestViolations(t *testing.T) {
 		return err
 	}
 	run := func(ctx context.Context, c *Client) error {
-		st, err := c.Run(ctx, wire.RunRequest{RunID: "run-1", SessionID: ptr("session-1"), Workspace: "/w", Model: "m", Prompt: "p"})
+		st, err := c.Run(ctx, protocol.RunRequest{RunID: "run-1", SessionID: ptr("session-1"), Workspace: "/w", Model: "m", Prompt: "p"})
 		if err != nil {
 			return err
 		}
@@ -103,7 +104,7 @@ func TestViolations(t *testing.T) {
 			if !tt.check(again) {
 				t.Fatalf("later Models: %v, want the violation again", again)
 			}
-			if _, err := c.Run(ctx, wire.RunRequest{RunID: "r2", Workspace: "/w", Model: "m", Prompt: "p"}); !tt.check(err) {
+			if _, err := c.Run(ctx, protocol.RunRequest{RunID: "r2", Workspace: "/w", Model: "m", Prompt: "p"}); !tt.check(err) {
 				t.Fatalf("later Run: %v, want the violation again", err)
 			}
 			if err := c.Close(); err != nil {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"octet.dev/host/protocol"
 )
 
 // Mode is the wire protocol a route speaks.
@@ -74,14 +76,10 @@ const InlineIDPrefix = "inline-"
 // bills it). A zero CacheRead or CacheWrite means the provider publishes no
 // separate rate for that token class. Long-context surcharges, batch and
 // priority tiers, and audio or image token rates are not represented.
-type Cost struct {
-	Input      float64 `json:"input"`
-	Output     float64 `json:"output"`
-	CacheRead  float64 `json:"cache_read"`
-	CacheWrite float64 `json:"cache_write"`
-	// Currency is always "USD".
-	Currency string `json:"currency"`
-}
+//
+// It is the models inventory's cost object (protocol.Cost); Currency is
+// always "USD".
+type Cost = protocol.Cost
 
 // CurrencyUSD is the only currency the catalog records.
 const CurrencyUSD = "USD"

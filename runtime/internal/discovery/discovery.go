@@ -14,20 +14,19 @@ import (
 	"sync"
 	"time"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/nofollow"
 )
 
-// Issue codes.
-const (
-	// CodeFailed: the endpoint could not be queried or answered with a
-	// non-2xx status (bad base URL, connection refused, DNS, TLS, 401, 500).
-	CodeFailed = "discovery_failed"
-	// CodeTimeout: no complete answer arrived within the timeout.
-	CodeTimeout = "discovery_timeout"
-	// CodeInvalid: the endpoint answered 2xx, but not with a model list (not
-	// JSON, no list, no usable entry) or with a body over MaxBodyBytes.
-	CodeInvalid = "discovery_invalid"
-)
+// Issue codes (protocol.DiscoveryCodes):
+//   - protocol.CodeDiscoveryFailed: the endpoint could not be queried or
+//     answered with a non-2xx status (bad base URL, connection refused,
+//     DNS, TLS, 401, 500).
+//   - protocol.CodeDiscoveryTimeout: no complete answer arrived within the
+//     timeout.
+//   - protocol.CodeDiscoveryInvalid: the endpoint answered 2xx, but not
+//     with a model list (not JSON, no list, no usable entry) or with a body
+//     over MaxBodyBytes.
 
 // Limits.
 const (
@@ -72,7 +71,8 @@ type Model struct {
 // Issue is one endpoint whose listing failed.
 type Issue struct {
 	Provider string
-	// Code is CodeFailed, CodeTimeout or CodeInvalid.
+	// Code is one of protocol.DiscoveryCodes (discovery_failed,
+	// discovery_timeout, discovery_invalid).
 	Code string
 	// Message says what went wrong: sanitized, at most MaxMessageBytes, and
 	// never containing the endpoint's API key.
@@ -81,7 +81,7 @@ type Issue struct {
 
 // Discover lists the models of every endpoint in eps, querying them
 // concurrently with client (http.DefaultClient when nil), which never
-// follows a redirect: a 3xx answer is an Issue (CodeFailed) naming the
+// follows a redirect: a 3xx answer is an Issue (protocol.CodeDiscoveryFailed) naming the
 // status. Each query is
 // bounded by timeout (DefaultTimeout when timeout <= 0) and by ctx. Models
 // come back sorted by provider, then ID, without duplicates; an endpoint
@@ -159,18 +159,18 @@ func query(parent context.Context, client *http.Client, ep Endpoint, timeout tim
 
 	target, err := modelsURL(ep.BaseURL)
 	if err != nil {
-		return nil, fail(CodeFailed, "%v", err)
+		return nil, fail(protocol.CodeDiscoveryFailed, "%v", err)
 	}
 	key := strings.TrimSpace(ep.APIKey)
 	if strings.ContainsFunc(key, isControl) {
-		return nil, fail(CodeFailed, "GET %s: not sent: the API key contains control characters", target)
+		return nil, fail(protocol.CodeDiscoveryFailed, "GET %s: not sent: the API key contains control characters", target)
 	}
 
 	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
 	if err != nil {
-		return nil, fail(CodeFailed, "GET %s: %v", target, err)
+		return nil, fail(protocol.CodeDiscoveryFailed, "GET %s: %v", target, err)
 	}
 	req.Header.Set("Accept", "application/json")
 	if key != "" {
@@ -183,11 +183,11 @@ func query(parent context.Context, client *http.Client, ep Endpoint, timeout tim
 	transportIssue := func(what string, err error) *Issue {
 		switch {
 		case errors.Is(ctx.Err(), context.DeadlineExceeded), ctx.Err() == nil && isTimeout(err):
-			return fail(CodeTimeout, "GET %s: no complete answer within %s", target, timeout)
+			return fail(protocol.CodeDiscoveryTimeout, "GET %s: no complete answer within %s", target, timeout)
 		case ctx.Err() != nil:
-			return fail(CodeFailed, "GET %s: discovery canceled", target)
+			return fail(protocol.CodeDiscoveryFailed, "GET %s: discovery canceled", target)
 		}
-		return fail(CodeFailed, "GET %s: %s%s", target, what, cause(err))
+		return fail(protocol.CodeDiscoveryFailed, "GET %s: %s%s", target, what, cause(err))
 	}
 
 	resp, err := client.Do(req)
@@ -198,7 +198,7 @@ func query(parent context.Context, client *http.Client, ep Endpoint, timeout tim
 
 	if nofollow.IsRedirect(resp.StatusCode) {
 		// Not followed, and the Location is not repeated.
-		return nil, fail(CodeFailed, "GET %s: HTTP %s: %s", target, statusText(resp), nofollow.Refused)
+		return nil, fail(protocol.CodeDiscoveryFailed, "GET %s: HTTP %s: %s", target, statusText(resp), nofollow.Refused)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
@@ -206,24 +206,24 @@ func query(parent context.Context, client *http.Client, ep Endpoint, timeout tim
 		if detail := errorDetail(body); detail != "" {
 			msg += ": " + detail
 		}
-		return nil, fail(CodeFailed, "%s", msg)
+		return nil, fail(protocol.CodeDiscoveryFailed, "%s", msg)
 	}
 	if resp.ContentLength > MaxBodyBytes {
-		return nil, fail(CodeInvalid, "GET %s: the answer is %d bytes; the limit is %d", target, resp.ContentLength, MaxBodyBytes)
+		return nil, fail(protocol.CodeDiscoveryInvalid, "GET %s: the answer is %d bytes; the limit is %d", target, resp.ContentLength, MaxBodyBytes)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
 	if err != nil {
 		return nil, transportIssue("reading the answer: ", err)
 	}
 	if len(body) > MaxBodyBytes {
-		return nil, fail(CodeInvalid, "GET %s: the answer is larger than %d bytes", target, MaxBodyBytes)
+		return nil, fail(protocol.CodeDiscoveryInvalid, "GET %s: the answer is larger than %d bytes", target, MaxBodyBytes)
 	}
 	entries, err := parseList(body)
 	if err != nil {
 		if ct := resp.Header.Get("Content-Type"); ct != "" {
-			return nil, fail(CodeInvalid, "GET %s: not a model list (Content-Type %s): %v", target, ct, err)
+			return nil, fail(protocol.CodeDiscoveryInvalid, "GET %s: not a model list (Content-Type %s): %v", target, ct, err)
 		}
-		return nil, fail(CodeInvalid, "GET %s: not a model list: %v", target, err)
+		return nil, fail(protocol.CodeDiscoveryInvalid, "GET %s: not a model list: %v", target, err)
 	}
 	out := make([]Model, len(entries))
 	for i, e := range entries {

@@ -14,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"octet.dev/host/protocol"
 )
 
 const testKey = "sk-test-0123456789abcdefSECRET"
@@ -256,7 +258,7 @@ func TestUnauthorizedScrubsKey(t *testing.T) {
 				_, _ = w.Write([]byte(tt.body))
 			})
 			ms, is := discover(t, 0, Endpoint{Provider: "p", BaseURL: base, APIKey: testKey})
-			i := oneIssue(t, ms, is, "p", CodeFailed)
+			i := oneIssue(t, ms, is, "p", protocol.CodeDiscoveryFailed)
 			if !strings.Contains(i.Message, tt.want) || !strings.HasPrefix(i.Message, "GET "+base+"/models: ") {
 				t.Errorf("message = %q, want it to start with GET %s/models and contain %q", i.Message, base, tt.want)
 			}
@@ -296,7 +298,7 @@ func TestHTMLErrorPage(t *testing.T) {
 		_, _ = w.Write([]byte("<html><body><h1>502 Bad Gateway</h1><hr>nginx</body></html>"))
 	})
 	ms, is := discover(t, 0, Endpoint{Provider: "p", BaseURL: base})
-	i := oneIssue(t, ms, is, "p", CodeFailed)
+	i := oneIssue(t, ms, is, "p", protocol.CodeDiscoveryFailed)
 	if want := "GET " + base + "/models: HTTP 502 Bad Gateway"; i.Message != want {
 		t.Errorf("message = %q, want %q", i.Message, want)
 	}
@@ -310,7 +312,7 @@ func TestTimeout(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			base := stallServer(t, tt.partial)
 			ms, is := discover(t, 100*time.Millisecond, Endpoint{Provider: "slow", BaseURL: base, APIKey: testKey})
-			i := oneIssue(t, ms, is, "slow", CodeTimeout)
+			i := oneIssue(t, ms, is, "slow", protocol.CodeDiscoveryTimeout)
 			if !strings.Contains(i.Message, "no complete answer within 100ms") {
 				t.Errorf("message = %q", i.Message)
 			}
@@ -323,13 +325,13 @@ func TestClientTimeoutIsATimeout(t *testing.T) {
 	c := testClient(t)
 	c.Timeout = 50 * time.Millisecond
 	ms, is := Discover(context.Background(), c, []Endpoint{{Provider: "slow", BaseURL: base}}, time.Minute)
-	oneIssue(t, ms, is, "slow", CodeTimeout)
+	oneIssue(t, ms, is, "slow", protocol.CodeDiscoveryTimeout)
 }
 
 func TestRefused(t *testing.T) {
 	base := refusedURL(t)
 	ms, is := discover(t, 0, Endpoint{Provider: "down", BaseURL: base, APIKey: testKey})
-	i := oneIssue(t, ms, is, "down", CodeFailed)
+	i := oneIssue(t, ms, is, "down", protocol.CodeDiscoveryFailed)
 	if !strings.HasPrefix(i.Message, "GET "+base+"/models: ") || !strings.Contains(i.Message, "refused") {
 		t.Errorf("message = %q", i.Message)
 	}
@@ -355,7 +357,7 @@ func TestInvalidBody(t *testing.T) {
 				_, _ = w.Write([]byte(tt.body))
 			})
 			ms, is := discover(t, 0, Endpoint{Provider: "p", BaseURL: base})
-			i := oneIssue(t, ms, is, "p", CodeInvalid)
+			i := oneIssue(t, ms, is, "p", protocol.CodeDiscoveryInvalid)
 			if !strings.Contains(i.Message, tt.want) || !strings.Contains(i.Message, "Content-Type text/html") {
 				t.Errorf("message = %q, want it to contain %q and the content type", i.Message, tt.want)
 			}
@@ -378,9 +380,9 @@ func TestBodyLimit(t *testing.T) {
 		wantCode      string
 	}{
 		{"at limit", MaxBodyBytes, true, ""},
-		{"over limit, declared", MaxBodyBytes + 1, true, CodeInvalid},
-		{"over limit, chunked", MaxBodyBytes + 1, false, CodeInvalid},
-		{"far over limit, chunked", 3 * MaxBodyBytes, false, CodeInvalid},
+		{"over limit, declared", MaxBodyBytes + 1, true, protocol.CodeDiscoveryInvalid},
+		{"over limit, chunked", MaxBodyBytes + 1, false, protocol.CodeDiscoveryInvalid},
+		{"far over limit, chunked", 3 * MaxBodyBytes, false, protocol.CodeDiscoveryInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -524,7 +526,7 @@ func TestKeyWithControlCharacterIsNotSent(t *testing.T) {
 	})
 	key := "sk-SECRET\r\nX-Injected: 1"
 	ms, is := discover(t, 0, Endpoint{Provider: "p", BaseURL: base, APIKey: key})
-	i := oneIssue(t, ms, is, "p", CodeFailed)
+	i := oneIssue(t, ms, is, "p", protocol.CodeDiscoveryFailed)
 	if strings.Contains(i.Message, "Injected") {
 		t.Errorf("message = %q", i.Message)
 	}
@@ -542,7 +544,7 @@ func TestBadBaseURL(t *testing.T) {
 	} {
 		t.Run(base, func(t *testing.T) {
 			ms, is := discover(t, 0, Endpoint{Provider: "p", BaseURL: base, APIKey: testKey})
-			i := oneIssue(t, ms, is, "p", CodeFailed)
+			i := oneIssue(t, ms, is, "p", protocol.CodeDiscoveryFailed)
 			if !strings.Contains(i.Message, "base URL") {
 				t.Errorf("message = %q", i.Message)
 			}
@@ -559,7 +561,7 @@ func TestCanceledContext(t *testing.T) {
 		<-r.Context().Done()
 	})
 	ms, is := Discover(ctx, testClient(t), []Endpoint{{Provider: "p", BaseURL: base}}, time.Minute)
-	i := oneIssue(t, ms, is, "p", CodeFailed)
+	i := oneIssue(t, ms, is, "p", protocol.CodeDiscoveryFailed)
 	if !strings.Contains(i.Message, "canceled") {
 		t.Errorf("message = %q", i.Message)
 	}

@@ -14,8 +14,9 @@
 // use.
 //
 // A failing endpoint never fails the call: it becomes an Issue with the code
-// CodeFailed (unreachable, refused, non-2xx), CodeTimeout (no complete answer
-// within the timeout) or CodeInvalid (not a model list, or too large). Issue
+// discovery_failed (unreachable, refused, non-2xx), discovery_timeout (no
+// complete answer within the timeout) or discovery_invalid (not a model
+// list, or too large); the constants are package protocol's. Issue
 // messages are sanitized: the endpoint's API key never appears in them, even
 // when the server echoes it, and they are at most MaxMessageBytes of valid
 // UTF-8 without control characters. There are no retries.

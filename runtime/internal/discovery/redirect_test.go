@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"net/http"
+	"octet.dev/host/protocol"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,7 +27,7 @@ func TestRedirectIsRefused(t *testing.T) {
 			http.Redirect(w, r, other+"/models?leak=loc-secret-value", status)
 		})
 		ms, is := discover(t, time.Second, Endpoint{Provider: "gw", BaseURL: base, APIKey: testKey})
-		iss := oneIssue(t, ms, is, "gw", CodeFailed)
+		iss := oneIssue(t, ms, is, "gw", protocol.CodeDiscoveryFailed)
 		if !strings.Contains(iss.Message, http.StatusText(status)) || !strings.Contains(iss.Message, "redirect refused") {
 			t.Errorf("%d: %q", status, iss.Message)
 		}

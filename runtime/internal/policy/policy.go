@@ -10,53 +10,46 @@ package policy
 import (
 	"os"
 	"os/exec"
+
+	"octet.dev/host/protocol"
 )
 
+// The policy's data types and values are the protocol's (package
+// protocol); the short names below keep this package's code readable.
+
 // Source names the layer that set a value last.
-type Source string
+type Source = protocol.PolicySource
 
 // Sources, lowest to highest precedence.
 const (
-	SourceDefault     Source = "default"
-	SourceConfig      Source = "config"
-	SourceEnvironment Source = "environment"
-	SourceCLI         Source = "cli"
-	SourceHostRequest Source = "host_request"
+	SourceDefault     = protocol.SourceDefault
+	SourceConfig      = protocol.SourceConfig
+	SourceEnvironment = protocol.SourceEnvironment
+	SourceCLI         = protocol.SourceCLI
+	SourceHostRequest = protocol.SourceHostRequest
 )
 
 // Value is one policy value with its source.
-type Value[T any] struct {
-	Value  T      `json:"value"`
-	Source Source `json:"source"`
-}
+type Value[T any] = protocol.PolicyValue[T]
 
 // ShellSelection says how the shell was chosen, never which path it is.
-type ShellSelection struct {
-	Selection string `json:"selection"`
-}
+type ShellSelection = protocol.ShellSelection
 
 // Shell selections.
 const (
-	ShellConfigured  = "configured"
-	ShellSystemBash  = "system_bash"
-	ShellPathBash    = "path_bash"
-	ShellShFallback  = "sh_fallback"
-	ShellUnavailable = "unavailable"
+	ShellConfigured  = protocol.ShellConfigured
+	ShellSystemBash  = protocol.ShellSystemBash
+	ShellPathBash    = protocol.ShellPathBash
+	ShellShFallback  = protocol.ShellShFallback
+	ShellUnavailable = protocol.ShellUnavailable
 )
 
-// Effective is the effective tool policy, the schema shared by
-// accepted.effective_tool_policy and tool_policy.decision.policy.
+// Effective is the effective tool policy: the snapshot that
+// accepted.effective_tool_policy and tool_policy.decision.policy carry
+// (protocol.EffectivePolicy), and the resolved shell path, which never
+// leaves this process.
 type Effective struct {
-	EffectPolicy         Value[string]         `json:"effect_policy"`
-	WorkspaceConfinement Value[bool]           `json:"workspace_confinement"`
-	AllowEdit            Value[bool]           `json:"allow_edit"`
-	AllowWrite           Value[bool]           `json:"allow_write"`
-	AllowProcess         Value[bool]           `json:"allow_process"`
-	AllowShell           Value[bool]           `json:"allow_shell"`
-	ShellPath            Value[ShellSelection] `json:"shell_path"`
-	BashTimeoutMS        Value[int64]          `json:"bash_timeout_ms"`
-	MaxOutputBytes       Value[int64]          `json:"max_output_bytes"`
-	AllowRemoteRead      Value[bool]           `json:"allow_remote_read"`
+	protocol.EffectivePolicy
 
 	shell string // the resolved shell path; never serialized
 }
@@ -85,17 +78,17 @@ type Layer struct {
 // lookPath finds "bash" on PATH (exec.LookPath when nil); stat reports
 // whether a file exists (os.Stat when nil): both are injectable for tests.
 func Resolve(lookPath func(string) (string, error), exists func(string) bool, layers ...Layer) Effective {
-	e := Effective{
-		EffectPolicy:         Value[string]{"controlled", SourceDefault},
-		WorkspaceConfinement: Value[bool]{true, SourceDefault},
-		AllowEdit:            Value[bool]{false, SourceDefault},
-		AllowWrite:           Value[bool]{false, SourceDefault},
-		AllowProcess:         Value[bool]{false, SourceDefault},
-		AllowShell:           Value[bool]{false, SourceDefault},
-		BashTimeoutMS:        Value[int64]{DefaultBashTimeoutMS, SourceDefault},
-		MaxOutputBytes:       Value[int64]{DefaultMaxOutputBytes, SourceDefault},
-		AllowRemoteRead:      Value[bool]{false, SourceDefault},
-	}
+	e := Effective{EffectivePolicy: protocol.EffectivePolicy{
+		EffectPolicy:         Value[string]{Value: protocol.EffectPolicyControlled, Source: SourceDefault},
+		WorkspaceConfinement: Value[bool]{Value: true, Source: SourceDefault},
+		AllowEdit:            Value[bool]{Value: false, Source: SourceDefault},
+		AllowWrite:           Value[bool]{Value: false, Source: SourceDefault},
+		AllowProcess:         Value[bool]{Value: false, Source: SourceDefault},
+		AllowShell:           Value[bool]{Value: false, Source: SourceDefault},
+		BashTimeoutMS:        Value[int64]{Value: DefaultBashTimeoutMS, Source: SourceDefault},
+		MaxOutputBytes:       Value[int64]{Value: DefaultMaxOutputBytes, Source: SourceDefault},
+		AllowRemoteRead:      Value[bool]{Value: false, Source: SourceDefault},
+	}}
 	shellSrc, shellPath := SourceDefault, ""
 	for _, l := range layers {
 		set(&e.AllowEdit, l.AllowEdit, l.Source)
@@ -130,13 +123,13 @@ func Resolve(lookPath func(string) (string, error), exists func(string) bool, la
 			sel, e.shell = ShellShFallback, "/bin/sh"
 		}
 	}
-	e.ShellPath = Value[ShellSelection]{ShellSelection{sel}, shellSrc}
+	e.ShellPath = Value[ShellSelection]{Value: ShellSelection{Selection: sel}, Source: shellSrc}
 	return e
 }
 
 func set[T any](v *Value[T], p *T, src Source) {
 	if p != nil {
-		*v = Value[T]{*p, src}
+		*v = Value[T]{Value: *p, Source: src}
 	}
 }
 
@@ -145,57 +138,34 @@ func set[T any](v *Value[T], p *T, src Source) {
 func (e Effective) Shell() string { return e.shell }
 
 // Effect is what a tool call does to the world.
-type Effect string
+type Effect = protocol.Effect
 
 // Effects.
 const (
-	EffectPure              Effect = "pure"
-	EffectWorkspaceRead     Effect = "workspace_read"
-	EffectWorkspaceMutation Effect = "workspace_mutation"
-	EffectProcess           Effect = "process"
-	EffectNetwork           Effect = "network"
-	EffectUnknown           Effect = "unknown"
-)
-
-// Denial codes (stable, CONTRACT §10).
-const (
-	DenyUnknownTool          = "unknown_tool"
-	DenyMutationNotAllowed   = "mutation_not_authorized"
-	DenyProcessNotEnabled    = "process_not_enabled"
-	DenyShellUnavailable     = "shell_unavailable"
-	DenyNetworkNotEnabled    = "network_not_enabled"
-	DenyUnknownEffect        = "unknown_effect"
-	DenyConfirmationRequired = "confirmation_required"
-	// The workspace gates, decided after the effect policy and before the
-	// allowed decision is announced: the values equal the tool error codes
-	// of the same refusals, which the confined operation reports if the
-	// workspace changes between the gate and the operation.
-	DenyPathOutsideWorkspace = "path_outside_workspace"
-	DenySymlinkRefused       = "symlink_refused"
-	DenyProtectedPath        = "protected_path"
+	EffectPure              = protocol.EffectPure
+	EffectWorkspaceRead     = protocol.EffectWorkspaceRead
+	EffectWorkspaceMutation = protocol.EffectWorkspaceMutation
+	EffectProcess           = protocol.EffectProcess
+	EffectNetwork           = protocol.EffectNetwork
+	EffectUnknown           = protocol.EffectUnknown
 )
 
 // Authorizations of allowed calls.
 const (
-	AuthControlledRead = "controlled_read"
-	AuthPure           = "pure"
-	AuthHostRequest    = "host_request"
-	AuthOperator       = "operator"
+	AuthControlledRead = protocol.AuthControlledRead
+	AuthPure           = protocol.AuthPure
+	AuthHostRequest    = protocol.AuthHostRequest
+	AuthOperator       = protocol.AuthOperator
 )
 
 // Decision is the policy's answer for one call (tool_policy.data.decision).
-type Decision struct {
-	Effect        Effect    `json:"effect,omitempty"`
-	Allowed       bool      `json:"allowed"`
-	Authorization string    `json:"authorization,omitempty"`
-	DenialCode    string    `json:"denial_code,omitempty"`
-	Policy        Effective `json:"policy"`
-}
+// Its denial codes are protocol.DenialCodes.
+type Decision = protocol.ToolDecision
 
 // Decide answers a call to a tool with the given effect and name. A tool
-// that is not registered is decided by the caller with DenyUnknownTool.
+// that is not registered is decided by Unknown.
 func (e Effective) Decide(tool string, effect Effect) Decision {
-	d := Decision{Effect: effect, Policy: e}
+	d := Decision{Effect: effect, Policy: e.EffectivePolicy}
 	allow := func(auth string) Decision { d.Allowed, d.Authorization = true, auth; return d }
 	deny := func(code string) Decision { d.DenialCode = code; return d }
 	switch effect {
@@ -209,7 +179,7 @@ func (e Effective) Decide(tool string, effect Effect) Decision {
 			v = e.AllowEdit
 		}
 		if !v.Value {
-			return deny(DenyMutationNotAllowed)
+			return deny(protocol.CodeMutationNotAuthorized)
 		}
 		if v.Source == SourceHostRequest {
 			return allow(AuthHostRequest)
@@ -217,30 +187,30 @@ func (e Effective) Decide(tool string, effect Effect) Decision {
 		return allow(AuthOperator)
 	case EffectProcess:
 		if !e.AllowProcess.Value || !e.AllowShell.Value {
-			return deny(DenyProcessNotEnabled)
+			return deny(protocol.CodeProcessNotEnabled)
 		}
 		if e.shell == "" {
-			return deny(DenyShellUnavailable)
+			return deny(protocol.CodeShellUnavailable)
 		}
 		return allow(AuthOperator)
 	case EffectNetwork:
 		if !e.AllowRemoteRead.Value {
-			return deny(DenyNetworkNotEnabled)
+			return deny(protocol.CodeNetworkNotEnabled)
 		}
 		return allow(AuthOperator)
 	}
-	return deny(DenyUnknownEffect)
+	return deny(protocol.CodeUnknownEffect)
 }
 
 // Deny returns d refused with code by a gate that follows the effect
 // policy (confinement, link refusal, protected paths): not allowed, no
 // authorization, the denial code set.
-func (d Decision) Deny(code string) Decision {
+func Deny(d Decision, code string) Decision {
 	d.Allowed, d.Authorization, d.DenialCode = false, "", code
 	return d
 }
 
 // Unknown is the decision for a call to a tool that is not registered.
 func (e Effective) Unknown() Decision {
-	return Decision{Effect: EffectUnknown, DenialCode: DenyUnknownTool, Policy: e}
+	return Decision{Effect: EffectUnknown, DenialCode: protocol.CodeUnknownTool, Policy: e.EffectivePolicy}
 }

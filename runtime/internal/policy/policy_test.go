@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"octet.dev/host/protocol"
 )
 
 func ptr[T any](v T) *T { return &v }
@@ -46,13 +48,13 @@ func TestResolveLayersLastWins(t *testing.T) {
 		Layer{Source: SourceCLI, ShellPath: ptr("/opt/zsh")},
 		Layer{Source: SourceHostRequest, AllowEdit: ptr(true), AllowWrite: ptr(true)},
 	)
-	if diff := cmp.Diff(Value[bool]{true, SourceConfig}, e.AllowShell); diff != "" {
+	if diff := cmp.Diff(Value[bool]{Value: true, Source: SourceConfig}, e.AllowShell); diff != "" {
 		t.Error(diff)
 	}
-	if diff := cmp.Diff(Value[int64]{20, SourceEnvironment}, e.MaxOutputBytes); diff != "" {
+	if diff := cmp.Diff(Value[int64]{Value: 20, Source: SourceEnvironment}, e.MaxOutputBytes); diff != "" {
 		t.Error(diff)
 	}
-	if diff := cmp.Diff(Value[ShellSelection]{ShellSelection{ShellConfigured}, SourceCLI}, e.ShellPath); diff != "" {
+	if diff := cmp.Diff(Value[ShellSelection]{Value: ShellSelection{Selection: ShellConfigured}, Source: SourceCLI}, e.ShellPath); diff != "" {
 		t.Error(diff)
 	}
 	if e.Shell() != "/opt/zsh" || e.AllowEdit.Source != SourceHostRequest {
@@ -98,16 +100,16 @@ func TestDecide(t *testing.T) {
 		code   string
 	}{
 		{"read allowed", base, "read", EffectWorkspaceRead, true, AuthControlledRead},
-		{"write denied by default", base, "write", EffectWorkspaceMutation, false, DenyMutationNotAllowed},
-		{"edit denied by default", base, "edit", EffectWorkspaceMutation, false, DenyMutationNotAllowed},
+		{"write denied by default", base, "write", EffectWorkspaceMutation, false, protocol.CodeMutationNotAuthorized},
+		{"edit denied by default", base, "edit", EffectWorkspaceMutation, false, protocol.CodeMutationNotAuthorized},
 		{"write by host request", mut, "write", EffectWorkspaceMutation, true, AuthHostRequest},
 		{"edit by host request", mut, "edit", EffectWorkspaceMutation, true, AuthHostRequest},
-		{"bash denied by default", base, "bash", EffectProcess, false, DenyProcessNotEnabled},
-		{"bash needs both flags", onlyShell, "bash", EffectProcess, false, DenyProcessNotEnabled},
+		{"bash denied by default", base, "bash", EffectProcess, false, protocol.CodeProcessNotEnabled},
+		{"bash needs both flags", onlyShell, "bash", EffectProcess, false, protocol.CodeProcessNotEnabled},
 		{"bash by operator", shell, "bash", EffectProcess, true, AuthOperator},
-		{"bash without a shell", noShell, "bash", EffectProcess, false, DenyShellUnavailable},
-		{"network fails closed", base, "fetch", EffectNetwork, false, DenyNetworkNotEnabled},
-		{"unknown effect fails closed", base, "x", Effect("delegation"), false, DenyUnknownEffect},
+		{"bash without a shell", noShell, "bash", EffectProcess, false, protocol.CodeShellUnavailable},
+		{"network fails closed", base, "fetch", EffectNetwork, false, protocol.CodeNetworkNotEnabled},
+		{"unknown effect fails closed", base, "x", Effect("delegation"), false, protocol.CodeUnknownEffect},
 	}
 	for _, tt := range tests {
 		d := tt.e.Decide(tt.tool, tt.effect)
@@ -122,14 +124,14 @@ func TestDecide(t *testing.T) {
 			t.Errorf("%s: decision carries both or neither of authorization and denial_code: %+v", tt.name, d)
 		}
 	}
-	if u := base.Unknown(); u.Allowed || u.DenialCode != DenyUnknownTool {
+	if u := base.Unknown(); u.Allowed || u.DenialCode != protocol.CodeUnknownTool {
 		t.Errorf("Unknown() = %+v", u)
 	}
 	// A gate's refusal turns an allowed decision into a denial and keeps
 	// the effect and the policy snapshot.
 	allowed := mut.Decide("write", EffectWorkspaceMutation)
-	d := allowed.Deny(DenyProtectedPath)
-	if d.Allowed || d.Authorization != "" || d.DenialCode != DenyProtectedPath || d.Effect != EffectWorkspaceMutation ||
+	d := Deny(allowed, protocol.CodeProtectedPath)
+	if d.Allowed || d.Authorization != "" || d.DenialCode != protocol.CodeProtectedPath || d.Effect != EffectWorkspaceMutation ||
 		d.Policy.AllowWrite != allowed.Policy.AllowWrite {
 		t.Errorf("Deny = %+v", d)
 	}

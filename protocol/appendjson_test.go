@@ -1,4 +1,4 @@
-package runtime
+package protocol_test
 
 import (
 	"testing"
@@ -6,18 +6,20 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"pgregory.net/rapid"
+
+	"octet.dev/host/protocol"
 )
 
 // TestModelDeltaAppendJSON checks the hand-written encoder against the
 // reflective one for arbitrary text, including invalid UTF-8 and HTML.
 func TestModelDeltaAppendJSON(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		d := &ModelDelta{
+		d := &protocol.ModelDelta{
 			Step:    rapid.IntRange(-5, 1<<30).Draw(t, "step"),
-			Channel: rapid.SampledFrom([]string{ChannelText, ChannelReasoning}).Draw(t, "channel"),
+			Channel: rapid.SampledFrom([]string{protocol.ChannelText, protocol.ChannelReasoning}).Draw(t, "channel"),
 			Text:    string(rapid.SliceOf(rapid.Byte()).Draw(t, "text")) + rapid.String().Draw(t, "more") + "<&>\u2028",
 		}
-		type plain ModelDelta // no AppendJSON method
+		type plain protocol.ModelDelta // no AppendJSON method
 		want, err := json.Marshal((*plain)(d), jsontext.AllowInvalidUTF8(true))
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,184 @@
+package protocol
+
+import (
+	"reflect"
+	"slices"
+)
+
+// Event types of protocol 1, in the order of CONTRACT §5–§9. The data of
+// each is the payload type Lookup reports (named beside it).
+const (
+	// Command answers and the protocol error.
+	TypeHello         = "hello"          // Hello
+	TypeModels        = "models"         // Models
+	TypeShutdown      = "shutdown"       // Empty
+	TypeProtocolError = "protocol_error" // ErrorData
+
+	// The run lifecycle (CONTRACT §9).
+	TypeAccepted    = "accepted"     // Accepted
+	TypeStarted     = "started"      // Started
+	TypeSettled     = "settled"      // Settled
+	TypeFinalResult = "final_result" // FinalResult
+
+	// Streaming events, between started and settled.
+	TypeModelDelta                = "model_delta"                  // ModelDelta
+	TypeOutputMedia               = "output_media"                 // OutputMedia (not emitted by this build)
+	TypeProviderLifecycle         = "provider_lifecycle"           // ProviderLifecycle (not emitted by this build)
+	TypeProviderRetry             = "provider_retry"               // ProviderRetry
+	TypeProviderWaitingForNetwork = "provider_waiting_for_network" // ProviderWaitingForNetwork
+	TypeProviderOperationRetry    = "provider_operation_retry"     // ProviderOperationRetry (no auxiliary call yet)
+	TypeProviderUsageUncertain    = "provider_usage_uncertain"     // ProviderUsageUncertain
+	TypeCandidateRejected         = "candidate_rejected"           // CandidateRejected (not emitted by this build)
+	TypeToolStart                 = "tool_start"                   // ToolStart
+	TypeToolPolicy                = "tool_policy"                  // ToolPolicy
+	TypeToolProgress              = "tool_progress"                // ToolProgress
+	TypeToolFinish                = "tool_finish"                  // ToolFinish
+	TypeModelStep                 = "model_step"                   // ModelStep
+	TypeSteeringDelivered         = "steering_delivered"           // SteeringDelivered (Go API runs only)
+	TypeFollowUpDelivered         = "follow_up_delivered"          // FollowUpDelivered (Go API runs only)
+	TypeCompactionStart           = "compaction_start"             // CompactionStart (not emitted by this build)
+	TypeCompactionFinish          = "compaction_finish"            // CompactionFinish (not emitted by this build)
+	TypeExtensionNotification     = "extension_notification"       // ExtensionNotification (not emitted by this build)
+)
+
+// TypeRecoveredOutput is NOT a protocol-1 event type: it is an event of the
+// Go embedding API only (runtime.RunControl.Events), carrying an
+// interrupted attempt's discarded text. The NDJSON host never writes it,
+// Types does not list it, and no client receives it. Lookup and PayloadFor
+// know it, with Kind KindGoAPI.
+const TypeRecoveredOutput = "recovered_output" // RecoveredOutput
+
+// Kind classifies an event type by where it appears.
+type Kind string
+
+// Kinds.
+const (
+	KindResponse  Kind = "response"  // the terminal answer of hello, models or shutdown
+	KindError     Kind = "error"     // protocol_error: terminal, for any request
+	KindLifecycle Kind = "lifecycle" // accepted, started, settled, final_result
+	KindStreaming Kind = "streaming" // between started and settled
+	KindGoAPI     Kind = "go_api"    // Go embedding API only; never on the wire
+)
+
+// Emission says whether this build emits an event type.
+type Emission string
+
+// Emissions.
+const (
+	// EmittedWire: the NDJSON host writes it.
+	EmittedWire Emission = "wire"
+	// EmittedGoAPI: only runs driven through the Go API emit it (steering
+	// and follow-ups have no protocol-1 command; recovered_output).
+	EmittedGoAPI Emission = "go_api"
+	// NotEmitted: named by the contract, not produced by this build yet.
+	// Its payload follows the contract's description so that a schema
+	// and a client can exist before the producer does.
+	NotEmitted Emission = "none"
+)
+
+// EventInfo describes one event type.
+type EventInfo struct {
+	Type    string
+	Kind    Kind
+	Emitted Emission
+	// Terminal: the event ends its request.
+	Terminal bool
+	// Payload is the Go type of the event's data (a struct type, not a
+	// pointer).
+	Payload reflect.Type
+}
+
+func info[T any](typ string, kind Kind, emitted Emission) EventInfo {
+	terminal := kind == KindResponse || kind == KindError || typ == TypeFinalResult
+	return EventInfo{Type: typ, Kind: kind, Emitted: emitted, Terminal: terminal, Payload: reflect.TypeFor[T]()}
+}
+
+// events is the registry: every event type with its payload type. A new
+// event type needs a constant, a payload struct, a row here and a row in
+// the README's event table (protocol_test.go checks the last two).
+var events = []EventInfo{
+	info[Hello](TypeHello, KindResponse, EmittedWire),
+	info[Models](TypeModels, KindResponse, EmittedWire),
+	info[Empty](TypeShutdown, KindResponse, EmittedWire),
+	info[ErrorData](TypeProtocolError, KindError, EmittedWire),
+
+	info[Accepted](TypeAccepted, KindLifecycle, EmittedWire),
+	info[Started](TypeStarted, KindLifecycle, EmittedWire),
+	info[Settled](TypeSettled, KindLifecycle, EmittedWire),
+	info[FinalResult](TypeFinalResult, KindLifecycle, EmittedWire),
+
+	info[ModelDelta](TypeModelDelta, KindStreaming, EmittedWire),
+	info[OutputMedia](TypeOutputMedia, KindStreaming, NotEmitted),
+	info[ProviderLifecycle](TypeProviderLifecycle, KindStreaming, NotEmitted),
+	info[ProviderRetry](TypeProviderRetry, KindStreaming, EmittedWire),
+	info[ProviderWaitingForNetwork](TypeProviderWaitingForNetwork, KindStreaming, EmittedWire),
+	info[ProviderOperationRetry](TypeProviderOperationRetry, KindStreaming, NotEmitted),
+	info[ProviderUsageUncertain](TypeProviderUsageUncertain, KindStreaming, EmittedWire),
+	info[CandidateRejected](TypeCandidateRejected, KindStreaming, NotEmitted),
+	info[ToolStart](TypeToolStart, KindStreaming, EmittedWire),
+	info[ToolPolicy](TypeToolPolicy, KindStreaming, EmittedWire),
+	info[ToolProgress](TypeToolProgress, KindStreaming, EmittedWire),
+	info[ToolFinish](TypeToolFinish, KindStreaming, EmittedWire),
+	info[ModelStep](TypeModelStep, KindStreaming, EmittedWire),
+	info[SteeringDelivered](TypeSteeringDelivered, KindStreaming, EmittedGoAPI),
+	info[FollowUpDelivered](TypeFollowUpDelivered, KindStreaming, EmittedGoAPI),
+	info[CompactionStart](TypeCompactionStart, KindStreaming, NotEmitted),
+	info[CompactionFinish](TypeCompactionFinish, KindStreaming, NotEmitted),
+	info[ExtensionNotification](TypeExtensionNotification, KindStreaming, NotEmitted),
+
+	info[RecoveredOutput](TypeRecoveredOutput, KindGoAPI, EmittedGoAPI),
+}
+
+var byType = func() map[string]EventInfo {
+	m := make(map[string]EventInfo, len(events))
+	for _, e := range events {
+		m[e.Type] = e
+	}
+	return m
+}()
+
+// Events returns the registry: every event type of protocol 1, in contract
+// order, then the Go-API-only types.
+func Events() []EventInfo { return slices.Clone(events) }
+
+// Types returns the event types of protocol 1 in contract order (without
+// the Go-API-only recovered_output).
+func Types() []string {
+	var out []string
+	for _, e := range events {
+		if e.Kind != KindGoAPI {
+			out = append(out, e.Type)
+		}
+	}
+	return out
+}
+
+// StreamingTypes returns the streaming event types of CONTRACT §9 in the
+// contract's order: the types a run writes between started and settled.
+func StreamingTypes() []string {
+	var out []string
+	for _, e := range events {
+		if e.Kind == KindStreaming {
+			out = append(out, e.Type)
+		}
+	}
+	return out
+}
+
+// Lookup describes the event type typ; ok is false for a type the registry
+// does not know.
+func Lookup(typ string) (EventInfo, bool) {
+	e, ok := byType[typ]
+	return e, ok
+}
+
+// PayloadFor returns a new zero value of typ's payload type, as a pointer
+// (*ModelDelta for "model_delta"), or nil for a type the registry does not
+// know.
+func PayloadFor(typ string) any {
+	e, ok := byType[typ]
+	if !ok {
+		return nil
+	}
+	return reflect.New(e.Payload).Interface()
+}

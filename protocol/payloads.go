@@ -1,0 +1,380 @@
+package protocol
+
+import (
+	"strconv"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Payloads: the data member of each event type. Field names are the wire
+// names (snake_case, except final_result's camelCase, which is the
+// contract). Clients must tolerate members added later.
+
+// Hello is the data of hello (CONTRACT §6).
+type Hello struct {
+	SDKVersion        string   `json:"sdk_version"`
+	ProtocolVersion   int      `json:"protocol_version"`
+	MaxFrameBytes     int      `json:"max_frame_bytes"`
+	MaxConcurrentRuns int      `json:"max_concurrent_runs"`
+	Commands          []string `json:"commands"`
+	Features          Features `json:"features"`
+}
+
+// Features are the hello feature flags. A flag is true only when the
+// feature works end to end and is tested (CONTRACT §6).
+type Features struct {
+	Streaming          bool `json:"streaming"`
+	PersistentSessions bool `json:"persistent_sessions"`
+	SeedHistory        bool `json:"seed_history"`
+	TypedMediaInput    bool `json:"typed_media_input"`
+	TypedImageInput    bool `json:"typed_image_input"`
+	TypedAudioInput    bool `json:"typed_audio_input"`
+	PromptDisplayText  bool `json:"prompt_display_text"`
+	InlineModels       bool `json:"inline_models"`
+	Tools              bool `json:"tools"`
+	Skills             bool `json:"skills"`
+	Extensions         bool `json:"extensions"`
+	ProcessGroupAbort  bool `json:"process_group_abort"`
+	InBandAbort        bool `json:"in_band_abort"`
+}
+
+// Models is the data of models (CONTRACT §7).
+type Models struct {
+	Models []ModelInfo `json:"models"`
+	// Discovery reports live-discovery failures; they never fail the
+	// command. Absent when there were none.
+	Discovery []DiscoveryIssue `json:"discovery,omitempty"`
+}
+
+// DiscoveryIssue is one endpoint whose live model listing failed; Code is
+// one of DiscoveryCodes.
+type DiscoveryIssue struct {
+	Provider string `json:"provider"`
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+}
+
+// ModelInfo is one model: an entry of the models inventory, and the
+// resolved model of accepted. Values are route-effective (CONTRACT §7).
+type ModelInfo struct {
+	ID                  string   `json:"id"`
+	Provider            string   `json:"provider"`
+	Name                string   `json:"name"`
+	ProviderMode        string   `json:"provider_mode"`
+	ContextWindowTokens int      `json:"context_window_tokens"`
+	MaxOutputTokens     int      `json:"max_output_tokens"`
+	InputModalities     []string `json:"input_modalities"`
+	Vision              bool     `json:"vision"`
+	Audio               bool     `json:"audio"`
+	SupportsReasoning   bool     `json:"supports_reasoning"`
+	// Cost is the price list when known; the inventory sets it, accepted
+	// never does (absent, not null).
+	Cost *Cost `json:"cost,omitempty"`
+}
+
+// Cost is a price list in Currency per million tokens.
+type Cost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cache_read"`
+	CacheWrite float64 `json:"cache_write"`
+	Currency   string  `json:"currency"`
+}
+
+// Empty is the data of shutdown: {}.
+type Empty struct{}
+
+// ErrorData is a stable code with a bounded (1 KiB), sanitized message: the
+// data of protocol_error (Code one of ProtocolCodes) and the error member
+// of final_result (RunCodes) and tool_finish (ToolCodes), CONTRACT §5.
+type ErrorData struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Statuses of a settled run: settled.status and final_result.status.
+const (
+	StatusCompleted = "completed"
+	StatusBlocked   = "blocked"
+	StatusError     = "error"
+)
+
+var statuses = []string{StatusCompleted, StatusBlocked, StatusError}
+
+// Statuses returns the statuses of a settled run in a fixed order.
+func Statuses() []string { return append([]string(nil), statuses...) }
+
+// FinalResult is the data of final_result; the camelCase names are the
+// contract (CONTRACT §9). FilesChanged is never null.
+type FinalResult struct {
+	Status       string     `json:"status"`
+	Output       string     `json:"output"`
+	Error        *ErrorData `json:"error"`
+	FilesChanged []string   `json:"filesChanged"`
+	ToolCalls    int        `json:"toolCalls"`
+	Steps        int        `json:"steps"`
+	SessionFile  *string    `json:"sessionFile"`
+}
+
+// Accepted is the data of accepted: the resolved model (no Cost), the
+// session file, the registered tools and the effective tool policy.
+type Accepted struct {
+	Model               ModelInfo       `json:"model"`
+	SessionFile         string          `json:"session_file"`
+	Tools               []string        `json:"tools"`
+	EffectiveToolPolicy EffectivePolicy `json:"effective_tool_policy"`
+}
+
+// Started is the data of started: {}.
+type Started struct{}
+
+// Settled announces the status final_result will carry.
+type Settled struct {
+	Status string `json:"status"`
+}
+
+// Channels of ModelDelta.Channel and RecoveredOutput.Channel.
+const (
+	ChannelText      = "text"
+	ChannelReasoning = "reasoning"
+)
+
+// ModelDelta is a piece of streamed model output.
+type ModelDelta struct {
+	Step    int    `json:"step"`
+	Channel string `json:"channel"`
+	Text    string `json:"text"`
+}
+
+// AppendJSON appends d's JSON object to b. model_delta is the hottest
+// event, so it encodes itself without reflection or allocation; the result
+// equals the encoding of its json tags (protocol_test.go checks it).
+func (d *ModelDelta) AppendJSON(b []byte) []byte {
+	b = append(b, `{"step":`...)
+	b = strconv.AppendInt(b, int64(d.Step), 10)
+	b = append(b, `,"channel":`...)
+	b, _ = jsontext.AppendQuote(b, d.Channel) // invalid UTF-8 becomes U+FFFD
+	b = append(b, `,"text":`...)
+	b, _ = jsontext.AppendQuote(b, d.Text)
+	return append(b, '}')
+}
+
+// OutputMedia is a typed reference to media bytes the model produced,
+// written under the session's media folder; the bytes never cross a frame
+// (CONTRACT §9). Not emitted by this build.
+type OutputMedia struct {
+	Step     int    `json:"step"`
+	Type     string `json:"type"` // MediaImage or MediaAudio
+	MimeType string `json:"mime_type"`
+	Path     string `json:"path"`
+	Bytes    int64  `json:"bytes"`
+	SHA256   string `json:"sha256"`
+}
+
+// Lifecycle states of ProviderLifecycle.State.
+const (
+	LifecycleQueued  = "queued"
+	LifecycleLoading = "loading"
+	LifecycleReady   = "ready"
+)
+
+// ProviderLifecycle is opt-in readiness telemetry of a configured endpoint:
+// advisory, not model output (CONTRACT §9). Detail is null or a bounded
+// text. Not emitted by this build.
+type ProviderLifecycle struct {
+	State  string  `json:"state"`
+	Detail *string `json:"detail"`
+}
+
+// ProviderRetry announces that a failed attempt is replaced: its
+// provisional output is discarded; the replacement is not a new run
+// (CONTRACT §12).
+type ProviderRetry struct {
+	Attempt     int    `json:"attempt"`
+	MaxAttempts int    `json:"max_attempts"`
+	DelayMS     int64  `json:"delay_ms"`
+	Error       string `json:"error"`
+}
+
+// ProviderWaitingForNetwork announces a wait after a positively identified
+// outage before any request byte was sent; it does not use the retry
+// budget, so it has no max_attempts.
+type ProviderWaitingForNetwork struct {
+	Attempt int    `json:"attempt"`
+	DelayMS int64  `json:"delay_ms"`
+	Error   string `json:"error"`
+}
+
+// Operations of ProviderOperationRetry.Operation.
+const (
+	OperationLocalCompaction  = "local_compaction"
+	OperationNativeCompaction = "native_compaction"
+	OperationTerminalGate     = "terminal_gate"
+)
+
+// ProviderOperationRetry is the recovery of an auxiliary provider
+// operation. MaxAttempts is null for a pre-send network wait. This build
+// makes no auxiliary provider call yet, so no run emits it.
+type ProviderOperationRetry struct {
+	Operation   string `json:"operation"`
+	Attempt     int    `json:"attempt"`
+	MaxAttempts *int   `json:"max_attempts"`
+	DelayMS     int64  `json:"delay_ms"`
+	Error       string `json:"error"`
+}
+
+// ProviderUsageUncertain says the session's usage figures are known
+// subtotals from now on; its data is {}.
+type ProviderUsageUncertain struct{}
+
+// CandidateRejected reports a candidate answer the host rejected before it
+// became the run's output (the terminal gate). The source names the event
+// but not its data: this shape (the step, a stable code and a bounded
+// message) is ours. Not emitted by this build.
+type CandidateRejected struct {
+	Step    int    `json:"step"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// ToolStart announces a tool call. Arguments is the JSON object the model
+// sent, or a JSON string holding its raw text when that is not an object.
+type ToolStart struct {
+	Step      int            `json:"step"`
+	CallID    string         `json:"call_id"`
+	Tool      string         `json:"tool"`
+	Arguments jsontext.Value `json:"arguments"`
+}
+
+// ToolPolicy is the policy decision for a tool call, emitted after every
+// gate has passed (allowed) or when the call is denied.
+type ToolPolicy struct {
+	CallID   string       `json:"call_id"`
+	Tool     string       `json:"tool"`
+	Decision ToolDecision `json:"decision"`
+}
+
+// Streams of ToolProgress.Stream.
+const (
+	StreamStdout = "stdout"
+	StreamStderr = "stderr"
+)
+
+// ToolProgress is streamed output of a running tool (bash).
+type ToolProgress struct {
+	CallID string `json:"call_id"`
+	Tool   string `json:"tool"`
+	Stream string `json:"stream"` // StreamStdout or StreamStderr
+	Text   string `json:"text"`
+}
+
+// ToolFinish is the outcome of a tool call; Error's code is one of
+// ToolCodes.
+type ToolFinish struct {
+	CallID    string     `json:"call_id"`
+	Tool      string     `json:"tool"`
+	OK        bool       `json:"ok"`
+	Output    string     `json:"output"`
+	Truncated bool       `json:"truncated"`
+	Error     *ErrorData `json:"error"`
+	// ExitCode (-1 when a signal ended the command) and Signal are set for
+	// bash only.
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+}
+
+// Usage is token accounting.
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	ReasoningTokens  int64 `json:"reasoning_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
+// StepCost is the priced cost of usage; all zero with currency "" when
+// the model's prices are unknown.
+type StepCost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cache_read"`
+	CacheWrite float64 `json:"cache_write"`
+	Total      float64 `json:"total"`
+	Currency   string  `json:"currency"`
+}
+
+// Totals are cumulative figures over the run.
+type Totals struct {
+	Usage Usage    `json:"usage"`
+	Cost  StepCost `json:"cost"`
+}
+
+// ModelStep is the accounting of one model call.
+type ModelStep struct {
+	Step       int      `json:"step"`
+	Model      string   `json:"model"`
+	Usage      Usage    `json:"usage"`
+	Cost       StepCost `json:"cost"`
+	Cumulative Totals   `json:"cumulative"`
+	// UsageUncertain marks the figures as known subtotals (CONTRACT §12).
+	UsageUncertain bool `json:"usage_uncertain"`
+}
+
+// SteeringDelivered reports a queued steering message entering the
+// conversation: the model sees it at Step (CONTRACT §15). Protocol 1 has
+// no steering command, so only Go API runs emit it.
+type SteeringDelivered struct {
+	Step int    `json:"step"`
+	Text string `json:"text"`
+}
+
+// FollowUpDelivered reports a queued follow-up entering the conversation
+// at Step; as SteeringDelivered, only Go API runs emit it.
+type FollowUpDelivered struct {
+	Step int    `json:"step"`
+	Text string `json:"text"`
+}
+
+// CompactionStart announces local compaction of older history (CONTRACT
+// §17); Reason says why (for example the context nearing the window). Not
+// emitted by this build.
+type CompactionStart struct {
+	Reason string `json:"reason"`
+}
+
+// CompactionFinish ends a compaction: whether it succeeded, the context
+// size before and after, and the size of the summary. Not emitted by this
+// build.
+type CompactionFinish struct {
+	OK           bool  `json:"ok"`
+	TokensBefore int64 `json:"tokens_before"`
+	TokensAfter  int64 `json:"tokens_after"`
+	SummaryBytes int64 `json:"summary_bytes"`
+}
+
+// Levels of ExtensionNotification.Level.
+const (
+	LevelInfo    = "info"
+	LevelWarning = "warning"
+	LevelError   = "error"
+)
+
+// ExtensionNotification is a diagnostic of extension discovery (CONTRACT
+// §18); the host never starts an executable extension. The source names
+// the event but not its data: this shape is ours. Not emitted by this
+// build.
+type ExtensionNotification struct {
+	Extension string `json:"extension"`
+	Level     string `json:"level"`
+	Message   string `json:"message"`
+}
+
+// RecoveredOutput is an interrupted attempt's partial text or reasoning.
+// It is history, kept apart from current output, the answer, replay and
+// usage. Go API only: see TypeRecoveredOutput.
+type RecoveredOutput struct {
+	Step    int    `json:"step"`
+	Channel string `json:"channel"`
+	Text    string `json:"text"`
+}

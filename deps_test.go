@@ -16,9 +16,10 @@ var rules = []struct {
 }{
 	{"fsm", []string{"fsm"}},
 	{"wire", []string{"wire"}},
-	{"wire/client", []string{"wire"}},
+	{"wire/client", []string{"wire", "internal/linuxonly"}},
 	{"spec", []string{"spec"}},
-	{"runtime", []string{"runtime", "fsm"}},
+	{"runtime", []string{"runtime", "fsm", "internal/linuxonly"}},
+	{"internal/linuxonly", nil},
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm"}},
 	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "runtime"}},
 	{"cmd/octet-fake-provider", []string{"runtime/fakeprovider"}},

@@ -21,13 +21,16 @@ func sdkVersion() string {
 	return versionFrom(version, info)
 }
 
-// versionFrom chooses the version, most specific first: the -X stamp; the
-// main module's version when the go command knows it (a `go install
-// octet.dev/host/cmd/octet-host@v0.2.0` build reports "0.2.0", without the
-// "v" of the module tag, as hello's example versions are written); else
-// "(devel)" — a build from a checkout — followed by the VCS revision the go
-// command stamped, if any ("(devel)+1a2b3c4d5e6f", "-dirty" when the tree
-// had uncommitted changes).
+// versionFrom chooses the version, most specific first: the -X stamp; else
+// the main module's version as the go command recorded it, without the
+// module tag's "v" (hello's example versions are written "0.8.0"). That is
+// the tagged version for `go install octet.dev/host/cmd/octet-host@v0.2.0`,
+// and for a build in a git checkout (Go 1.24 and later) a pseudo-version
+// naming the commit, "0.0.0-20261201145832-5524ce74e52c", with "+dirty"
+// when the tree had uncommitted changes. Where the go command recorded no
+// version ("(devel)": -buildvcs=false, no VCS, no git on the PATH) it is
+// "(devel)", followed by the revision if one was stamped anyway
+// ("(devel)+5524ce74e52c", "-dirty" for uncommitted changes).
 func versionFrom(stamp string, info *debug.BuildInfo) string {
 	if stamp != "" {
 		return stamp

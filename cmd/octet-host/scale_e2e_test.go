@@ -312,7 +312,12 @@ func TestTwoHostsOneSession(t *testing.T) {
 		t.Errorf("session after A: %q, want %q", got, want)
 	}
 
-	// With A's run over, the lock is free: B resumes the same session.
+	// A's host releases the lock once the run has wound down, just after
+	// final_result and before it reads its next request: when it has
+	// answered shutdown, the lock is free and B resumes the same session.
+	if err := a.Shutdown(ctx); err != nil {
+		t.Fatalf("host A shutdown: %v", err)
+	}
 	rB = runOn(b, sharedRunReq(fake, ws, dir, "run-b2", "shared", "prompt b"))
 	if rB.err != nil || rB.final.Status != "completed" {
 		t.Fatalf("host B after A: %+v, %v (stderr: %s)", rB.final, rB.err, b.Stderr())

@@ -17,14 +17,15 @@ var rules = []struct {
 	{"protocol", nil}, // the vocabulary is a leaf: nothing of the module
 	{"fsm", []string{"fsm", "protocol"}},
 	{"wire", []string{"wire", "protocol"}},
-	{"wire/client", []string{"wire", "protocol"}},
+	{"wire/client", []string{"wire", "protocol", "internal/linuxonly"}},
 	{"spec", []string{"spec", "protocol"}},
-	{"runtime", []string{"runtime", "fsm", "protocol"}},
+	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly"}},
+	{"internal/linuxonly", nil},
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm", "protocol"}},
 	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "runtime", "protocol"}},
 	{"cmd/octet-fake-provider", []string{"runtime/fakeprovider"}},
-	{"cmd/octet-conformance", []string{"spec", "protocol", "runtime/fakeprovider"}}, // a black-box kit: the wire only, never the host's packages
-	{"examples", []string{"runtime/fakeprovider"}},                                  // tests of the client examples, against the built binary
+	{"cmd/octet-conformance", []string{"spec", "protocol", "runtime/fakeprovider", "internal/linuxonly"}}, // a black-box kit: the wire only, never the host's packages
+	{"examples", []string{"runtime/fakeprovider"}},                                                        // tests of the client examples, against the built binary
 	{"proptest", []string{"proptest", "fsm", "wire", "runtime", "internal/host", "spec", "protocol"}},
 	{"", []string{""}}, // the root package (this doc) only: see ruleFor
 }

@@ -29,4 +29,9 @@
 // Each predicate returns nil or a *Violation naming the invariant and the
 // offending frame. The package has no state and does no I/O; it is safe for
 // concurrent use.
+//
+// The directory also carries the documents the code cites: CONTRACT.md,
+// what the host promises ("CONTRACT §N"), and DESIGN.md, how the code is
+// built to keep it ("DESIGN §N"). citations_test.go at the repository root
+// checks that every citation names a section that exists.
 package spec

@@ -21,10 +21,6 @@ import (
 	"octet.dev/host/runtime"
 )
 
-// version is the SDK version reported by hello and --version; release
-// builds set it with -ldflags "-X main.version=…".
-var version = "0.1.0-dev"
-
 func main() { os.Exit(run(os.Args[1:])) }
 
 // afterReserve is a test hook (set by the straytest build tag) run once the
@@ -67,7 +63,7 @@ func run(args []string) int {
 	}
 	if *showVersion {
 		// --version is not a protocol session: it is the one output to stdout.
-		fmt.Fprintf(os.Stdout, "octet-host %s (native-host protocol 1)\n", version)
+		fmt.Fprintf(os.Stdout, "octet-host %s (native-host protocol 1)\n", sdkVersion())
 		return 0
 	}
 	lvl, err := zerolog.ParseLevel(*logLevel)
@@ -139,7 +135,7 @@ func run(args []string) int {
 		afterReserve()
 	}
 
-	h := host.New(host.Config{In: os.Stdin, Out: proto, Agent: agent, Log: log, Version: version})
+	h := host.New(host.Config{In: os.Stdin, Out: proto, Agent: agent, Log: log, Version: sdkVersion()})
 	done := make(chan error, 1)
 	go func() { done <- h.Serve(ctx) }()
 

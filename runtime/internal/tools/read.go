@@ -126,7 +126,7 @@ func runRead(ctx context.Context, env Env, a *args) (Result, error) {
 		if out != "" {
 			out += "\n"
 		}
-		out += truncationMarker(len(body), total) + "\n"
+		out += truncationMarker(len(body), total, false) + "\n"
 		if cutLine > 0 {
 			out += fmt.Sprintf("... line %d is longer than the output bound and was cut", cutLine)
 			if cutLine < lineNo+remaining {

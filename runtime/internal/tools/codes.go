@@ -36,6 +36,9 @@ const (
 	CodeNotUnique = "not_unique"
 	// CodeNoChange: edit's old_text equals new_text.
 	CodeNoChange = "no_change"
+	// CodeFileTooLarge: edit's file is larger than editMaxFileBytes (edit
+	// holds the file and its new content in memory).
+	CodeFileTooLarge = "file_too_large"
 	// CodeIOError: the file system failed in another way.
 	CodeIOError = "io_error"
 	// CodeCanceled: the context was canceled before the tool finished.

@@ -53,6 +53,9 @@ const (
 	// buffer of whole lines at a time, so a longer line is searched in its
 	// first grepBufBytes bytes only (the output says how many were).
 	grepBufBytes = 256 << 10
+	// grepStepBytes is about how much of a region grep searches between
+	// two checks of its context.
+	grepStepBytes = 32 << 10
 	// grepMaxWorkers bounds the files searched at once, and with it the
 	// buffers.
 	grepMaxWorkers = 4
@@ -334,6 +337,7 @@ type fileHits struct {
 // the matches and the lines to show around them, so that no more than one
 // buffer of the file is ever held.
 type fileSearch struct {
+	ctx             context.Context
 	s               *searcher
 	h               *fileHits
 	limit, ctxLines int
@@ -386,7 +390,10 @@ func (fs *fileSearch) region(data []byte, first int, low *[]byte) (int, bool) {
 	}
 	var found []lineMatch
 	if len(fs.h.matches) < fs.limit {
-		found = fs.s.find(data, fs.limit-len(fs.h.matches), low)
+		var ok bool
+		if found, ok = fs.find(data, low); !ok {
+			return 0, true // canceled
+		}
 	}
 	for _, m := range found {
 		num := first + m.num - 1
@@ -444,6 +451,36 @@ func (fs *fileSearch) region(data []byte, first int, low *[]byte) (int, bool) {
 	}
 	fs.keepTail(data, first, lines)
 	return lines, false
+}
+
+// find returns the matches in data, up to the limit, searching it in
+// steps of about grepStepBytes of whole lines and checking the context
+// between steps, so that even a slow regular expression notices a
+// cancellation promptly. It returns false when the context is done.
+func (fs *fileSearch) find(data []byte, low *[]byte) ([]lineMatch, bool) {
+	var out []lineMatch
+	lines := 0 // lines before s
+	for s := 0; s < len(data) && len(fs.h.matches)+len(out) < fs.limit; {
+		if fs.ctx.Err() != nil {
+			return nil, false
+		}
+		e := len(data)
+		if s+grepStepBytes < len(data) {
+			if i := bytes.LastIndexByte(data[s:s+grepStepBytes], '\n'); i >= 0 {
+				e = s + i + 1
+			} else if i := bytes.IndexByte(data[s+grepStepBytes:], '\n'); i >= 0 {
+				e = s + grepStepBytes + i + 1 // one line longer than a step
+			}
+		}
+		for _, m := range fs.s.find(data[s:e], fs.limit-len(fs.h.matches)-len(out), low) {
+			out = append(out, lineMatch{num: lines + m.num, start: s + m.start, end: s + m.end})
+		}
+		if e < len(data) {
+			lines += bytes.Count(data[s:e], []byte{'\n'})
+		}
+		s = e
+	}
+	return out, true
 }
 
 // keepTail puts the last ctxLines lines of data (holding lines numbered
@@ -687,7 +724,7 @@ func (p grepParams) file(ctx context.Context, rel string, sc *scratch, explicit 
 		return &fileHits{rel: rel, skipped: true}, nil
 	}
 	h := &fileHits{rel: rel}
-	fs := fileSearch{s: p.s, h: h, limit: p.limit, ctxLines: p.ctxLines, budget: p.budget}
+	fs := fileSearch{ctx: ctx, s: p.s, h: h, limit: p.limit, ctxLines: p.ctxLines, budget: p.budget}
 	if p.s.lit != nil && bytes.IndexByte(p.s.lit, '\n') >= 0 {
 		return h, nil // no single line can hold a newline
 	}
@@ -725,6 +762,9 @@ func (p grepParams) file(ctx context.Context, rel string, sc *scratch, explicit 
 		}
 		if end > 0 {
 			lines, stop := fs.region(buf[:end], first, &sc.low)
+			if err := ctx.Err(); stop && err != nil {
+				return nil, err
+			}
 			if stop || eof {
 				return h, nil
 			}
@@ -736,6 +776,9 @@ func (p grepParams) file(ctx context.Context, rel string, sc *scratch, explicit 
 		// bytes, then read on to its end.
 		h.long++
 		if _, stop := fs.region(buf[:n], first, &sc.low); stop {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			return h, nil
 		}
 		first++

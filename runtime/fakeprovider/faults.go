@@ -7,7 +7,7 @@ import (
 
 // Fault is a failure the server plays instead of, or in the middle of, a
 // normal answer: one of FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders,
-// FaultCutMidStream, FaultStall, FaultStatus and FaultErrorEvent. Inject
+// FaultNoRead, FaultCutMidStream, FaultStall, FaultStatus and FaultErrorEvent. Inject
 // faults with Server.InjectFault.
 type Fault interface {
 	// describe names the fault for Request.Fault.
@@ -45,6 +45,14 @@ type FaultResetAfterHeaders struct{}
 // server that accepted the call and hangs. (FaultStall stalls after the
 // headers, inside the stream.)
 type FaultNoHeaders struct{}
+
+// FaultNoRead takes the request's headers and then reads nothing of its
+// body and answers nothing: a server that stopped reading. A request body
+// larger than the connection's buffers (a few MiB on loopback) then blocks
+// the client's write. The request is recorded without its body. As it
+// reads nothing, the handler cannot see the client go: it holds the
+// connection until the server closes, then cuts it.
+type FaultNoRead struct{}
 
 // FaultCutMidStream sends the first AfterEvents events of the answer, then
 // closes the connection without the terminal event (chat [DONE], Responses
@@ -110,6 +118,8 @@ func (FaultResetAfterHeaders) describe() string { return "reset_after_headers" }
 
 func (FaultNoHeaders) describe() string { return "no_headers" }
 
+func (FaultNoRead) describe() string { return "no_read" }
+
 func (f FaultCutMidStream) describe() string {
 	return fmt.Sprintf("cut_mid_stream(after=%d)", f.AfterEvents)
 }
@@ -147,9 +157,9 @@ func normalizeFault(f Fault) Fault {
 	case FaultErrorEvent:
 		v.AfterEvents = max(v.AfterEvents, 0)
 		return v
-	case FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders:
+	case FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders, FaultNoRead:
 		return v
-	case *FaultRefuse, *FaultResetAfterHeaders, *FaultNoHeaders, *FaultCutMidStream, *FaultStall, *FaultStatus, *FaultErrorEvent:
+	case *FaultRefuse, *FaultResetAfterHeaders, *FaultNoHeaders, *FaultNoRead, *FaultCutMidStream, *FaultStall, *FaultStatus, *FaultErrorEvent:
 		panic(fmt.Sprintf("fakeprovider: InjectFault takes fault values, not pointers (%T)", f))
 	}
 	panic(fmt.Sprintf("fakeprovider: unknown fault %T", f))

@@ -55,6 +55,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"run missing model", `{` + env + `"command":"run","run_id":"x","workspace":"/w","prompt":"p"}`, CodeMissingField, "r1", `"model"`},
 		{"run missing prompt", `{` + env + `"command":"run","run_id":"x","workspace":"/w","model":"m"}`, CodeMissingField, "r1", `"prompt"`},
 		{"run bad run_id", `{` + env + `"command":"run","run_id":"a b","workspace":"/w","model":"m","prompt":"p"}`, CodeInvalidID, "r1", "run_id"},
+		{"run empty session_dir", `{` + env + run + `,"session_dir":""}`, CodeInvalidField, "r1", `"session_dir" must be a non-empty`},
 		{"run bad session_id", `{` + env + run + `,"session_id":"../x"}`, CodeInvalidID, "r1", "session_id"},
 		{"run prompt number", `{` + env + `"command":"run","run_id":"x","workspace":"/w","model":"m","prompt":1}`, CodeInvalidField, "r1", `"prompt" must be a string`},
 		{"run tools not array", `{` + env + run + `,"tools":"read"}`, CodeInvalidField, "r1", "array of strings"},

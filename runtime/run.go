@@ -313,6 +313,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 		turn, err := d.modelTurn(ctx, step, provider.Request{
 			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
 			MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
+			MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens),
 		})
 		if err != nil {
 			var tf *errTurnFailed
@@ -561,6 +562,12 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if !isObject {
 		argValue, _ = jsontext.AppendQuote(nil, trunc(call.Arguments, 4096))
 	}
+	if call.ArgumentsDropped > 0 {
+		// Too large for any frame: the decoder dropped them, and
+		// tool_start says so in their place.
+		isObject = false
+		argValue, _ = jsontext.AppendQuote(nil, droppedArgsMessage(call.ArgumentsDropped))
+	}
 	d.stream(EventToolStart, &ToolStart{Step: step, CallID: call.ID, Tool: call.Name, Arguments: argValue})
 
 	reply := func(fin *ToolFinish) provider.Message {
@@ -594,6 +601,9 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if !decision.Allowed {
 		d.stream(EventToolPolicy, &ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
 		return fail(decision.DenialCode, denialMessage(call.Name, decision.DenialCode))
+	}
+	if call.ArgumentsDropped > 0 {
+		return fail(tools.CodeInvalidArguments, droppedArgsMessage(call.ArgumentsDropped))
 	}
 	if !isObject {
 		return fail(tools.CodeInvalidArguments, "the arguments are not a JSON object")
@@ -629,6 +639,13 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 		}
 	}
 	return reply(&ToolFinish{CallID: call.ID, Tool: call.Name, OK: true, Output: res.Output, Truncated: res.Truncated})
+}
+
+// droppedArgsMessage explains a call whose arguments went over
+// provider.MaxToolArgBytes.
+func droppedArgsMessage(size int) string {
+	return "the arguments are " + strconv.Itoa(size) + " bytes, over the limit of " +
+		strconv.Itoa(provider.MaxToolArgBytes) + " bytes for one call; they were dropped"
 }
 
 func denialMessage(tool, code string) string {

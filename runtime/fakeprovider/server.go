@@ -660,7 +660,7 @@ func (s *Server) dispatch(mode Mode, idx int) plan {
 		s.requests[idx].Fault = p.fault.describe()
 	}
 	switch p.fault.(type) {
-	case FaultStatus, FaultResetAfterHeaders, FaultNoHeaders:
+	case FaultStatus, FaultResetAfterHeaders, FaultNoHeaders, FaultEndless:
 		return p
 	}
 	p.peeked = p.fault != nil
@@ -720,6 +720,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, mode Mode, p pla
 		case <-r.Context().Done():
 		case <-s.done:
 		}
+		return false
+	case FaultEndless:
+		s.endless(w, r, mode, f, body, n, requestID)
 		return false
 	case FaultResetAfterHeaders:
 		h := w.Header()

@@ -81,8 +81,14 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 		defer rb.Close()
 		return nil, m.jsonBodyError(ctx, r.Scrub, resp, rb)
 	}
+	dec := m.Decode(rb, r.MaxEvent)
+	limit := r.MaxOutput
+	if limit <= 0 {
+		limit = provider.OutputLimit(0)
+	}
+	dec.SetOutputLimit(limit)
 	return &stream{
-		dec:   m.Decode(rb, r.MaxEvent),
+		dec:   dec,
 		body:  rb,
 		ctx:   ctx,
 		mode:  m.Name,

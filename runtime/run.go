@@ -338,6 +338,10 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *Erro
 		// The blocks record the wire and model they came from, so that a
 		// session resumed on another wire never sends them there.
 		provider.SetOrigin(turn.reasoningBlocks, string(p.model.Mode), p.model.APIModel)
+		// Each call gets an id unique in the conversation and fit for every
+		// wire, used alike by tool_start, tool_finish, the session and the
+		// next request.
+		provider.AssignCallIDs(turn.calls, step, provider.CallIDs(msgs))
 		assistant := provider.Message{
 			Role: provider.RoleAssistant, Text: turn.text, Reasoning: turn.reasoning,
 			ReasoningBlocks: turn.reasoningBlocks, ToolCalls: turn.calls,

@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/discovery"
@@ -53,6 +55,7 @@ func (a *Agent) models(ctx context.Context, offline bool) ([]Model, []DiscoveryI
 		modes[m.Provider] = string(m.Mode)
 	}
 	found, problems := discovery.Discover(ctx, a.opts.HTTPClient, eps, 0)
+	catalogued := len(out)
 	for _, d := range found {
 		if known[[2]string{d.Provider, d.ID}] {
 			continue // already configured, with its own figures
@@ -67,10 +70,21 @@ func (a *Agent) models(ctx context.Context, offline bool) ([]Model, []DiscoveryI
 			InputModalities: []string{"text"},
 		})
 	}
+	out, trimmed := fitInventory(out, catalogued, len(eps))
 	var issues []DiscoveryIssue
 	for _, p := range problems {
+		if p.Code == discovery.CodeTruncated {
+			trimmed[p.Provider] += p.Omitted
+			continue
+		}
 		issues = append(issues, DiscoveryIssue{Provider: p.Provider, Code: p.Code, Message: p.Message})
 	}
+	for provider, n := range trimmed {
+		issues = append(issues, DiscoveryIssue{Provider: provider, Code: discovery.CodeTruncated, Message: discovery.TruncatedMessage(n)})
+	}
+	slices.SortStableFunc(issues, func(a, b DiscoveryIssue) int {
+		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Code, b.Code))
+	})
 	return out, issues, nil
 }
 

@@ -14,8 +14,7 @@ import (
 )
 
 // A provider that never reads a large request (issue 10, item 9) fails the
-// call with an idle timeout instead of hanging it; the retry, read, is
-// answered.
+// call with an idle timeout instead of hanging it.
 func TestProviderThatNeverReadsTheRequest(t *testing.T) {
 	fake, err := fakeprovider.New(fakeprovider.Options{Script: fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "ok"}}}})
 	if err != nil {
@@ -37,6 +36,9 @@ func TestProviderThatNeverReadsTheRequest(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Kind != provider.FailIdleTimeout || !errors.Is(err, edge.ErrIdleTimeout) {
 		t.Fatalf("got %v, want an idle timeout", err)
 	}
+	// The fault is spent: the next request (a small one, so that the
+	// fake's decoding it stays far within the idle timeout) is answered.
+	req.Messages[0].Text = "q"
 	s, err := p.Stream(ctx, req)
 	if err != nil {
 		t.Fatal(err)

@@ -52,11 +52,11 @@ func TestStreamServerNeverReadsTheRequest(t *testing.T) {
 // last byte is in the kernel's buffers the header wait begins, and the
 // server's pace can no longer be seen.)
 func TestStreamSlowRequestReaderIsNotTimedOut(t *testing.T) {
-	const idle = 300 * time.Millisecond
+	const idle = 500 * time.Millisecond
 	srv := newServer(t, func(w http.ResponseWriter, r *http.Request) {
 		buf := make([]byte, 1<<20)
 		for i := 0; i < 8; i++ {
-			time.Sleep(idle / 5)
+			time.Sleep(idle / 4)
 			if _, err := io.ReadFull(r.Body, buf); err != nil {
 				break
 			}

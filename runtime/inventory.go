@@ -3,6 +3,7 @@ package runtime
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"octet.dev/host/runtime/internal/discovery"
 )
@@ -87,7 +88,9 @@ func fitInventory(out []Model, catalogued, endpoints int) ([]Model, map[string]i
 	for _, g := range groups {
 		room -= issueJSONBound(g.provider)
 	}
-	room -= max(endpoints-len(groups), 0) * issueJSONBound("")
+	// An endpoint with no model listed may have an issue too; provider
+	// names are at most 64 bytes of ASCII letters, digits, '-', '_', '.'.
+	room -= max(endpoints-len(groups), 0) * issueJSONBound(strings.Repeat("x", 64))
 	if total <= room {
 		return out, omitted
 	}

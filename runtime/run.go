@@ -323,6 +323,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		turn, err := d.modelTurn(ctx, step, provider.Request{
 			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
 			MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
+			MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens),
 		})
 		if err != nil {
 			var tf *errTurnFailed
@@ -347,6 +348,10 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		// The blocks record the wire and model they came from, so that a
 		// session resumed on another wire never sends them there.
 		provider.SetOrigin(turn.reasoningBlocks, string(p.model.Mode), p.model.APIModel)
+		// Each call gets an id unique in the conversation and fit for every
+		// wire, used alike by tool_start, tool_finish, the session and the
+		// next request.
+		provider.AssignCallIDs(turn.calls, step, provider.CallIDs(msgs))
 		assistant := provider.Message{
 			Role: provider.RoleAssistant, Text: turn.text, Reasoning: turn.reasoning,
 			ReasoningBlocks: turn.reasoningBlocks, ToolCalls: turn.calls,
@@ -584,6 +589,12 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if !isObject {
 		argValue, _ = jsontext.AppendQuote(nil, trunc(call.Arguments, 4096))
 	}
+	if call.ArgumentsDropped > 0 {
+		// Too large for any frame: the decoder dropped them, and
+		// tool_start says so in their place.
+		isObject = false
+		argValue, _ = jsontext.AppendQuote(nil, droppedArgsMessage(call.ArgumentsDropped))
+	}
 	d.stream(protocol.TypeToolStart, &protocol.ToolStart{Step: step, CallID: call.ID, Tool: call.Name, Arguments: argValue})
 
 	reply := func(fin *protocol.ToolFinish) provider.Message {
@@ -622,6 +633,9 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if !decision.Allowed {
 		d.stream(protocol.TypeToolPolicy, &protocol.ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
 		return fail(decision.DenialCode, denialMessage(call.Name, decision.DenialCode))
+	}
+	if call.ArgumentsDropped > 0 {
+		return fail(tools.CodeInvalidArguments, droppedArgsMessage(call.ArgumentsDropped))
 	}
 	if !isObject {
 		return fail(tools.CodeInvalidArguments, "the arguments are not a JSON object")
@@ -678,6 +692,13 @@ func gateDenial(code string) (string, bool) {
 		return protocol.CodeProtectedPath, true
 	}
 	return "", false
+}
+
+// droppedArgsMessage explains a call whose arguments went over
+// provider.MaxToolArgBytes.
+func droppedArgsMessage(size int) string {
+	return "the arguments are " + strconv.Itoa(size) + " bytes, over the limit of " +
+		strconv.Itoa(provider.MaxToolArgBytes) + " bytes for one call; they were dropped"
 }
 
 func denialMessage(tool, code string) string {

@@ -53,7 +53,11 @@
 // another server, to see whether a client follows it), FaultCutMidStream (the
 // connection closes before the terminal event), FaultStall (the stream
 // stops until the client gives up), FaultNoHeaders (no answer at all,
-// not even headers, until the client gives up), FaultResetAfterHeaders (a
+// not even headers, until the client gives up), FaultNoRead (the request
+// body is never read, so a large one blocks the client's write),
+// FaultEndless (a stream of text, reasoning or tool-call arguments that
+// never ends),
+// FaultResetAfterHeaders (a
 // TCP reset after the headers) and FaultRefuse (connections are refused until
 // Reopen, on the same port).
 //

@@ -454,6 +454,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	n := int(s.seq.Add(1))
 	requestID := fmt.Sprintf("req_fake%d", n)
 	mode := modeOfPath(r.URL.Path)
+	if mode != "" && r.Method == http.MethodPost && s.takeNoRead(r) {
+		select {
+		case <-r.Context().Done():
+		case <-s.done:
+		}
+		// Cut the connection: the unread body must not be drained.
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+		return
+	}
 	raw, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	rec := Request{Mode: mode, Method: r.Method, Path: r.URL.Path, Turn: -1}
 	rec.Header, rec.HadKey, rec.KeySHA256 = redactHeader(r.Header)
@@ -519,6 +530,26 @@ func methodNotAllowed(w http.ResponseWriter, mode Mode, requestID string, r *htt
 	w.Header().Set("Allow", allow)
 	apiError{status: http.StatusMethodNotAllowed, typ: "invalid_request_error",
 		msg: fmt.Sprintf("Invalid method for URL (%s %s)", r.Method, r.URL.Path)}.write(w, mode, requestID)
+}
+
+// takeNoRead takes a FaultNoRead at the head of the fault queue, before
+// the body is read, and records the request without its body.
+func (s *Server) takeNoRead(r *http.Request) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.faults) == 0 {
+		return false
+	}
+	f, ok := s.faults[0].(FaultNoRead)
+	if !ok {
+		return false
+	}
+	s.faults = s.faults[1:]
+	s.refuseAtHeadLocked()
+	rec := Request{Mode: modeOfPath(r.URL.Path), Method: r.Method, Path: r.URL.Path, Turn: -1, Fault: f.describe()}
+	rec.Header, rec.HadKey, rec.KeySHA256 = redactHeader(r.Header)
+	s.requests = append(s.requests, rec)
+	return true
 }
 
 func (s *Server) record(r Request) int {
@@ -629,7 +660,7 @@ func (s *Server) dispatch(mode Mode, idx int) plan {
 		s.requests[idx].Fault = p.fault.describe()
 	}
 	switch p.fault.(type) {
-	case FaultStatus, FaultResetAfterHeaders, FaultNoHeaders, FaultRedirect:
+	case FaultStatus, FaultResetAfterHeaders, FaultNoHeaders, FaultRedirect, FaultEndless:
 		return p
 	}
 	p.peeked = p.fault != nil
@@ -692,6 +723,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, mode Mode, p pla
 		case <-r.Context().Done():
 		case <-s.done:
 		}
+		return false
+	case FaultEndless:
+		s.endless(w, r, mode, f, body, n, requestID)
 		return false
 	case FaultResetAfterHeaders:
 		h := w.Header()

@@ -3,13 +3,12 @@ package runtime
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/policy"
@@ -25,8 +24,13 @@ type Options struct {
 	// of runs whose request names no session_dir, and of OpenSession with
 	// an empty dir. It must be absolute. Default: Home/.octet/sessions.
 	SessionDir string
-	// Logger receives structured diagnostics. Default: a disabled logger.
-	Logger *zerolog.Logger
+	// Logger receives structured diagnostics: a credential refresh (info),
+	// an unreadable credentials file (warn), a run's internal error with
+	// its redacted panic value and stack (error), and, at LevelTrace, every
+	// state machine transition of a run. Records carry run_id where they
+	// concern a run. Any [slog.Handler] fits (the binary bridges to
+	// zerolog). Default (nil): nothing is logged.
+	Logger *slog.Logger
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
 	// HTTPClient performs provider and discovery requests. Default: a
@@ -81,7 +85,7 @@ func PolicyFromEnv(getenv func(string) string) (PolicyLayer, error) { return pol
 // Agent is the embedding entry point.
 type Agent struct {
 	opts Options
-	log  zerolog.Logger
+	log  *slog.Logger // never nil
 
 	mu             sync.Mutex
 	reasoning      ReasoningConfig // effective selection (Reasoning)
@@ -141,9 +145,9 @@ func New(opts Options) (*Agent, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
-	log := zerolog.Nop()
-	if opts.Logger != nil {
-		log = *opts.Logger
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	if opts.Sleep == nil {
 		opts.Sleep = defaultSleep

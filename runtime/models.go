@@ -47,7 +47,7 @@ func (a *Agent) models(ctx context.Context, offline bool) ([]protocol.ModelInfo,
 	if offline {
 		return out, nil, nil
 	}
-	eps := discovery.FromCatalog(ms, a.credential)
+	eps := discovery.FromCatalog(ms, func(m catalog.Model) string { return a.credential(ctx, m) })
 	if len(eps) == 0 {
 		return out, nil, nil
 	}

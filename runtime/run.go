@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -78,7 +79,7 @@ func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), cancel: cancel,
 		supportsReasoning: p.model.SupportsReasoning, modelID: p.model.ID, queue: steeringQueue{m: steering.New()}}
-	trace := transitionTracer(a.log, req.RunID)
+	trace := transitionTracer(ctx, a.log, req.RunID)
 	rc.queue.m.SetTracer(trace)
 	a.runs.Add(1)
 	go func() {
@@ -233,8 +234,8 @@ func (d *driver) contain(ctx context.Context) (status, output string, errInfo *p
 		if v := recover(); v != nil {
 			// The panic value may quote provider output: redacted like it.
 			pv := scrub(d.p.red.String(fmt.Sprint(v)), d.p.key)
-			d.a.log.Error().Str("run_id", d.p.req.RunID).Str("panic", pv).Bytes("stack", debug.Stack()).
-				Msg("the run failed on an internal error")
+			d.a.log.LogAttrs(ctx, slog.LevelError, "the run failed on an internal error",
+				slog.String("run_id", d.p.req.RunID), slog.String("panic", pv), slog.String("stack", string(debug.Stack())))
 			status, errInfo = fsmrun.StatusError, &protocol.ErrorData{Code: protocol.CodeInternalError, Message: bound("internal error: " + pv)}
 		}
 	}()
@@ -317,8 +318,8 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			d.a.noteReasoning(d.effort)
 		}
 		if held {
-			d.a.log.Debug().Str("run_id", p.req.RunID).Int("step", step).
-				Msg("a reasoning change that turns thinking on or off waits for the assistant turn to end")
+			d.a.log.LogAttrs(ctx, slog.LevelDebug, "a reasoning change that turns thinking on or off waits for the assistant turn to end",
+				slog.String("run_id", p.req.RunID), slog.Int("step", step))
 		}
 		turn, err := d.modelTurn(ctx, step, provider.Request{
 			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,7 +18,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rs/zerolog"
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/store"
@@ -602,9 +602,8 @@ func (p *panicky) Stream(ctx context.Context, req ProviderRequest) (ProviderStre
 func TestPanicEndsTheRunNotTheHost(t *testing.T) {
 	f := newFixture(t, text("after the panic"))
 	var logs strings.Builder
-	log := zerolog.New(&logs)
 	p := &panicky{next: f.prov}
-	a, err := New(Options{Home: f.home, Getenv: func(string) string { return "" }, Logger: &log,
+	a, err := New(Options{Home: f.home, Getenv: func(string) string { return "" }, Logger: jsonLogger(&logs, slog.LevelInfo),
 		ProviderFactory: func(Route) (Provider, error) { return p, nil }})
 	if err != nil {
 		t.Fatal(err)

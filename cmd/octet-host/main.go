@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -86,6 +87,9 @@ func run(args []string) int {
 		return 1
 	}
 	log := zerolog.New(os.Stderr).Level(lvl).With().Timestamp().Str("component", "octet-host").Logger()
+	// The runtime and the NDJSON adapter log to slog; their records reach
+	// the same zerolog logger, so stderr keeps one format.
+	slogger := slog.New(newZerologHandler(log))
 
 	envLayer, err := runtime.PolicyFromEnv(os.Getenv)
 	if err != nil {
@@ -115,7 +119,7 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "octet-host: --provider-idle-timeout-ms must be at least 1")
 		return 2
 	}
-	agent, err := runtime.New(runtime.Options{Logger: &log, PolicyLayers: []runtime.PolicyLayer{envLayer, cli},
+	agent, err := runtime.New(runtime.Options{Logger: slogger, PolicyLayers: []runtime.PolicyLayer{envLayer, cli},
 		TrustWorkspace: *trustWorkspace, IdleTimeout: time.Duration(*idleTimeout) * time.Millisecond})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
@@ -135,7 +139,7 @@ func run(args []string) int {
 		afterReserve()
 	}
 
-	h := host.New(host.Config{In: os.Stdin, Out: proto, Agent: agent, Log: log, Version: sdkVersion()})
+	h := host.New(host.Config{In: os.Stdin, Out: proto, Agent: agent, Log: slogger, Version: sdkVersion()})
 	done := make(chan error, 1)
 	go func() { done <- h.Serve(ctx) }()
 

@@ -15,7 +15,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rs/zerolog"
 
 	"octet.dev/host/runtime"
 )
@@ -55,7 +54,7 @@ func serveLines(t *testing.T, agent *runtime.Agent, lines []string) string {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	h := New(Config{In: inR, Out: outW, Agent: agent, Log: zerolog.Nop(), Version: "test"})
+	h := New(Config{In: inR, Out: outW, Agent: agent, Version: "test"})
 	done := make(chan error, 1)
 	go func() {
 		err := h.Serve(context.Background())

@@ -104,7 +104,9 @@ func validate(s func(*compiled) *jsonschema.Schema, line []byte) error {
 }
 
 // Event validates one event line strictly.
-func Event(line []byte) error { return validate(func(c *compiled) *jsonschema.Schema { return c.event }, line) }
+func Event(line []byte) error {
+	return validate(func(c *compiled) *jsonschema.Schema { return c.event }, line)
+}
 
 // EventOpen validates one event line against the published schema as is.
 func EventOpen(line []byte) error {

@@ -359,10 +359,10 @@ func (g *gen) requests() error {
 		}
 		s.Type, s.Pattern = "string", IDPattern
 	}
-	g.defs["HelloRequest"] = envelope(protocol.CommandHello, "The hello command: the host's versions, bounds, commands and features.", nil)
-	g.defs["ModelsRequest"] = envelope(protocol.CommandModels, models.Description, models)
-	g.defs["RunRequest"] = envelope(protocol.CommandRun, run.Description, run)
-	g.defs["ShutdownRequest"] = envelope(protocol.CommandShutdown, "The shutdown command: answer, finish the runs, exit 0.", nil)
+	g.defs["HelloRequest"] = envelope(protocol.CommandHello, "The hello command (CONTRACT §6): the host's versions, bounds, commands and features.", nil)
+	g.defs["ModelsRequest"] = envelope(protocol.CommandModels, "The models command (CONTRACT §7): the model inventory; offline suppresses live discovery.", models)
+	g.defs["RunRequest"] = envelope(protocol.CommandRun, "The run command (CONTRACT §8). Only the shape is the schema's: a well-formed run whose values fail validation ends in a final_result error, not a protocol_error.", run)
+	g.defs["ShutdownRequest"] = envelope(protocol.CommandShutdown, "The shutdown command (CONTRACT §2): answered, then the host exits 0.", nil)
 
 	req := &jsonschema.Schema{
 		Description: "One request line: a JSON object whose command selects its members.",

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"octet.dev/host/internal/schematest"
 )
 
 // Binaries built once by TestMain: the real host, and one built with the
@@ -53,6 +55,9 @@ type proc struct {
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
 	stderr *syncWriter
+	// schema validates every event read and every request the host
+	// accepted against the JSON Schema.
+	schema schematest.Session
 }
 
 func start(t *testing.T, bin string, args ...string) *proc {
@@ -108,6 +113,7 @@ func (s *syncWriter) String() string {
 
 func (p *proc) send(t *testing.T, line string) {
 	t.Helper()
+	p.schema.Sent([]byte(line))
 	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
 		t.Fatalf("writing to the host: %v", err)
 	}
@@ -131,6 +137,7 @@ func (p *proc) next(t *testing.T) event {
 	if err := json.Unmarshal(line, &ev); err != nil {
 		t.Fatalf("stdout carried a non-protocol line %q: %v", line, err)
 	}
+	p.schema.Got(t, line)
 	return ev
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"octet.dev/host/internal/host"
 	"octet.dev/host/runtime"
+	"octet.dev/host/spec/schema"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -39,6 +40,7 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("octet-host", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	showSchema := fs.Bool("schema", false, "print the JSON Schema (draft 2020-12) of protocol 1's requests and events and exit")
 	logLevel := fs.String("log-level", "info", "stderr log level: trace, debug, info, warn, error, disabled")
 	allowShell := fs.Bool("allow-shell", false, "enable the shell effect for the bash tool (bash also needs --allow-process)")
 	allowProcess := fs.Bool("allow-process", false, "enable the process effect for the bash tool (bash also needs --allow-shell)")
@@ -65,6 +67,14 @@ func run(args []string) int {
 	if *showVersion {
 		// --version is not a protocol session: it is the one output to stdout.
 		fmt.Fprintf(os.Stdout, "octet-host %s (native-host protocol 1)\n", sdkVersion())
+		return 0
+	}
+	if *showSchema {
+		// Like --version: not a protocol session, the one output to stdout.
+		if _, err := os.Stdout.Write(schema.JSON()); err != nil {
+			fmt.Fprintf(os.Stderr, "octet-host: writing the schema: %v\n", err)
+			return 1
+		}
 		return 0
 	}
 	lvl, err := zerolog.ParseLevel(*logLevel)
@@ -213,6 +223,7 @@ out. Logs and diagnostics go to stderr. Stop it by closing stdin, by sending
 
 Usage:
   octet-host [flags]
+  octet-host --schema   print the protocol's JSON Schema and exit
 
 Flags:
 `

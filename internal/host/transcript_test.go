@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"octet.dev/host/internal/schematest"
 	"octet.dev/host/runtime"
 )
 
@@ -132,6 +133,24 @@ func TestTranscripts(t *testing.T) {
 				t.Errorf("events (-want +got), rerun with -update to accept:\n%s", diff)
 			}
 			checkInvariants(t, got)
+			checkSchema(t, tr.in, got)
 		})
+	}
+}
+
+// checkSchema validates every event of a transcript against the JSON
+// Schema, and every request line by the host's verdict (schematest.Session).
+func checkSchema(t *testing.T, in []string, out string) {
+	t.Helper()
+	var s schematest.Session
+	for _, l := range in {
+		if !strings.HasPrefix(l, "@big ") {
+			s.Sent([]byte(l))
+		}
+	}
+	for _, l := range strings.SplitAfter(out, "\n") {
+		if l != "" && !strings.HasPrefix(l, "exit ") {
+			s.Got(t, []byte(l))
+		}
 	}
 }

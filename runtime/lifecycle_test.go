@@ -333,3 +333,19 @@ func TestLifecycleCancelDuringLoadingWait(t *testing.T) {
 	}
 	checkSessionClean(t, res, "")
 }
+
+// TestLifecycleDiscoveredModel: a model the opted-in provider serves but
+// models.json does not list ("lab/<name>", found by discovery) runs on
+// the provider's route and inherits its opt-in.
+func TestLifecycleDiscoveredModel(t *testing.T) {
+	r := newLifecycleRig(t, fakeprovider.ModeChat, &yes, fakeprovider.Script{Loading: 1, Turns: []fakeprovider.Turn{{Text: "ok"}}})
+	req := r.req()
+	req.Model = "lab/other-model"
+	evs, res := r.run(context.Background(), req)
+	if got, want := summary(evs), "accepted,started,provider_lifecycle:loading,provider_lifecycle:ready,"+okTail; res.Status != "completed" || got != want {
+		t.Errorf("status %s, events\n got %s\nwant %s", res.Status, got, want)
+	}
+	if m := r.fake.Requests()[1].Model(); m != "other-model" {
+		t.Errorf("the call named model %q", m)
+	}
+}

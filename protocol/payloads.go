@@ -179,8 +179,10 @@ const (
 )
 
 // ProviderLifecycle is opt-in readiness telemetry of a configured endpoint:
-// advisory, not model output (CONTRACT §9). Detail is null or a bounded
-// text. Not emitted by this build.
+// advisory, not model output, never in the session (CONTRACT §9). It is
+// emitted only for a provider of ~/.octet/models.json with
+// "lifecycle_events": true. Detail is null (ready) or the server's
+// sanitized word, at most 256 bytes (queued, loading).
 type ProviderLifecycle struct {
 	State  string  `json:"state"`
 	Detail *string `json:"detail"`

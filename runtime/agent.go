@@ -51,8 +51,9 @@ type Options struct {
 	// ProviderFactory builds the provider of a resolved route. Default: the
 	// module's Chat Completions, Responses and Messages clients.
 	ProviderFactory ProviderFactory
-	// Sleep waits between recovery attempts; it returns early with ctx's
-	// error. Default: a timer.
+	// Sleep waits between recovery attempts and during readiness waits
+	// (a loading model, lifecycle.go); it returns early with ctx's error.
+	// Default: a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Jitter returns a number in [0, 1) for backoff jitter. Default:
 	// math/rand/v2.

@@ -530,7 +530,7 @@ func discoveredRoute(cat *catalog.Catalog, id string) (catalog.Model, bool) {
 		if m.Provider == prov && !m.Inline && m.BaseURL != "" {
 			return catalog.Model{ID: id, Provider: prov, Name: name, APIModel: name, Mode: m.Mode, BaseURL: m.BaseURL,
 				CredentialEnv: m.CredentialEnv, ContextWindowTokens: discoveredContextWindow,
-				MaxOutputTokens: discoveredMaxOutput, InputModalities: []string{"text"}}, true
+				MaxOutputTokens: discoveredMaxOutput, InputModalities: []string{"text"}, LifecycleEvents: m.LifecycleEvents}, true
 		}
 	}
 	return catalog.Model{}, false

@@ -480,6 +480,10 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 		return t, err
 	}
 	defer s.Close()
+	if d.lifecycleOn() {
+		// The answer's first bytes (its headers) are here.
+		d.lifecycle(protocol.LifecycleReady, nil)
+	}
 	var text strings.Builder
 	var reasoning provider.ReasoningCollector
 	// Echoed credentials are redacted before any delta goes out; a

@@ -61,6 +61,16 @@
 // TCP reset after the headers) and FaultRefuse (connections are refused until
 // Reopen, on the same port).
 //
+// # Model loading
+//
+// Script.Loading starts the server in a model-loading phase, the way
+// llama.cpp's llama-server answers while it loads its model: the first
+// Loading model requests get HTTP 503 with LoadingBody,
+// {"error":{"message":"Loading model","type":"unavailable_error","code":503}},
+// in every mode, ahead of the key check and of any injected fault, and
+// consume nothing; then the server answers normally. LoadingLeft tells how
+// many loading answers remain.
+//
 // # Requests
 //
 // Requests returns every request received, with its decoded JSON body and

@@ -133,7 +133,8 @@ type Request struct {
 	Turn int
 	// Fixture is the name of the fixture the request was answered with.
 	Fixture string
-	// Fault describes the fault the request got, e.g. "status(429)".
+	// Fault describes the fault the request got, e.g. "status(429)", or
+	// "loading" for an answer of the model-loading phase (Script.Loading).
 	Fault string
 }
 
@@ -170,6 +171,7 @@ type Server struct {
 	script   Script
 	gen      int   // bumped by SetScript, so a stale turn is not given back
 	pending  []int // indexes of the turns not yet served, in order
+	loading  int   // requests still to answer with LoadingBody (Script.Loading)
 	faults   []Fault
 	queued   map[Mode][]*fixture
 	sticky   map[Mode]*fixture
@@ -302,11 +304,33 @@ func (s *Server) setScriptLocked(sc Script) {
 	sc.Models = append([]string(nil), sc.Models...)
 	sc.Turns = append([]Turn(nil), sc.Turns...)
 	s.script = sc
+	s.loading = max(sc.Loading, 0)
 	s.gen++
 	s.pending = make([]int, len(sc.Turns))
 	for i := range s.pending {
 		s.pending[i] = i
 	}
+}
+
+// LoadingLeft returns how many requests the model-loading phase
+// (Script.Loading) will still answer with LoadingBody.
+func (s *Server) LoadingLeft() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loading
+}
+
+// takeLoading consumes one loading answer for the request at idx and
+// reports whether there was one.
+func (s *Server) takeLoading(idx int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loading == 0 {
+		return false
+	}
+	s.loading--
+	s.requests[idx].Fault = "loading"
+	return true
 }
 
 // TurnsLeft returns how many script turns have not been served yet.
@@ -490,6 +514,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case r.Method != http.MethodPost:
 		methodNotAllowed(w, mode, requestID, r)
+		return
+	}
+	if s.takeLoading(idx) {
+		setRequestID(w.Header(), mode, requestID)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, LoadingBody)
 		return
 	}
 	if s.apiKey != "" && !s.authorized(mode, r.Header) {

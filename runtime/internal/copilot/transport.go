@@ -150,8 +150,8 @@ func synthetic(req *http.Request, status int, code, msg string) *http.Response {
 	return &http.Response{
 		Status: strconv.Itoa(status) + " " + http.StatusText(status), StatusCode: status,
 		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header:  http.Header{"Content-Type": {"application/json"}},
-		Body:    io.NopCloser(bytes.NewReader(b)), ContentLength: int64(len(b)), Request: req,
+		Header: http.Header{"Content-Type": {"application/json"}},
+		Body:   io.NopCloser(bytes.NewReader(b)), ContentLength: int64(len(b)), Request: req,
 	}
 }
 

@@ -92,3 +92,60 @@ func headerSafe(v string) bool {
 	}
 	return v != ""
 }
+
+// String describes a session without its token.
+func (s Session) String() string {
+	return "copilot.Session{Token:" + Redacted + ", API:" + s.API.String() + ", RefreshAt:" + s.RefreshAt.UTC().Format("2006-01-02T15:04:05Z") + "}"
+}
+
+// GoString is String.
+func (s Session) GoString() string { return s.String() }
+
+// Format writes String for every verb, so no verb reaches the fields
+// (fmt would print an unexported Secret's value by reflection).
+func (s Session) Format(f fmt.State, verb rune) { formatString(f, verb, s.String()) }
+
+// LogValue logs String.
+func (s Session) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalJSON encodes String.
+func (s Session) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(s.String())), nil }
+
+// String describes a credential without its token.
+func (c Credential) String() string {
+	return "copilot.Credential{Token:" + Redacted + ", ID:" + strconv.Quote(c.ID) + "}"
+}
+
+// GoString is String.
+func (c Credential) GoString() string { return c.String() }
+
+// Format writes String for every verb.
+func (c Credential) Format(f fmt.State, verb rune) { formatString(f, verb, c.String()) }
+
+// LogValue logs String.
+func (c Credential) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// MarshalJSON encodes String.
+func (c Credential) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(c.String())), nil }
+
+// String describes a device login without its device code.
+func (l DeviceLogin) String() string {
+	return "copilot.DeviceLogin{UserCode:" + strconv.Quote(l.UserCode) + ", VerificationURI:" + strconv.Quote(l.VerificationURI) + ", Interval:" + l.Interval.String() + ", DeviceCode:" + Redacted + "}"
+}
+
+// GoString is String.
+func (l DeviceLogin) GoString() string { return l.String() }
+
+// Format writes String for every verb.
+func (l DeviceLogin) Format(f fmt.State, verb rune) { formatString(f, verb, l.String()) }
+
+// LogValue logs String.
+func (l DeviceLogin) LogValue() slog.Value { return slog.StringValue(l.String()) }
+
+func formatString(f fmt.State, verb rune, s string) {
+	if verb == 'q' {
+		io.WriteString(f, strconv.Quote(s))
+		return
+	}
+	io.WriteString(f, s)
+}

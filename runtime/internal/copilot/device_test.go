@@ -10,21 +10,23 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"octet.dev/host/runtime/internal/copilot/copilottest"
 )
 
-func deviceWorld(t *testing.T, polls []string) (*world, *clock, *[]time.Time, *sync.Mutex) {
-	w := newWorld(t)
-	c := newClock()
+func deviceWorld(t *testing.T, polls []string) (*copilottest.World, *copilottest.Clock, *[]time.Time, *sync.Mutex) {
+	w := copilottest.NewWorld(t)
+	c := copilottest.NewClock()
 	var mu sync.Mutex
 	var at []time.Time
-	w.handle("github.com", "/login/device/code", func(rw http.ResponseWriter, r *http.Request) {
+	w.Handle("github.com", "/login/device/code", func(rw http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Accept") != "application/json" || r.FormValue("client_id") != testIdentity.ClientID || r.FormValue("scope") != "read:user" {
 			http.Error(rw, `{"error":"bad_request"}`, 400)
 			return
 		}
 		fmt.Fprintf(rw, `{"device_code":%q,"user_code":"ABCD-1234","verification_uri":"https://github.com/login/device","interval":5,"expires_in":900}`, canaryDevice)
 	})
-	w.handle("github.com", "/login/oauth/access_token", func(rw http.ResponseWriter, r *http.Request) {
+	w.Handle("github.com", "/login/oauth/access_token", func(rw http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		at = append(at, c.Now())
 		i := len(at) - 1
@@ -51,7 +53,7 @@ func deviceWorld(t *testing.T, polls []string) (*world, *clock, *[]time.Time, *s
 
 func TestDeviceFlowPollTimes(t *testing.T) {
 	w, c, at, _ := deviceWorld(t, []string{"authorization_pending", "authorization_pending", "slow_down", "token"})
-	f := &DeviceFlow{Identity: testIdentity, HTTPClient: w.client, Now: c.Now, Sleep: c.Sleep}
+	f := &DeviceFlow{Identity: testIdentity, HTTPClient: w.Client, Now: c.Now, Sleep: c.Sleep}
 	start := c.Now()
 	dl, err := f.Begin(context.Background())
 	if err != nil {
@@ -84,7 +86,7 @@ func TestDeviceFlowTerminalErrors(t *testing.T) {
 	seen := map[string]bool{}
 	for _, code := range []string{"expired_token", "access_denied", "incorrect_device_code", "incorrect_client_credentials", "device_flow_disabled", "unsupported_grant_type", "something_new"} {
 		w, c, _, _ := deviceWorld(t, []string{"authorization_pending", code})
-		f := &DeviceFlow{Identity: testIdentity, HTTPClient: w.client, Now: c.Now, Sleep: c.Sleep}
+		f := &DeviceFlow{Identity: testIdentity, HTTPClient: w.Client, Now: c.Now, Sleep: c.Sleep}
 		dl, err := f.Begin(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -107,7 +109,7 @@ func TestDeviceFlowTerminalErrors(t *testing.T) {
 
 func TestDeviceFlowLocalExpiry(t *testing.T) {
 	w, c, at, mu := deviceWorld(t, nil) // pending forever
-	f := &DeviceFlow{Identity: testIdentity, HTTPClient: w.client, Now: c.Now, Sleep: c.Sleep}
+	f := &DeviceFlow{Identity: testIdentity, HTTPClient: w.Client, Now: c.Now, Sleep: c.Sleep}
 	dl, err := f.Begin(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +131,7 @@ func TestDeviceFlowLocalExpiry(t *testing.T) {
 
 func TestDeviceFlowCanceled(t *testing.T) {
 	w, c, _, _ := deviceWorld(t, nil)
-	f := &DeviceFlow{Identity: testIdentity, HTTPClient: w.client, Now: c.Now, Sleep: c.Sleep}
+	f := &DeviceFlow{Identity: testIdentity, HTTPClient: w.Client, Now: c.Now, Sleep: c.Sleep}
 	dl, err := f.Begin(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -148,9 +150,9 @@ func TestDeviceFlowRefusesBadAnswers(t *testing.T) {
 		"odd code":     `{"device_code":"d","user_code":"<script>","verification_uri":"https://github.com/login/device","interval":5,"expires_in":900}`,
 		"interval":     `{"device_code":"d","user_code":"ABCD-1234","verification_uri":"https://github.com/login/device","interval":100000,"expires_in":900}`,
 	} {
-		w := newWorld(t)
-		w.handle("github.com", "/login/device/code", func(rw http.ResponseWriter, r *http.Request) { fmt.Fprint(rw, body) })
-		f := &DeviceFlow{Identity: testIdentity, HTTPClient: w.client}
+		w := copilottest.NewWorld(t)
+		w.Handle("github.com", "/login/device/code", func(rw http.ResponseWriter, r *http.Request) { fmt.Fprint(rw, body) })
+		f := &DeviceFlow{Identity: testIdentity, HTTPClient: w.Client}
 		if _, err := f.Begin(context.Background()); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
@@ -158,13 +160,13 @@ func TestDeviceFlowRefusesBadAnswers(t *testing.T) {
 }
 
 func TestDeviceFlowNeedsClientID(t *testing.T) {
-	w := newWorld(t)
-	f := &DeviceFlow{HTTPClient: w.client}
+	w := copilottest.NewWorld(t)
+	f := &DeviceFlow{HTTPClient: w.Client}
 	_, err := f.Begin(context.Background())
 	if !errors.Is(err, ErrNoClientID) || !strings.Contains(err.Error(), "settings.json") {
 		t.Fatalf("got %v", err)
 	}
-	if w.hitsOf("github.com") != 0 {
+	if w.Hits("github.com") != 0 {
 		t.Fatal("a request was sent without a client id")
 	}
 }

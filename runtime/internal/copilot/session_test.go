@@ -15,16 +15,18 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
+
+	"octet.dev/host/runtime/internal/copilot/copilottest"
 )
 
-func newProvider(w *world, h Host, c *clock) *Provider {
-	return &Provider{Host: h, HTTPClient: w.client, Now: c.Now}
+func newProvider(w *copilottest.World, h Host, c *copilottest.Clock) *Provider {
+	return &Provider{Host: h, HTTPClient: w.Client, Now: c.Now}
 }
 
 func TestExchangeShortRefreshIn(t *testing.T) {
-	w, c := newWorld(t), newClock()
+	w, c := copilottest.NewWorld(t), copilottest.NewClock()
 	var n atomic.Int64
-	w.handle("api.github.com", "/copilot_internal/v2/token", func(rw http.ResponseWriter, r *http.Request) {
+	w.Handle("api.github.com", "/copilot_internal/v2/token", func(rw http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "token "+canaryGitHub || r.Header.Get("Editor-Version") != testIdentity.EditorVersion || r.Header.Get("X-GitHub-Api-Version") == "" {
 			rw.WriteHeader(400)
 			return
@@ -56,9 +58,9 @@ func TestExchangeShortRefreshIn(t *testing.T) {
 }
 
 func TestExchangePastExpiresAtValidRefreshIn(t *testing.T) {
-	w, c := newWorld(t), newClock()
+	w, c := copilottest.NewWorld(t), copilottest.NewClock()
 	var n atomic.Int64
-	w.handle("api.github.com", "/copilot_internal/v2/token", func(rw http.ResponseWriter, r *http.Request) {
+	w.Handle("api.github.com", "/copilot_internal/v2/token", func(rw http.ResponseWriter, r *http.Request) {
 		n.Add(1)
 		fmt.Fprintf(rw, `{"token":%q,"expires_at":1000,"refresh_in":1500,"sku":"x","unknown":{"a":1}}`, canarySession)
 	})
@@ -94,8 +96,8 @@ func TestExchangeErrors(t *testing.T) {
 		{"500", 500, `oops ` + canaryGitHub, nil, ReasonHTTPStatus, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, c := newWorld(t), newClock()
-			w.handle("api.github.com", "/copilot_internal/v2/token", func(rw http.ResponseWriter, r *http.Request) {
+			w, c := copilottest.NewWorld(t), copilottest.NewClock()
+			w.Handle("api.github.com", "/copilot_internal/v2/token", func(rw http.ResponseWriter, r *http.Request) {
 				for k, v := range tc.header {
 					rw.Header().Set(k, v)
 				}
@@ -122,10 +124,10 @@ func TestExchangeErrors(t *testing.T) {
 }
 
 func TestOffListOriginGetsNothing(t *testing.T) {
-	w, c := newWorld(t), newClock()
+	w, c := copilottest.NewWorld(t), copilottest.NewClock()
 	var n atomic.Int64
-	w.handle("api.github.com", "/copilot_internal/v2/token", tokenHandler(&n, canarySession, 1500, `,"endpoints":{"api":"https://evil.example"}`))
-	w.handle("evil.example", "/models", func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, `{"data":[]}`) })
+	w.Handle("api.github.com", "/copilot_internal/v2/token", tokenHandler(&n, canarySession, 1500, `,"endpoints":{"api":"https://evil.example"}`))
+	w.Handle("evil.example", "/models", func(rw http.ResponseWriter, r *http.Request) { io.WriteString(rw, `{"data":[]}`) })
 	p := newProvider(w, newMemHost(), c)
 	_, err := p.RegisterModels(context.Background(), nil)
 	if !errors.Is(err, ErrOriginNotAllowed) {
@@ -137,8 +139,8 @@ func TestOffListOriginGetsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 403 || w.hitsOf("evil.example") != 0 || w.hitsOf("api.githubcopilot.com") != 0 {
-		t.Fatalf("status %d, evil hits %d", resp.StatusCode, w.hitsOf("evil.example"))
+	if resp.StatusCode != 403 || w.Hits("evil.example") != 0 || w.Hits("api.githubcopilot.com") != 0 {
+		t.Fatalf("status %d, evil hits %d", resp.StatusCode, w.Hits("evil.example"))
 	}
 	for _, e := range []string{"https://evil.example", "http://api.githubcopilot.com", "https://api.githubcopilot.com/v1", "https://u@api.githubcopilot.com", "https://api.githubcopilot.com?x=1", "https://x.githubcopilot.com"} {
 		if _, err := inferenceEndpoint(e); err == nil {
@@ -165,10 +167,10 @@ func TestParseEndpoint(t *testing.T) {
 }
 
 func TestConcurrentCallersShareOneExchange(t *testing.T) {
-	w, c := newWorld(t), newClock()
+	w, c := copilottest.NewWorld(t), copilottest.NewClock()
 	var n atomic.Int64
 	release := make(chan struct{})
-	w.handle("api.github.com", "/copilot_internal/v2/token", func(rw http.ResponseWriter, r *http.Request) {
+	w.Handle("api.github.com", "/copilot_internal/v2/token", func(rw http.ResponseWriter, r *http.Request) {
 		<-release
 		tokenHandler(&n, canarySession, 1500, "")(rw, r)
 	})
@@ -198,9 +200,9 @@ func TestConcurrentCallersShareOneExchange(t *testing.T) {
 }
 
 func TestReplacedOrDeletedLoginRejected(t *testing.T) {
-	w, c := newWorld(t), newClock()
+	w, c := copilottest.NewWorld(t), copilottest.NewClock()
 	var n atomic.Int64
-	w.handle("api.github.com", "/copilot_internal/v2/token", tokenHandler(&n, canarySession, 1500, ""))
+	w.Handle("api.github.com", "/copilot_internal/v2/token", tokenHandler(&n, canarySession, 1500, ""))
 	h := newMemHost()
 	p := newProvider(w, h, c)
 	if _, err := p.Session(context.Background()); err != nil {
@@ -220,9 +222,9 @@ func TestReplacedOrDeletedLoginRejected(t *testing.T) {
 }
 
 func TestCanceledExchangeDiscardsSession(t *testing.T) {
-	w, c := newWorld(t), newClock()
+	w, c := copilottest.NewWorld(t), copilottest.NewClock()
 	var n atomic.Int64
-	w.handle("api.github.com", "/copilot_internal/v2/token", tokenHandler(&n, canarySession, 100, ""))
+	w.Handle("api.github.com", "/copilot_internal/v2/token", tokenHandler(&n, canarySession, 100, ""))
 	p := newProvider(w, newMemHost(), c)
 	if _, err := p.Session(context.Background()); err != nil {
 		t.Fatal(err)

@@ -66,6 +66,12 @@ type Options struct {
 	// if the workspace were listed in trusted_workspaces of
 	// ~/.octet/settings.json.
 	TrustWorkspace bool
+	// Copilot is the GitHub Copilot provider (copilot.go) on the
+	// embedder's CopilotHost. Default (nil): one on the coding adapter's
+	// file host (~/.octet/credentials/copilot.json and the "copilot"
+	// member of ~/.octet/settings.json), whose models are listed only
+	// while a login is stored.
+	Copilot *CopilotProvider
 }
 
 // PolicyLayer is one source's partial tool-policy settings.
@@ -93,6 +99,8 @@ type Agent struct {
 	maxNetworkWait *int64          // ms; nil: no ceiling
 	maxRetries     int             // -1: recovery's default
 	toolBudget     int             // bytes of the serialized tool array a run may send
+
+	copilotSt copilotState // the Copilot provider (copilot.go)
 
 	shells *shell.Registry // process groups of running bash commands
 	runs   sync.WaitGroup  // runs not yet ended (their sessions still open)

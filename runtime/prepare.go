@@ -354,6 +354,15 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 		}
 		p.model, key = m, r.APIKey
 		headers = r.Headers
+	} else if name, ok := copilotName(req.Model); ok {
+		// A Copilot route carries no key: the Copilot client adds the
+		// session to every request (copilot.go).
+		m, prov, err := a.copilotRoute(ctx, name)
+		if err != nil {
+			return err
+		}
+		p.model, p.prov, p.key, p.red = m, prov, "", newRedactor("", nil)
+		return nil
 	} else if name, ok := strings.CutPrefix(req.Model, codexPrefix); ok {
 		m, k, h, err := a.codexRoute(ctx, name)
 		if err != nil {

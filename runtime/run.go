@@ -431,13 +431,19 @@ func (d *driver) admitsReasoning(effort string, msgs []provider.Message) bool {
 
 // beginsAssistantTurn reports whether a model call on msgs begins a new
 // assistant turn: the conversation ends with user messages and no tool
-// result follows the last assistant message. A message delivered right
-// after tool results (steering in a tool-use loop) does not begin one: the
-// Anthropic wire sends it in the same user message as those results, so
-// the loop, and the turn, go on.
+// result follows the last assistant message, or those user messages
+// include a run's prompt (NewTurn: the wire closes a loop a previous run
+// left before it). A message delivered right after tool results (steering
+// in a tool-use loop) does not begin one: the Anthropic wire sends it in
+// the same user message as those results, so the loop, and the turn, go
+// on.
 func beginsAssistantTurn(msgs []provider.Message) bool {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		switch msgs[i].Role {
+		case provider.RoleUser:
+			if msgs[i].NewTurn {
+				return true
+			}
 		case provider.RoleTool:
 			return false
 		case provider.RoleAssistant:

@@ -26,7 +26,12 @@
 // platform's /v1/responses accepts. A model
 // request must be a JSON object with a "model" and "stream": true (chat and
 // Anthropic also need "messages", Anthropic "max_tokens"); anything else
-// gets a 400 in the provider's own error envelope.
+// gets a 400 in the provider's own error envelope. An Anthropic request
+// must also keep one thinking mode per assistant turn, as the API
+// requires: one whose last user message carries tool_result blocks
+// continues the turn of the assistant message before it, which must then
+// begin with a thinking or redacted_thinking block when thinking is on,
+// and carry none when it is off.
 //
 // # Answers
 //

@@ -49,6 +49,13 @@ type Message struct {
 	ToolName   string `json:"tool_name,omitempty"`
 	// IsError marks a tool result that reports a failure or a denial.
 	IsError bool `json:"is_error,omitempty"`
+	// NewTurn marks a user message that begins a new user turn whatever
+	// precedes it: a run's prompt. A wire that would merge it with the
+	// tool results before it (a previous run that ended inside a tool-use
+	// loop) closes that loop first (messages: an assistant message between
+	// them), so that the prompt starts a new assistant turn. Not stored:
+	// the session derives it from its run records.
+	NewTurn bool `json:"-"`
 }
 
 // Media types.

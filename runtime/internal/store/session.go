@@ -331,15 +331,26 @@ func (s *Session) UnknownRecords() int { return s.unknown }
 // Messages returns the conversation: the message records in order, or, after
 // a compaction checkpoint, the latest checkpoint's summary as a user message
 // followed by the message records from its FirstKept on (including those
-// appended after the checkpoint). The slice is new; the messages share their
-// tool calls with the Session and must not be modified.
+// appended after the checkpoint). A run's prompt (the first user message the
+// run recorded after its run_start, not a queued one) is marked NewTurn. The
+// slice is new; the messages share their tool calls with the Session and
+// must not be modified.
 func (s *Session) Messages() []provider.Message {
 	all := make([]provider.Message, 0, s.msgs)
 	var cp *Compaction
+	prompt := "" // the run whose prompt is still to come
 	for i := range s.recs {
 		switch b := s.recs[i].Body.(type) {
+		case RunStart:
+			prompt = b.RunID
 		case Message:
-			all = append(all, b.Message)
+			m := b.Message
+			if prompt != "" && b.RunID == prompt && m.Role == provider.RoleUser && b.Origin == "" {
+				// The run's prompt: it begins a new user turn.
+				m.NewTurn = true
+				prompt = ""
+			}
+			all = append(all, m)
 		case Compaction:
 			cp = &b
 		}

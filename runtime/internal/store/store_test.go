@@ -141,6 +141,7 @@ func TestRoundTrip(t *testing.T) {
 			wantMsgs = append(wantMsgs, m.Message)
 		}
 	}
+	wantMsgs[0].NewTurn = true // the run's prompt
 	if diff := cmp.Diff(wantMsgs, r.Messages()); diff != "" {
 		t.Errorf("Messages (-want +got):\n%s", diff)
 	}

@@ -382,6 +382,27 @@ func (s *Session) RecordUsageUncertainty(endpoint, model, operation string) erro
 	return s.Append(Record{Body: UsageUncertainty{Endpoint: endpoint, Model: model, Operation: operation}})
 }
 
+// RunEnds returns how each ended run of the session ended, in the order the
+// runs first ended: for a run with several run_end records (a later one
+// corrects an earlier one), the latest.
+func (s *Session) RunEnds() []RunEnd {
+	var out []RunEnd
+	at := map[string]int{}
+	for i := range s.recs {
+		e, ok := s.recs[i].Body.(RunEnd)
+		if !ok {
+			continue
+		}
+		if j, seen := at[e.RunID]; seen {
+			out[j] = e
+			continue
+		}
+		at[e.RunID] = len(out)
+		out = append(out, e)
+	}
+	return out
+}
+
 // LatestReasoning returns the effort of the latest reasoning_change record,
 // "" when there is none.
 func (s *Session) LatestReasoning() string { return s.reasoning }

@@ -11,7 +11,8 @@ import (
 )
 
 // TestThinkingToggleAfterAToolLoopEnd: a run on a session whose last run
-// ended inside a tool-use loop (max_steps right after the tool results)
+// ended inside a tool-use loop (max_steps right after the tool results, or
+// a cancel while its tool ran)
 // starts its prompt in a new user turn on Anthropic, so a thinking toggle
 // at its start is accepted, in both orders (off then on, on then off). The
 // fake provider enforces the API's rule of one thinking configuration per
@@ -27,12 +28,17 @@ func TestThinkingToggleAfterAToolLoopEnd(t *testing.T) {
 		from, to      *string
 		held          *string // set during the first run's tool call
 		secondRequest *string
+		cancel        bool // cancel the first run during its tool call
 	}{
-		{"off then on", nil, ptrTo("high"), nil, ptrTo("high")},
-		{"on then off", ptrTo("high"), ptrTo(""), ptrTo(""), nil},
+		{"off then on", nil, ptrTo("high"), nil, ptrTo("high"), false},
+		{"on then off", ptrTo("high"), ptrTo(""), ptrTo(""), nil, false},
+		{"off then on, after a cancel", nil, ptrTo("high"), nil, ptrTo("high"), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			first := fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{ID: "toolu_1", Name: "ls", Arguments: `{}`}}}
+			if tc.cancel {
+				first.ToolCalls = []fakeprovider.ToolCall{{ID: "toolu_1", Name: "bash", Arguments: `{"command":"sleep 30"}`}}
+			}
 			if tc.from != nil && *tc.from != "" {
 				first.Reasoning = "look around first"
 			}
@@ -58,8 +64,26 @@ func TestThinkingToggleAfterAToolLoopEnd(t *testing.T) {
 				Route: &runtime.InlineRoute{Provider: "fake", BaseURL: fake.BaseURL(fakeprovider.ModeAnthropic),
 					Mode: "anthropic-messages", SupportsReasoning: &yes},
 			}
-			res := runToEnd(t, agent, req, tc.held)
-			if res.Status != "blocked" || res.Error == nil || res.Error.Code != "max_steps_reached" || res.ToolCalls != 1 {
+			hook := func(rc *runtime.RunControl) {
+				if tc.held != nil {
+					if err := rc.SetReasoning(context.Background(), runtime.ReasoningConfig{Effort: *tc.held}); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			if tc.cancel {
+				// The tool runs until the cancel: the run ends with the
+				// tool's (canceled) result recorded, inside the loop.
+				req.MaxSteps, req.Tools, req.AllowFileMutation = nil, []string{"bash"}, true
+				hook = func(rc *runtime.RunControl) { rc.Cancel() }
+			}
+			res := runToEnd(t, agent, req, hook)
+			switch {
+			case tc.cancel:
+				if res.Status != "error" || res.Error == nil || res.Error.Code != "canceled" {
+					t.Fatalf("first run %+v %+v, want canceled", res, res.Error)
+				}
+			case res.Status != "blocked" || res.Error == nil || res.Error.Code != "max_steps_reached" || res.ToolCalls != 1:
 				t.Fatalf("first run %+v %+v, want blocked by max_steps after the tool call", res, res.Error)
 			}
 			next := req
@@ -96,9 +120,9 @@ func TestThinkingToggleAfterAToolLoopEnd(t *testing.T) {
 
 func ptrTo[T any](v T) *T { return &v }
 
-// runToEnd runs req to its end; with held set, it asks for that effort
-// while the first tool call runs (inside the tool-use loop).
-func runToEnd(t *testing.T, agent *runtime.Agent, req runtime.RunRequest, held *string) (res struct {
+// runToEnd runs req to its end, calling atTool (when set) as its first
+// tool call starts (inside the tool-use loop).
+func runToEnd(t *testing.T, agent *runtime.Agent, req runtime.RunRequest, atTool func(*runtime.RunControl)) (res struct {
 	Status, Output string
 	ToolCalls      int
 	Error          *struct{ Code, Message string }
@@ -109,10 +133,9 @@ func runToEnd(t *testing.T, agent *runtime.Agent, req runtime.RunRequest, held *
 		t.Fatal(err)
 	}
 	for ev := range rc.Events() {
-		if _, ok := ev.Data.(*protocol.ToolStart); ok && held != nil {
-			if err := rc.SetReasoning(context.Background(), runtime.ReasoningConfig{Effort: *held}); err != nil {
-				t.Error(err)
-			}
+		if _, ok := ev.Data.(*protocol.ToolStart); ok && atTool != nil {
+			atTool(rc)
+			atTool = nil
 		}
 	}
 	r := rc.Wait()

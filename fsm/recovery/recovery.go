@@ -82,7 +82,9 @@ const (
 	// TrAttemptSucceeded: the attempt in flight completed (terminal event
 	// and final usage received).
 	TrAttemptSucceeded Trigger = "attempt_succeeded"
-	// TrTimerFired: the timer of the last StartTimer expired.
+	// TrTimerFired: the timer of the last StartTimer expired (Input.NowMS:
+	// when). With the network-wait ceiling armed and spent it fails the
+	// turn instead of starting an attempt.
 	TrTimerFired Trigger = "timer_fired"
 	// TrCancel: the caller canceled the turn. In Attempting, Input.Facts
 	// describe the attempt abandoned (RequestWritten, ContentStarted), so

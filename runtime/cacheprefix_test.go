@@ -41,8 +41,8 @@ func TestRequestPrefixIsStable(t *testing.T) {
 				}},
 				{Reasoning: "now read again", Text: "Reading again.", ToolCalls: []fakeprovider.ToolCall{{Name: "read", Arguments: `{"path":"a.txt"}`}}},
 				{Reasoning: "done", Text: "The file says héllo."},
-				{ToolCalls: []fakeprovider.ToolCall{{Name: "grep", Arguments: `{"pattern":"h","path":"."}`}}},
-				{Text: "Found it."},
+				{Reasoning: "search", ToolCalls: []fakeprovider.ToolCall{{Name: "grep", Arguments: `{"pattern":"h","path":"."}`}}},
+				{Reasoning: "found", Text: "Found it."},
 			}}})
 			if err != nil {
 				t.Fatal(err)
@@ -62,6 +62,9 @@ func TestRequestPrefixIsStable(t *testing.T) {
 				rc, err := agent.Run(context.Background(), runtime.RunRequest{
 					RunID: runID, Workspace: ws, Model: "m", Prompt: prompt, SystemPrompt: "Be brief.",
 					SessionDir: filepath.Join(home, "sessions"), SessionID: "cache-prefix", Tools: tools,
+					// The fake streams reasoning, so the run asks for it:
+					// Anthropic keeps one thinking mode per assistant turn.
+					ReasoningEffort: new("low"),
 					Route: &runtime.InlineRoute{Provider: "fake", BaseURL: fake.BaseURL(mode), Mode: string(mode),
 						APIKey: "sk-cache-secret", SupportsReasoning: &yes},
 				})

@@ -15,8 +15,14 @@ import (
 	"octet.dev/host/runtime/internal/store"
 )
 
-// SetMaxNetworkWait bounds the elapsed time of network waits after the
-// first outage of a turn: nil means no ceiling (the default), zero disables
+// SetMaxNetworkWait bounds the elapsed recovery of a logical turn (the
+// assistant turn of a step, or an auxiliary operation) after its first
+// positively identified pre-send outage: every later network wait, every
+// retry (a server's Retry-After included) and the opening of every later
+// request (dial and TLS handshake get only what is left) must fit it, and a
+// minimum delay beyond what is left stops recovery with
+// network_wait_exceeded rather than retrying early. It does not bound
+// streaming a response. nil means no ceiling (the default), zero disables
 // waiting. It applies to runs started afterwards.
 func (a *Agent) SetMaxNetworkWait(d *time.Duration) {
 	a.mu.Lock()
@@ -89,6 +95,11 @@ func isOutage(err error) bool {
 			return true
 		}
 	}
+	if errors.Is(err, provider.ErrOpenTimeout) {
+		// The opening was cut at the max network wait: an outage at the
+		// ceiling, which recovery ends.
+		return true
+	}
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial" && op.Timeout()
 }
@@ -151,7 +162,15 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 		for _, e := range append([]recovery.Effect(nil), effects...) {
 			switch e.Kind {
 			case recovery.EffStartAttempt:
-				v, err := callReady(ctx, d, op, &ready)
+				// Armed, the request must open within what is left of the
+				// max network wait: a reading at or past the deadline then
+				// reports the cut opening.
+				callCtx, deadline := ctx, int64(0)
+				if e.OpenWithinMS > 0 {
+					callCtx = provider.WithOpenTimeout(ctx, time.Duration(e.OpenWithinMS)*time.Millisecond)
+					deadline = now() + e.OpenWithinMS
+				}
+				v, err := callReady(callCtx, d, op, &ready)
 				last, have = v, true // provisional until EffSucceed
 				if err == nil {
 					next = recovery.Input{Trigger: recovery.TrAttemptSucceeded}
@@ -162,7 +181,11 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 				if ctx.Err() != nil {
 					next = recovery.Input{Trigger: recovery.TrCancel, Facts: f}
 				} else {
-					next = recovery.Input{Trigger: recovery.TrAttemptFailed, Facts: f, NowMS: now(), Jitter: d.a.opts.Jitter()}
+					at := now()
+					if errors.Is(err, provider.ErrOpenTimeout) {
+						at = max(at, deadline)
+					}
+					next = recovery.Input{Trigger: recovery.TrAttemptFailed, Facts: f, NowMS: at, Jitter: d.a.opts.Jitter()}
 				}
 			case recovery.EffPersistUsageUncertainty:
 				// Durable BEFORE the attempt is replaced (CONTRACT §12).
@@ -204,7 +227,7 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 				if err := d.a.opts.Sleep(ctx, time.Duration(e.DelayMS)*time.Millisecond); err != nil {
 					next = recovery.Input{Trigger: recovery.TrCancel}
 				} else {
-					next = recovery.Input{Trigger: recovery.TrTimerFired}
+					next = recovery.Input{Trigger: recovery.TrTimerFired, NowMS: now()}
 				}
 			case recovery.EffSucceed:
 				return last, nil

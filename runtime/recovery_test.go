@@ -207,6 +207,7 @@ func TestFactsOutageIsPositivelyIdentified(t *testing.T) {
 		{"dns no such host", &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", IsNotFound: true}}, false},
 		{"refused", &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, true},
 		{"unreachable", &net.OpError{Op: "dial", Err: os.NewSyscallError("connect", syscall.ENETUNREACH)}, true},
+		{"opening cut at the ceiling", fmt.Errorf("chat: opening the request: %w", provider.ErrOpenTimeout), true},
 		{"certificate", &tls.CertificateVerificationError{Err: errors.New("x509: unknown authority")}, false},
 		{"other", errors.New("proxy said no"), false},
 	}
@@ -400,5 +401,50 @@ func TestUncertaintyWriteFailureEndsTheTurn(t *testing.T) {
 				t.Error("provider_retry after the record failed")
 			}
 		})
+	}
+}
+
+// TestAuxiliaryOperationCeiling: the network-wait ceiling bounds an
+// auxiliary operation's recovery exactly as the assistant turn's (they
+// share recoverCall): after the outage that armed it, the next attempt's
+// request must open within what is left (2.5 s of 3 s, under a fake clock
+// moved only by the 500 ms wait), and a Retry-After of 5 s that does not
+// fit stops recovery with network_wait_exceeded instead of a retry.
+func TestAuxiliaryOperationCeiling(t *testing.T) {
+	f := newFixture(t)
+	var clock time.Duration
+	base := time.Unix(1_800_000_000, 0)
+	f.agent.opts.Now = func() time.Time { return base.Add(clock) }
+	f.agent.opts.Sleep = func(_ context.Context, d time.Duration) error { clock += d; return nil }
+	f.agent.opts.Jitter = func() float64 { return 0 }
+	limit := 3 * time.Second
+	f.agent.SetMaxNetworkWait(&limit)
+	d := auxDriver(t, f)
+	var opens []time.Duration
+	throttled := pe("http_status", 429, true, false)
+	throttled.RetryAfter = 5 * time.Second
+	failures := []error{pe("connect", 0, false, false), throttled}
+	attempt := 0
+	_, err := recoverCall(context.Background(), d, operation[struct{}]{
+		name: operationTerminalGate,
+		call: func(ctx context.Context) (struct{}, error) {
+			opens = append(opens, provider.OpenTimeout(ctx))
+			attempt++
+			if attempt <= len(failures) {
+				return struct{}{}, failures[attempt-1]
+			}
+			return struct{}{}, nil
+		},
+	})
+	var tf *errTurnFailed
+	if !errors.As(err, &tf) || tf.code != recovery.CodeNetworkWaitExceeded {
+		t.Fatalf("err %v, want %s", err, recovery.CodeNetworkWaitExceeded)
+	}
+	if want := []time.Duration{0, 2500 * time.Millisecond}; !cmp.Equal(opens, want) {
+		t.Errorf("opening bounds %v, want %v", opens, want)
+	}
+	ops := find[protocol.ProviderOperationRetry](drained(d))
+	if len(ops) != 1 || ops[0].MaxAttempts != nil || ops[0].Operation != operationTerminalGate {
+		t.Errorf("provider_operation_retry %+v, want the one network wait", ops)
 	}
 }

@@ -275,10 +275,19 @@ func TestEchoOverTheWires(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rc, err := a.Run(context.Background(), RunRequest{RunID: "r", Workspace: ws, Model: "m", Prompt: "hi", AllowFileMutation: true,
+			req := RunRequest{RunID: "r", Workspace: ws, Model: "m", Prompt: "hi", AllowFileMutation: true,
 				SessionDir: filepath.Join(home, "s"),
 				Route: &InlineRoute{Provider: "p", BaseURL: fake.BaseURL(m.fake), Mode: m.mode, APIKey: echoKey,
-					Headers: map[string]string{"X-Gateway-Token": echoHeader}}})
+					Headers: map[string]string{"X-Gateway-Token": echoHeader}}}
+			if m.fake == fakeprovider.ModeAnthropic {
+				// The fake streams thinking: the request must have asked
+				// for it, or its tool-use loop would turn thinking off
+				// inside the assistant turn, which the fake refuses as
+				// the API does.
+				yes, low := true, "low"
+				req.Route.SupportsReasoning, req.ReasoningEffort = &yes, &low
+			}
+			rc, err := a.Run(context.Background(), req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -45,6 +45,14 @@ type RunRequest struct {
 	// ResourceRoots are decoded by the protocol but not served by this
 	// build: a run that sets them is refused as unsupported.
 	ResourceRoots []string
+	// ConfirmDelivery makes the run hold its session after its
+	// final_result until the consumer says whether the events reached
+	// their reader: Wait (they did) or AbandonWith (they did not; the
+	// session then records why). A consumer that sets it must call one of
+	// them once it has handled the final_result, or the session stays
+	// locked. The NDJSON host sets it; without it an abandonment after the
+	// final_result is not recorded.
+	ConfirmDelivery bool
 }
 
 // InlineRoute is a provider route defined in the request (CONTRACT §8).

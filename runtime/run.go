@@ -39,6 +39,16 @@ type RunControl struct {
 	cancel  context.CancelFunc
 	result  protocol.FinalResult
 
+	// closeEvents closes events once (early with ConfirmDelivery).
+	closeEvents sync.Once
+	// confirm is closed by Wait or Abandon*: the consumer has handled the
+	// events (RunRequest.ConfirmDelivery).
+	confirm     chan struct{}
+	confirmOnce sync.Once
+	// abandonCode and abandonMsg say why the consumer abandoned the
+	// events (AbandonWith); guarded by mu.
+	abandonCode, abandonMsg string
+
 	supportsReasoning bool
 	modelID           string
 	mu                sync.Mutex
@@ -53,17 +63,51 @@ func (rc *RunControl) Events() <-chan Event { return rc.events }
 // Cancel stops the run: it ends with status error, code canceled.
 func (rc *RunControl) Cancel() { rc.cancel() }
 
+// CodeOutputFailed is the error code a run records when its consumer
+// abandoned it because writing its events failed (AbandonWith).
+const CodeOutputFailed = "output_failed"
+
 // Abandon tells the run that nobody reads its events any more (the
 // consumer failed): remaining events are discarded and the run is
 // canceled.
-func (rc *RunControl) Abandon() {
+func (rc *RunControl) Abandon() { rc.AbandonWith("", "") }
+
+// AbandonWith is Abandon with the reason the events did not reach their
+// reader: code (e.g. protocol.CodeOutputTooLarge for an event the wire
+// replaced, CodeOutputFailed for a failed write) and a message. The run
+// ends with status error and that code, and its session records it: in
+// its run_end when the run had not ended yet, else (with
+// RunRequest.ConfirmDelivery) in a second run_end that supersedes the
+// first. An empty code is Abandon: the run keeps the status it ends with
+// (canceled, most often). The first reason given wins.
+func (rc *RunControl) AbandonWith(code, message string) {
+	if code != "" {
+		rc.mu.Lock()
+		if rc.abandonCode == "" {
+			rc.abandonCode, rc.abandonMsg = code, message
+		}
+		rc.mu.Unlock()
+	}
 	rc.once.Do(func() { close(rc.abandon) })
 	rc.cancel()
+	rc.confirmed()
 }
 
+// abandoned returns the reason AbandonWith gave, "" when none.
+func (rc *RunControl) abandoned() (code, message string) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.abandonCode, rc.abandonMsg
+}
+
+func (rc *RunControl) confirmed() { rc.confirmOnce.Do(func() { close(rc.confirm) }) }
+
 // Wait blocks until the run has ended and returns its result. The events
-// must be consumed (or abandoned) for the run to end.
+// must be consumed (or abandoned) for the run to end. With
+// RunRequest.ConfirmDelivery, calling it confirms that the events reached
+// their reader.
 func (rc *RunControl) Wait() protocol.FinalResult {
+	rc.confirmed()
 	<-rc.done
 	return rc.result
 }
@@ -77,7 +121,7 @@ func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
 		return nil, rerr
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), cancel: cancel,
+	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), confirm: make(chan struct{}), cancel: cancel,
 		supportsReasoning: p.model.SupportsReasoning, modelID: p.model.ID, queue: steeringQueue{m: steering.New()}}
 	trace := transitionTracer(ctx, a.log, req.RunID)
 	rc.queue.m.SetTracer(trace)
@@ -85,7 +129,7 @@ func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
 	go func() {
 		defer a.runs.Done()
 		defer close(rc.done)
-		defer close(rc.events)
+		defer rc.closeEvents.Do(func() { close(rc.events) })
 		defer cancel()
 		defer p.close()
 		d := &driver{a: a, p: p, rc: rc, m: fsmrun.New(), recovery: a.recoveryConfig(), trace: trace}
@@ -165,11 +209,21 @@ func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 
 	status, output, errInfo := d.contain(ctx)
 	d.rc.closeSteering() // what is still queued is dropped, before settled
+	if code, msg := d.rc.abandoned(); code != "" {
+		// Nobody saw the run's events after the one that failed: it ends
+		// as what its consumer was told, whatever the loop made of the
+		// cancel.
+		status, errInfo = fsmrun.StatusError, &protocol.ErrorData{Code: code, Message: bound(msg)}
+	}
 
 	// A reasoning change no boundary admitted (held back by an Anthropic
 	// tool-use loop, or set after the last boundary) is not dropped: it is
 	// recorded, so that the session's next run starts with it.
-	ends := []store.Record{{Body: store.RunEnd{RunID: p.req.RunID, Status: status}}}
+	end := store.RunEnd{RunID: p.req.RunID, Status: status}
+	if errInfo != nil {
+		end.Code = errInfo.Code
+	}
+	ends := []store.Record{{Body: end}}
 	pending := d.rc.closeReasoning()
 	if pending != nil && pending.Effort == d.effort {
 		pending = nil
@@ -193,7 +247,25 @@ func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 	}
 	res := protocol.FinalResult{Status: status, Output: output, Error: errInfo, FilesChanged: changed, ToolCalls: d.toolCalls, Steps: d.steps, SessionFile: &path}
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrFinalize}, Event{protocol.TypeFinalResult, &res})
-	return res
+	if !p.req.ConfirmDelivery {
+		return res
+	}
+	// The session stays open until the consumer says whether the last
+	// events reached their reader: if they did not, a second run_end says
+	// so (the first one said what the run itself ended with).
+	d.rc.closeEvents.Do(func() { close(d.rc.events) })
+	<-d.rc.confirm
+	code, msg := d.rc.abandoned()
+	if code == "" || code == end.Code {
+		return res
+	}
+	corrected := res
+	corrected.Status, corrected.Error = fsmrun.StatusError, &protocol.ErrorData{Code: code, Message: bound(msg)}
+	if err := p.sess.Append(store.Record{Body: store.RunEnd{RunID: p.req.RunID, Status: corrected.Status, Code: code}}); err != nil {
+		d.a.log.LogAttrs(context.Background(), slog.LevelError, "the session could not record that the run's events were abandoned",
+			slog.String("run_id", p.req.RunID), slog.Any("error", err))
+	}
+	return corrected
 }
 
 // withMediaBytes attaches to every media reference of msgs its bytes: this
@@ -438,13 +510,19 @@ func (d *driver) admitsReasoning(effort string, msgs []provider.Message) bool {
 
 // beginsAssistantTurn reports whether a model call on msgs begins a new
 // assistant turn: the conversation ends with user messages and no tool
-// result follows the last assistant message. A message delivered right
-// after tool results (steering in a tool-use loop) does not begin one: the
-// Anthropic wire sends it in the same user message as those results, so
-// the loop, and the turn, go on.
+// result follows the last assistant message, or those user messages
+// include a run's prompt (NewTurn: the wire closes a loop a previous run
+// left before it). A message delivered right after tool results (steering
+// in a tool-use loop) does not begin one: the Anthropic wire sends it in
+// the same user message as those results, so the loop, and the turn, go
+// on.
 func beginsAssistantTurn(msgs []provider.Message) bool {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		switch msgs[i].Role {
+		case provider.RoleUser:
+			if msgs[i].NewTurn {
+				return true
+			}
 		case provider.RoleTool:
 			return false
 		case provider.RoleAssistant:

@@ -84,5 +84,23 @@ func (s *Session) RecordUsageUncertainty(endpoint, model, operation string) erro
 	return s.s.RecordUsageUncertainty(endpoint, model, operation)
 }
 
+// RunEnd is how a run of the session ended: its final status and, unless
+// it completed, its error code. A run whose events its consumer abandoned
+// (an event over the 1 MiB frame bound, output_too_large; a failed output,
+// CodeOutputFailed) ended with status error and that code, whatever it
+// would have reported.
+type RunEnd struct {
+	RunID, Status, Code string
+}
+
+// RunEnds returns how each ended run of the session ended, in order.
+func (s *Session) RunEnds() []RunEnd {
+	var out []RunEnd
+	for _, e := range s.s.RunEnds() {
+		out = append(out, RunEnd{RunID: e.RunID, Status: e.Status, Code: e.Code})
+	}
+	return out
+}
+
 // Close releases the session's lock.
 func (s *Session) Close() error { return s.s.Close() }

@@ -8,9 +8,13 @@
 (* MaxAttempts times (provider_retry).  Network wait has no count limit:   *)
 (* an outage before any request byte was written waits and tries again     *)
 (* (provider_waiting_for_network) without consuming the retry budget,      *)
-(* bounded only by the max network wait, measured from the turn's first    *)
-(* outage (None: no ceiling; 0: waiting disabled; a minimum delay beyond   *)
-(* the remaining allowance stops recovery rather than retrying early).     *)
+(* bounded only by the max network wait (None: no ceiling; 0: waiting      *)
+(* disabled).  The turn's first outage arms that ceiling, and from then on *)
+(* it bounds the whole recovery, measured from that outage: every later    *)
+(* wait and retry (a server's Retry-After included) ends strictly before   *)
+(* it, a minimum delay that does not fit stops recovery rather than        *)
+(* retrying early, and every later request gets only what is left to open *)
+(* (dial and TLS handshake).                                               *)
 (* A failed attempt that may have been billed with its usage unknown       *)
 (* persists the usage_uncertainty record before the attempt is replaced    *)
 (* or abandoned, and the flag is sticky.  Every turn ends with exactly     *)
@@ -36,8 +40,10 @@
 (* one fails with.  graph_test.go maps each to concrete recovery.Facts;    *)
 (* Classify, UsageUncertain and Delay themselves are table-tested in Go.   *)
 (* Time is in ticks of one millisecond: a network wait's delay is          *)
-(* NetMin..NetMax ticks before it is cut to the remaining allowance (the   *)
-(* Go model uses a constant backoff of that range).                        *)
+(* NetMin..NetMax ticks, a retry's RetryMin..RetryMax, a Retry-After is    *)
+(* exactly RetryAfterTicks (the Go model uses constant backoffs of those   *)
+(* ranges).  Armed, a delay that would reach the ceiling is replaced by   *)
+(* its minimum.                                                            *)
 (*                                                                         *)
 (* clock is the environment: the earliest clock reading the next failure   *)
 (* may carry (readings are monotonic, and a failure after a network wait   *)
@@ -65,7 +71,10 @@ CONSTANTS
     WaitLimits,   \* the max network waits modelled: naturals and None
     MaxClock,     \* bound on clock readings (finiteness only)
     NetMin,       \* a network wait's minimum delay (Delay with jitter 0)
-    NetMax        \* its maximum
+    NetMax,       \* its maximum
+    RetryMin,     \* a retry's minimum delay without Retry-After
+    RetryMax,     \* its maximum
+    RetryAfterTicks \* the Retry-After of fault retry_after, below the ceiling
 
 None == "none"  \* no value: Go's "", nil, or Outage = false
 
@@ -73,6 +82,9 @@ ASSUME /\ MaxAttempts \in Nat
        /\ MaxClock \in Nat
        /\ NetMin \in Nat /\ NetMin >= 1
        /\ NetMax \in Nat /\ NetMax >= NetMin
+       /\ RetryMin \in Nat /\ RetryMin >= 1
+       /\ RetryMax \in Nat /\ RetryMax >= RetryMin
+       /\ RetryAfterTicks \in Nat /\ RetryAfterTicks >= 1
 
 Phases   == {"idle", "attempting", "waiting_for_network", "backing_off",
              "succeeded", "failed"}
@@ -83,6 +95,8 @@ Live     == Phases \ Terminal
 (* Faults, with what Classify and UsageUncertain say of their facts:       *)
 (*   outage            connect, no request byte written: network wait      *)
 (*   throttle          HTTP 429: retry                                     *)
+(*   retry_after       HTTP 429 with a Retry-After the ceiling allows:     *)
+(*                     retry after exactly RetryAfterTicks                 *)
 (*   cut               stream cut after content: retry, billed             *)
 (*   auth              HTTP 401: fatal auth_failed                         *)
 (*   overflow          context_length_exceeded error event after content:  *)
@@ -90,11 +104,12 @@ Live     == Phases \ Terminal
 (*   long_retry_after  HTTP 429 with a Retry-After above the ceiling:      *)
 (*                     retry, but its delay is fatal retry_after_too_long  *)
 (***************************************************************************)
-Faults == {"outage", "throttle", "cut", "auth", "overflow", "long_retry_after"}
+Faults == {"outage", "throttle", "retry_after", "cut", "auth", "overflow",
+           "long_retry_after"}
 
 Class(f) ==
     IF f = "outage" THEN "network_wait"
-    ELSE IF f \in {"throttle", "cut", "long_retry_after"} THEN "retry"
+    ELSE IF f \in {"throttle", "retry_after", "cut", "long_retry_after"} THEN "retry"
     ELSE "fatal"
 
 Billed(f) == f \in {"cut", "overflow"}
@@ -120,8 +135,12 @@ Replacing == {EDiscard, ERetry, EWait, ETimer, EStart, EFail}
 \* The outcome effects.
 Outcomes == {ESucceed, EFail}
 
-Min(a, b) == IF a < b THEN a ELSE b
 Max(a, b) == IF a > b THEN a ELSE b
+
+\* A retry's possible delays and its minimum (Delay with jitter 0): a
+\* Retry-After is exact.
+RetryDelays(f) == IF f = "retry_after" THEN {RetryAfterTicks} ELSE RetryMin..RetryMax
+RetryLeast(f)  == IF f = "retry_after" THEN RetryAfterTicks ELSE RetryMin
 
 VARIABLES
     phase,        \* State.Phase
@@ -140,11 +159,16 @@ VARIABLES
     retryEvents,  \* provider_retry events emitted in the turn
     wasUncertain, \* uncertain held in some earlier state
     outcomes,     \* outcome effects (succeed, fail) returned in the turn
-    late          \* a step returned effects after the outcome
+    late,         \* a step returned effects after the outcome
+    opening,      \* the opening bound of the attempt the last step started
+                  \* (Effect.OpenWithinMS), None if unbounded or none started
+    delay,        \* the delay of the timer the last step started, or None
+    least         \* that delay's minimum, or None
 
 \* Flat: tla-checker 0.9.0 does not unfold nested tuples in UNCHANGED.
 vars == <<phase, retries, waits, outage, floor, uncertain, code, maxWait,
-          clock, out, billed, retryEvents, wasUncertain, outcomes, late>>
+          clock, out, billed, retryEvents, wasUncertain, outcomes, late,
+          opening, delay, least>>
 
 Init ==
     /\ phase = "idle"
@@ -162,6 +186,9 @@ Init ==
     /\ wasUncertain = FALSE
     /\ outcomes = 0
     /\ late = FALSE
+    /\ opening = None
+    /\ delay = None
+    /\ least = None
 
 \* The number of effects of effs in S.
 Count(effs, S) == Cardinality({i \in DOMAIN effs : effs[i] \in S})
@@ -183,6 +210,23 @@ GiveUp(c, effs) ==
     /\ phase' = "failed"
     /\ code' = c
     /\ Emit(effs \o <<EFail>>)
+    /\ opening' = None
+    /\ delay' = None
+    /\ least' = None
+
+\* A step that neither starts an attempt nor a timer.
+NoAttemptNoTimer == opening' = None /\ delay' = None /\ least' = None
+
+\* A step starts a timer of d ticks whose minimum is lo.
+Schedule(d, lo) == opening' = None /\ delay' = d /\ least' = lo
+
+\* The ceiling is armed: a max network wait is set and the turn has had
+\* its first outage.
+Armed == outage # None /\ maxWait # None
+
+\* The outage time at reading now (armed or not, once there was an outage):
+\* never below what the scheduled delays add up to.
+Elapsed(now) == Max(now - outage, floor)
 
 (***************************************************************************)
 (* Actions: the triggers of fsm/recovery, with the same guards.            *)
@@ -194,10 +238,12 @@ Start ==
     /\ phase' = "attempting"
     /\ billed' = FALSE
     /\ Emit(<<EStart>>)
+    /\ NoAttemptNoTimer
     /\ UNCHANGED <<retries, waits, outage, floor, uncertain, code, maxWait, clock>>
 
 \* TrAttemptFailed(facts, now, jitter): the attempt in flight failed with
-\* fault f, the clock reading now.
+\* fault f, the clock reading now.  clock moves to the end of the timer
+\* the step starts (the next reading comes no earlier).
 AttemptFailed(f, now) ==
     /\ phase = "attempting"
     /\ billed' = Billed(f)
@@ -208,23 +254,35 @@ AttemptFailed(f, now) ==
               /\ clock' = now
               /\ UNCHANGED <<retries, waits, outage, floor>>
        ELSE IF Class(f) = "retry"
-         THEN /\ clock' = now
-              /\ UNCHANGED <<waits, outage, floor>>
+         THEN /\ UNCHANGED <<waits, outage>>
               /\ IF retries >= MaxAttempts
                    THEN /\ GiveUp("retries_exhausted", Abandon(Billed(f)))
-                        /\ UNCHANGED retries
+                        /\ clock' = now
+                        /\ UNCHANGED <<retries, floor>>
                  ELSE IF f = "long_retry_after"
                    THEN /\ GiveUp("retry_after_too_long", Abandon(Billed(f)))
-                        /\ UNCHANGED retries
-                 ELSE /\ phase' = "backing_off"
-                      /\ retries' = retries + 1
-                      /\ UNCHANGED code
-                      /\ Emit(Abandon(Billed(f)) \o <<ERetry, ETimer>>)
+                        /\ clock' = now
+                        /\ UNCHANGED <<retries, floor>>
+                 ELSE IF Armed /\ Elapsed(now) + RetryLeast(f) >= maxWait
+                   THEN \* not even the minimum fits: stop, never retry early
+                        /\ GiveUp("network_wait_exceeded", Abandon(Billed(f)))
+                        /\ clock' = now
+                        /\ UNCHANGED <<retries, floor>>
+                 ELSE \E d \in RetryDelays(f) :
+                        LET wait == IF Armed /\ Elapsed(now) + d >= maxWait
+                                    THEN RetryLeast(f) ELSE d
+                        IN /\ phase' = "backing_off"
+                           /\ retries' = retries + 1
+                           /\ floor' = IF Armed THEN Elapsed(now) + wait ELSE floor
+                           /\ clock' = now + wait
+                           /\ UNCHANGED code
+                           /\ Schedule(wait, RetryLeast(f))
+                           /\ Emit(Abandon(Billed(f)) \o <<ERetry, ETimer>>)
        ELSE \* network wait
          LET start   == IF outage = None THEN now ELSE outage
              elapsed == Max(now - start, floor)
              over    == IF maxWait = None THEN FALSE
-                        ELSE maxWait = 0 \/ elapsed + NetMin > maxWait
+                        ELSE maxWait = 0 \/ elapsed + NetMin >= maxWait
          IN /\ outage' = start
             /\ UNCHANGED retries
             /\ IF over
@@ -232,13 +290,14 @@ AttemptFailed(f, now) ==
                       /\ clock' = now
                       /\ UNCHANGED <<waits, floor>>
                  ELSE \E d \in NetMin..NetMax :
-                        LET delay == IF maxWait = None THEN d
-                                     ELSE Min(d, maxWait - elapsed)
+                        LET wait == IF maxWait # None /\ elapsed + d >= maxWait
+                                    THEN NetMin ELSE d
                         IN /\ phase' = "waiting_for_network"
                            /\ waits' = waits + 1
-                           /\ floor' = elapsed + delay
-                           /\ clock' = now + delay
+                           /\ floor' = elapsed + wait
+                           /\ clock' = now + wait
                            /\ UNCHANGED code
+                           /\ Schedule(wait, NetMin)
                            /\ Emit(Abandon(Billed(f)) \o <<EWait, ETimer>>)
 
 \* TrAttemptSucceeded: the outcome.
@@ -247,15 +306,25 @@ AttemptSucceeded ==
     /\ phase' = "succeeded"
     /\ billed' = FALSE
     /\ Emit(<<ESucceed>>)
+    /\ NoAttemptNoTimer
     /\ UNCHANGED <<retries, waits, outage, floor, uncertain, code, maxWait, clock>>
 
-\* TrTimerFired: the next attempt.
-TimerFired ==
+\* TrTimerFired(now): the next attempt, at the clock reading now.  Armed,
+\* it gets what is left of the allowance to open its request in; with
+\* nothing left (the timer fired late) the turn fails instead.
+TimerFired(now) ==
     /\ phase \in {"waiting_for_network", "backing_off"}
-    /\ phase' = "attempting"
     /\ billed' = FALSE
-    /\ Emit(<<EStart>>)
-    /\ UNCHANGED <<retries, waits, outage, floor, uncertain, code, maxWait, clock>>
+    /\ clock' = now
+    /\ delay' = None
+    /\ least' = None
+    /\ UNCHANGED <<retries, waits, outage, floor, uncertain, maxWait>>
+    /\ IF Armed /\ Elapsed(now) >= maxWait
+         THEN /\ GiveUp("network_wait_exceeded", <<>>)
+         ELSE /\ phase' = "attempting"
+              /\ opening' = IF Armed THEN maxWait - Elapsed(now) ELSE None
+              /\ UNCHANGED code
+              /\ Emit(<<EStart>>)
 
 \* TrCancel: the caller cancels the turn.  An attempt in flight is given up
 \* like a failed one; it may have been billed (b: its request was written).
@@ -287,7 +356,7 @@ Next ==
     \/ Start
     \/ \E f \in Faults : \E now \in clock..MaxClock : AttemptFailed(f, now)
     \/ AttemptSucceeded
-    \/ TimerFired
+    \/ \E now \in clock..Max(clock, MaxClock) : TimerFired(now)
     \/ Cancel
     \/ Abort
     \/ Done
@@ -314,6 +383,9 @@ TypeOK ==
     /\ wasUncertain \in BOOLEAN
     /\ outcomes \in Nat
     /\ late \in BOOLEAN
+    /\ opening = None \/ opening \in Nat
+    /\ delay = None \/ delay \in Nat
+    /\ least = None \/ least \in Nat
 
 \* The retry budget is never exceeded: neither the count the machine keeps
 \* nor the provider_retry events emitted.
@@ -346,6 +418,29 @@ ExactlyOneOutcome ==
     /\ outcomes <= 1
     /\ (phase \in Terminal) = (outcomes = 1)
     /\ ~late
+
+\* No delay is shorter than its minimum: recovery never retries early (a
+\* Retry-After is exact, its own minimum).
+NoEarlyRetry ==
+    IF delay = None THEN TRUE ELSE least # None /\ delay >= least
+
+\* Once the first outage armed a bounded ceiling, every wait and every
+\* retry ends strictly before it, measured from that outage by the
+\* environment's clock: what does not fit stopped recovery instead.
+CeilingBoundsRecovery ==
+    IF Armed /\ phase \in {"waiting_for_network", "backing_off"}
+    THEN clock - outage < maxWait
+    ELSE TRUE
+
+\* Armed, every attempt started after a timer gets what is left of the
+\* allowance to open its request in, and its opening ends at the ceiling
+\* at the latest; unarmed, it is not bounded.
+OpeningWithinCeiling ==
+    /\ (out = <<EStart>> /\ Armed) => opening # None
+    /\ IF opening = None THEN TRUE
+       ELSE /\ Armed
+            /\ opening >= 1
+            /\ clock - outage + opening <= maxWait
 
 (***************************************************************************)
 (* What fsm/recovery/graph_test.go compares with the Go machine: the       *)

@@ -34,11 +34,34 @@
 // DNS failure, connection refused, network unreachable) is announced by
 // provider_waiting_for_network {attempt, delay_ms, error}, with its own
 // 1-based attempt count, and never consumes the retry budget. It is
-// bounded only by Config.MaxNetworkWaitMS (nil: no ceiling, the default;
-// 0: waiting disabled, an outage fails the turn at once), measured from
-// the first outage of the turn, and by cancellation. With a nil ceiling an
-// outage that never ends is an intended endless wait; the embedder's
-// cancellation (process group, context) ends it.
+// bounded only by the network-wait ceiling below and by cancellation.
+// With no ceiling an outage that never ends is an intended endless wait;
+// the embedder's cancellation (process group, context) ends it.
+//
+// # The network-wait ceiling
+//
+// Config.MaxNetworkWaitMS (nil: no ceiling, the default; 0: waiting
+// disabled, an outage fails the turn at once) is armed by the turn's first
+// outage and from then on bounds the turn's whole recovery, measured from
+// that outage (CONTRACT §12, §15):
+//
+//   - every later wait and every later retry, a server's Retry-After
+//     included, must end strictly before the ceiling. A delay whose
+//     minimum (the backoff's lower end; a Retry-After is exact, its own
+//     minimum) does not fit what is left stops recovery at once with
+//     network_wait_exceeded: never an early retry. A jittered delay that
+//     would reach the ceiling is replaced by its minimum, so the attempt
+//     after it keeps some of the allowance;
+//   - the opening of every later request (dial and TLS handshake) gets
+//     only what is left: EffStartAttempt carries it as OpenWithinMS. An
+//     opening cut by it is an outage at the ceiling, which ends the turn
+//     with network_wait_exceeded; a timer that fires after the allowance
+//     is spent ends it without an attempt.
+//
+// Time spent streaming a response is not bounded (a provider body's own
+// deadlines are the provider edge's), but it counts: a retry after a long
+// stream finds less, or nothing, left. Before the first outage the
+// ceiling plays no part.
 //
 // # Effect order
 //
@@ -56,7 +79,8 @@
 //  3. Either EmitRetry + StartTimer (backing off), or
 //     EmitWaitingForNetwork + StartTimer (waiting), or Fail (the outcome).
 //
-// TimerFired then returns StartAttempt. AttemptSucceeded returns Succeed.
+// TimerFired then returns StartAttempt (or, with the ceiling armed and
+// spent, Fail). AttemptSucceeded returns Succeed.
 // Every turn ends with exactly one outcome effect, Succeed or Fail, and
 // the machine accepts nothing after it.
 //
@@ -64,7 +88,7 @@
 //
 // The machine never reads a clock or a random source: AttemptFailed
 // carries NowMS (a monotonic clock reading, in milliseconds, taken when
-// the attempt failed) and Jitter (a number in [0, 1) from the driver's
+// the attempt failed; TimerFired carries one taken when it fired) and Jitter (a number in [0, 1) from the driver's
 // seeded source), so a recorded trace replays exactly.
 //
 // # Concurrency

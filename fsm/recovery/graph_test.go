@@ -24,22 +24,26 @@ import (
 // The model of tla/Recovery.cfg.
 const (
 	modelMaxAttempts = 2
-	modelMaxClock    = 2
+	modelMaxClock    = 4
+	// modelRetryAfter is RetryAfterTicks, the Retry-After of fault
+	// retry_after.
+	modelRetryAfter = 2
 )
 
-// modelWaitLimits are WaitLimits = {"none", 0, 2}: nil is "none".
-var modelWaitLimits = []*int64{nil, ptr(0), ptr(2)}
+// modelWaitLimits are WaitLimits = {"none", 0, 4}: nil is "none".
+var modelWaitLimits = []*int64{nil, ptr(0), ptr(4)}
 
 func ptr(v int64) *int64 { return &v }
 
-// modelConfig is the machine's configuration for one WaitLimits value: the
-// default retry policy (its delays do not show in the state) and a
-// constant network backoff of [1, 2] ms, the spec's NetMin..NetMax.
+// modelConfig is the machine's configuration for one WaitLimits value:
+// constant network and retry backoffs of [1, 2] ms, the spec's
+// NetMin..NetMax and RetryMin..RetryMax.
 func modelConfig(maxWait *int64) recovery.Config {
 	c := recovery.DefaultConfig()
 	c.MaxAttempts = modelMaxAttempts
 	c.MaxNetworkWaitMS = maxWait
 	c.Policy.Network = recovery.Backoff{BaseMS: 2, Factor: 1, CapMS: 2}
+	c.Policy.Retry = recovery.Backoff{BaseMS: 2, Factor: 1, CapMS: 2}
 	return c
 }
 
@@ -53,6 +57,8 @@ const specNone = "none"
 var faults = map[string]recovery.Facts{
 	"outage":   {Kind: recovery.FailConnect, Message: "dial tcp: connection refused"},
 	"throttle": {Kind: recovery.FailHTTPStatus, Status: 429, RequestWritten: true, Message: "rate limited"},
+	"retry_after": {Kind: recovery.FailHTTPStatus, Status: 429, RequestWritten: true,
+		RetryAfterMS: modelRetryAfter, Message: "rate limited"},
 	"cut":      {Kind: recovery.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before [DONE]"},
 	"auth":     {Kind: recovery.FailHTTPStatus, Status: 401, Code: "invalid_api_key", RequestWritten: true, Message: "bad key"},
 	"overflow": {Kind: recovery.FailErrorEvent, Code: "context_length_exceeded", RequestWritten: true, ContentStarted: true, Message: "too long"},
@@ -61,10 +67,15 @@ var faults = map[string]recovery.Facts{
 }
 
 // faultNames lists faults in a fixed order.
-var faultNames = []string{"outage", "throttle", "cut", "auth", "overflow", "long_retry_after"}
+var faultNames = []string{"outage", "throttle", "retry_after", "cut", "auth", "overflow", "long_retry_after"}
 
-// jitters reach both ends of NetMin..NetMax: 0 → 1 ms, 0.75 → 2 ms.
+// jitters reach both ends of NetMin..NetMax and RetryMin..RetryMax: 0 →
+// 1 ms, 0.75 → 2 ms.
 var jitters = []float64{0, 0.75}
+
+// jittered lists the faults whose step depends on the jitter: those whose
+// delay is a backoff's.
+var jittered = map[string]bool{"outage": true, "throttle": true, "cut": true}
 
 // specState is a state of Recovery.tla as GraphView projects it. Fields
 // are in the order of the canonical JSON check.mjs writes; Outage and
@@ -120,24 +131,32 @@ const doneAction = "Done"
 const abortCode = "aborted"
 
 // inputs lists every input of trigger t from a node whose clock is clock:
-// AttemptFailed with each fault of faultSet, each reading now in clock..maxClock and
-// (for outages, the only failures whose step depends on it) each jitter; Cancel with an attempt whose request was not written, was
-// written, and had content; Abort with the model's code and with none
-// (which the machine must refuse).
+// AttemptFailed with each fault of faultSet, each reading now in
+// clock..maxClock and (for the faults whose delay is a backoff's) each
+// jitter; TimerFired with each reading in clock..max(clock, maxClock) (a
+// timer can always fire); Cancel with an attempt whose request was not
+// written, was written, and had content; Abort with the model's code and
+// with none (which the machine must refuse).
 func inputs(t recovery.Trigger, clock, maxClock int64, faultSet []string) []recovery.Input {
 	switch t {
 	case recovery.TrAttemptFailed:
 		var in []recovery.Input
 		for _, f := range faultSet {
 			js := jitters
-			if f != "outage" {
-				js = jitters[:1] // only a network wait's delay depends on the jitter
+			if !jittered[f] {
+				js = jitters[:1]
 			}
 			for now := clock; now <= maxClock; now++ {
 				for _, j := range js {
 					in = append(in, recovery.Input{Trigger: t, Facts: faults[f], NowMS: now, Jitter: j})
 				}
 			}
+		}
+		return in
+	case recovery.TrTimerFired:
+		var in []recovery.Input
+		for now := clock; now <= max(clock, maxClock); now++ {
+			in = append(in, recovery.Input{Trigger: t, NowMS: now})
 		}
 		return in
 	case recovery.TrCancel:
@@ -254,11 +273,16 @@ func explore(t *testing.T, limits []*int64, maxClock int64, faultSet []string) m
 					checkStep(t, cfg, st, in, effs, next)
 					to := add(next)
 					nn := node{next, n.clock}
-					if tr == recovery.TrAttemptFailed {
+					switch tr {
+					case recovery.TrAttemptFailed:
+						// The next reading comes no earlier than the end of
+						// the timer the step started.
 						nn.clock = in.NowMS
-						if i := slices.IndexFunc(effs, func(e recovery.Effect) bool { return e.Kind == recovery.EffEmitWaitingForNetwork }); i >= 0 {
+						if i := slices.IndexFunc(effs, func(e recovery.Effect) bool { return e.Kind == recovery.EffStartTimer }); i >= 0 {
 							nn.clock += effs[i].DelayMS
 						}
+					case recovery.TrTimerFired:
+						nn.clock = in.NowMS
 					}
 					if !seen[nn] {
 						seen[nn] = true
@@ -343,16 +367,26 @@ func checkStep(t *testing.T, cfg recovery.Config, from recovery.State, in recove
 			if to.Retries != from.Retries || e.Attempt != to.NetworkWaits || to.NetworkWaits != from.NetworkWaits+1 {
 				fail("network wait %+v: retries %d -> %d, waits %d -> %d", e, from.Retries, to.Retries, from.NetworkWaits, to.NetworkWaits)
 			}
-			if lim := cfg.MaxNetworkWaitMS; lim != nil && to.OutageFloorMS > *lim {
-				fail("network wait %+v ends at %d ms of outage, past the limit %d", e, to.OutageFloorMS, *lim)
+			if lim := cfg.MaxNetworkWaitMS; lim != nil && to.OutageFloorMS >= *lim {
+				fail("network wait %+v ends at %d ms of outage, not before the limit %d", e, to.OutageFloorMS, *lim)
 			}
 		case recovery.EffStartTimer:
 			if e.DelayMS < 1 {
 				fail("timer of %d ms", e.DelayMS)
 			}
+			if lim := cfg.MaxNetworkWaitMS; lim != nil && to.Outage && (to.OutageFloorMS >= *lim || in.NowMS-to.OutageStartMS+e.DelayMS >= *lim) {
+				fail("timer %+v at %d ends %d ms into the outage, not before the limit %d", e, in.NowMS, to.OutageFloorMS, *lim)
+			}
 		case recovery.EffStartAttempt:
 			if e.Attempt != 1+to.Retries+to.NetworkWaits {
 				fail("start attempt %d, want 1 + retries + waits", e.Attempt)
+			}
+			armed := to.Outage && cfg.MaxNetworkWaitMS != nil
+			if armed != (e.OpenWithinMS > 0) || e.OpenWithinMS < 0 {
+				fail("start attempt %+v: the opening is bounded exactly when the ceiling is armed", e)
+			}
+			if armed && (in.NowMS-to.OutageStartMS+e.OpenWithinMS > *cfg.MaxNetworkWaitMS || to.OutageFloorMS+e.OpenWithinMS > *cfg.MaxNetworkWaitMS) {
+				fail("start attempt %+v at %d: its opening ends past the ceiling", e, in.NowMS)
 			}
 		case recovery.EffFail:
 			if e.Code == "" || e.Code != to.Code {
@@ -474,7 +508,8 @@ func TestAcyclic(t *testing.T) {
 
 // TestNetworkWaitBounded is the Go-only livelock check. With a bounded max
 // network wait W the waits of a turn stop after a bounded number of them
-// (here W, the minimum delay being 1 ms), however the clock readings go:
+// (here W-1, the minimum delay being 1 ms and every wait ending strictly
+// before the ceiling), however the clock readings go:
 // the exploration lets them run well past the allowance, and a stalled
 // clock cannot stretch it either, because the machine counts the waits it
 // scheduled (OutageFloorMS). With no ceiling (nil) they never stop: an
@@ -487,7 +522,7 @@ func TestNetworkWaitBounded(t *testing.T) {
 	// end the turn or leave the waits alone.
 	g := explore(t, limits, horizon, []string{"outage"})
 	for _, lim := range limits {
-		if got, bound := g.maxWaits[limitName(lim)], int(*lim); got != bound {
+		if got, bound := g.maxWaits[limitName(lim)], max(int(*lim)-1, 0); got != bound {
 			t.Errorf("limit %d ms, readings up to %d: at most %d waits, want exactly %d", *lim, horizon, got, bound)
 		}
 	}
@@ -513,7 +548,7 @@ func TestNetworkWaitBounded(t *testing.T) {
 			}
 			mustFire(t, m, recovery.Input{Trigger: recovery.TrTimerFired})
 		}
-		if waits > int(lim) {
+		if waits > int(lim)-1 {
 			t.Errorf("limit %d ms, clock stalled: %d waits", lim, waits)
 		}
 	}

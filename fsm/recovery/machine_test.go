@@ -30,6 +30,10 @@ func failed(f recovery.Facts, now int64, jitter float64) recovery.Input {
 	return recovery.Input{Trigger: recovery.TrAttemptFailed, Facts: f, NowMS: now, Jitter: jitter}
 }
 
+func fired(now int64) recovery.Input {
+	return recovery.Input{Trigger: recovery.TrTimerFired, NowMS: now}
+}
+
 var (
 	start     = recovery.Input{Trigger: recovery.TrStart}
 	timer     = recovery.Input{Trigger: recovery.TrTimerFired}
@@ -144,20 +148,48 @@ func TestNetworkWaitLimit(t *testing.T) {
 				{Kind: recovery.EffEmitWaitingForNetwork, Attempt: 1, DelayMS: 1000, Error: "no such host"},
 				{Kind: recovery.EffStartTimer, DelayMS: 1000},
 			}},
-			{timer, []E{{Kind: recovery.EffStartAttempt, Attempt: 2}}},
-			// elapsed 1100: second wait 1000–2000 ms, cut to the 1100 left.
+			// The timer fires at 2000: 1200 ms left to open the request.
+			{fired(2000), []E{{Kind: recovery.EffStartAttempt, Attempt: 2, OpenWithinMS: 1200}}},
+			// elapsed 1100: the second wait (1000–2000 ms) would reach the
+			// ceiling; its minimum, 1000 ms, ends before it.
 			{failed(down, 2100, 0.9999), []E{
 				{Kind: recovery.EffDiscardAttempt},
-				{Kind: recovery.EffEmitWaitingForNetwork, Attempt: 2, DelayMS: 1100, Error: "no such host"},
-				{Kind: recovery.EffStartTimer, DelayMS: 1100},
+				{Kind: recovery.EffEmitWaitingForNetwork, Attempt: 2, DelayMS: 1000, Error: "no such host"},
+				{Kind: recovery.EffStartTimer, DelayMS: 1000},
 			}},
-			{timer, []E{{Kind: recovery.EffStartAttempt, Attempt: 3}}},
+			{fired(3100), []E{{Kind: recovery.EffStartAttempt, Attempt: 3, OpenWithinMS: 100}}},
 			// elapsed 2200: the third wait's minimum (1 s) is beyond the 0 ms
 			// left: recovery stops rather than retrying early.
 			{failed(down, 3200, 0), []E{
 				{Kind: recovery.EffDiscardAttempt},
 				{Kind: recovery.EffFail, Code: recovery.CodeNetworkWaitExceeded, Message: "network unavailable for 2200 ms (limit 2200 ms): no such host"},
 			}},
+		})
+	})
+	t.Run("a stalled clock: the floor counts", func(t *testing.T) {
+		m := newMachine(t, func(c *recovery.Config) { c.MaxNetworkWaitMS = ptr(2200) })
+		run(t, m, []scenarioStep{
+			{start, []E{{Kind: recovery.EffStartAttempt, Attempt: 1}}},
+			{failed(down, 0, 0), []E{
+				{Kind: recovery.EffDiscardAttempt},
+				{Kind: recovery.EffEmitWaitingForNetwork, Attempt: 1, DelayMS: 500, Error: "no such host"},
+				{Kind: recovery.EffStartTimer, DelayMS: 500},
+			}},
+			// A timer without a reading: the 500 ms waited count.
+			{timer, []E{{Kind: recovery.EffStartAttempt, Attempt: 2, OpenWithinMS: 1700}}},
+		})
+	})
+	t.Run("a late timer ends recovery", func(t *testing.T) {
+		m := newMachine(t, func(c *recovery.Config) { c.MaxNetworkWaitMS = ptr(2200) })
+		run(t, m, []scenarioStep{
+			{start, []E{{Kind: recovery.EffStartAttempt, Attempt: 1}}},
+			{failed(down, 0, 0), []E{
+				{Kind: recovery.EffDiscardAttempt},
+				{Kind: recovery.EffEmitWaitingForNetwork, Attempt: 1, DelayMS: 500, Error: "no such host"},
+				{Kind: recovery.EffStartTimer, DelayMS: 500},
+			}},
+			{fired(2200), []E{{Kind: recovery.EffFail, Code: recovery.CodeNetworkWaitExceeded,
+				Message: "max network wait reached: the 2200 ms allowed since the first outage were spent before the next attempt"}}},
 		})
 	})
 	t.Run("minimum beyond the allowance", func(t *testing.T) {
@@ -180,19 +212,57 @@ func TestNetworkWaitLimit(t *testing.T) {
 				{Kind: recovery.EffEmitWaitingForNetwork, Attempt: 1, DelayMS: 500, Error: "no such host"},
 				{Kind: recovery.EffStartTimer, DelayMS: 500},
 			}},
-			{timer, []E{{Kind: recovery.EffStartAttempt, Attempt: 2}}},
+			{fired(500), []E{{Kind: recovery.EffStartAttempt, Attempt: 2, OpenWithinMS: 9500}}},
 			{failed(status(500), 600, 0), []E{
 				{Kind: recovery.EffPersistUsageUncertainty},
 				{Kind: recovery.EffDiscardAttempt},
 				{Kind: recovery.EffEmitRetry, Attempt: 1, MaxAttempts: 4, DelayMS: 250, Error: "HTTP 500"},
 				{Kind: recovery.EffStartTimer, DelayMS: 250},
 			}},
-			{timer, []E{{Kind: recovery.EffStartAttempt, Attempt: 3}}},
+			{fired(850), []E{{Kind: recovery.EffStartAttempt, Attempt: 3, OpenWithinMS: 9150}}},
 			// A second outage 9.7 s after the first: 300 ms left, less than
 			// the second wait's 1 s minimum.
 			{failed(down, 9700, 0), []E{
 				{Kind: recovery.EffDiscardAttempt},
 				{Kind: recovery.EffFail, Code: recovery.CodeNetworkWaitExceeded, Message: "network unavailable for 9700 ms (limit 10000 ms): no such host"},
+			}},
+		})
+	})
+	t.Run("retries after an outage fit the allowance", func(t *testing.T) {
+		throttled := func(retryAfterMS int64) recovery.Facts {
+			return recovery.Facts{Kind: recovery.FailHTTPStatus, Status: 429, RequestWritten: true, RetryAfterMS: retryAfterMS, Message: "slow down"}
+		}
+		m := newMachine(t, func(c *recovery.Config) { c.MaxNetworkWaitMS = ptr(5_000) })
+		run(t, m, []scenarioStep{
+			{start, []E{{Kind: recovery.EffStartAttempt, Attempt: 1}}},
+			// No outage yet: a Retry-After of 20 s is honoured, the ceiling
+			// is not armed.
+			{failed(throttled(20_000), 0, 0), []E{
+				{Kind: recovery.EffDiscardAttempt},
+				{Kind: recovery.EffEmitRetry, Attempt: 1, MaxAttempts: 4, DelayMS: 20_000, Error: "HTTP 429: slow down"},
+				{Kind: recovery.EffStartTimer, DelayMS: 20_000},
+			}},
+			{fired(20_000), []E{{Kind: recovery.EffStartAttempt, Attempt: 2}}},
+			// The first outage arms the 5 s ceiling.
+			{failed(down, 20_000, 0), []E{
+				{Kind: recovery.EffDiscardAttempt},
+				{Kind: recovery.EffEmitWaitingForNetwork, Attempt: 1, DelayMS: 500, Error: "no such host"},
+				{Kind: recovery.EffStartTimer, DelayMS: 500},
+			}},
+			{fired(20_500), []E{{Kind: recovery.EffStartAttempt, Attempt: 3, OpenWithinMS: 4500}}},
+			// A Retry-After of 2 s fits the 4.4 s left: honoured exactly.
+			{failed(throttled(2_000), 20_600, 0), []E{
+				{Kind: recovery.EffDiscardAttempt},
+				{Kind: recovery.EffEmitRetry, Attempt: 2, MaxAttempts: 4, DelayMS: 2_000, Error: "HTTP 429: slow down"},
+				{Kind: recovery.EffStartTimer, DelayMS: 2_000},
+			}},
+			{fired(22_600), []E{{Kind: recovery.EffStartAttempt, Attempt: 4, OpenWithinMS: 2400}}},
+			// A Retry-After of 3 s does not fit the 2.3 s left: recovery
+			// stops at once rather than retrying early.
+			{failed(throttled(3_000), 22_700, 0), []E{
+				{Kind: recovery.EffDiscardAttempt},
+				{Kind: recovery.EffFail, Code: recovery.CodeNetworkWaitExceeded,
+					Message: "max network wait reached: a retry after 3000 ms does not fit the 2300 ms left of the 5000 ms allowed since the first outage; last failure: HTTP 429: slow down"},
 			}},
 		})
 	})

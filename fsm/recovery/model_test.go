@@ -137,8 +137,35 @@ func (r *refModel) abandon(f recovery.Facts) []recovery.EffectKind {
 	return append(effs, recovery.EffDiscardAttempt)
 }
 
-// step predicts in: whether it is accepted, the effect kinds, and for
-// waits and retries the delay.
+// allowance is what the ceiling leaves at the reading now, and whether it
+// is armed (a ceiling is set and the turn has had its first outage).
+func (r *refModel) allowance(now int64) (elapsed, left int64, armed bool) {
+	elapsed = r.floor
+	if now > r.start && now-r.start > elapsed {
+		elapsed = now - r.start
+	}
+	lim := r.cfg.MaxNetworkWaitMS
+	if !r.outage || lim == nil {
+		return elapsed, 0, false
+	}
+	return elapsed, max(*lim-elapsed, 0), true
+}
+
+// fit is the ceiling's rule for a delay d of minimum lo: it must end
+// strictly before the ceiling; a jittered delay that does not is replaced
+// by its minimum; a minimum that does not either stops recovery.
+func fit(d, lo, left int64) (int64, bool) {
+	if lo >= left {
+		return 0, false
+	}
+	if d >= left {
+		return lo, true
+	}
+	return d, true
+}
+
+// step predicts in: whether it is accepted, the effect kinds, for waits
+// and retries the delay, and for a started attempt its opening bound.
 func (r *refModel) step(in recovery.Input) (ok bool, effs []recovery.EffectKind, delay int64) {
 	if !r.live() {
 		return false, nil, 0
@@ -160,8 +187,13 @@ func (r *refModel) step(in recovery.Input) (ok bool, effs []recovery.EffectKind,
 		if r.phase != recovery.BackingOff && r.phase != recovery.WaitingForNetwork {
 			return false, nil, 0
 		}
+		// The opening bound is the delay slot's value here.
+		_, left, armed := r.allowance(in.NowMS)
+		if armed && left <= 0 {
+			return true, r.fail(nil, recovery.CodeNetworkWaitExceeded), 0
+		}
 		r.phase = recovery.Attempting
-		return true, []recovery.EffectKind{recovery.EffStartAttempt}, 0
+		return true, []recovery.EffectKind{recovery.EffStartAttempt}, left
 	case recovery.TrCancel:
 		if r.phase == recovery.Attempting {
 			f := in.Facts
@@ -198,6 +230,14 @@ func (r *refModel) step(in recovery.Input) (ok bool, effs []recovery.EffectKind,
 			return true, r.fail(effs, recovery.CodeRetryAfterTooLong), 0
 		}
 		d, _ := recovery.Delay(r.cfg.Policy, f, r.retries+1, in.Jitter)
+		if elapsed, left, armed := r.allowance(in.NowMS); armed {
+			lo, _ := recovery.Delay(r.cfg.Policy, f, r.retries+1, 0)
+			var fits bool
+			if d, fits = fit(d, lo, left); !fits {
+				return true, r.fail(effs, recovery.CodeNetworkWaitExceeded), 0
+			}
+			r.floor = elapsed + d
+		}
 		r.retries++
 		r.phase = recovery.BackingOff
 		return true, append(effs, recovery.EffEmitRetry, recovery.EffStartTimer), d
@@ -206,20 +246,17 @@ func (r *refModel) step(in recovery.Input) (ok bool, effs []recovery.EffectKind,
 	if !r.outage {
 		r.outage, r.start = true, in.NowMS
 	}
-	elapsed := r.floor
-	if in.NowMS > r.start && in.NowMS-r.start > elapsed {
-		elapsed = in.NowMS - r.start
-	}
 	d, _ := recovery.Delay(r.cfg.Policy, f, r.waits+1, in.Jitter)
-	if lim := r.cfg.MaxNetworkWaitMS; lim != nil {
-		if *lim == 0 {
+	elapsed, left, armed := r.allowance(in.NowMS)
+	if armed {
+		if *r.cfg.MaxNetworkWaitMS == 0 {
 			return true, r.fail(effs, recovery.CodeNetworkWaitExceeded), 0
 		}
-		left := max(*lim-elapsed, 0)
-		if minimum, _ := recovery.Delay(r.cfg.Policy, f, r.waits+1, 0); minimum > left {
+		lo, _ := recovery.Delay(r.cfg.Policy, f, r.waits+1, 0)
+		var fits bool
+		if d, fits = fit(d, lo, left); !fits {
 			return true, r.fail(effs, recovery.CodeNetworkWaitExceeded), 0
 		}
-		d = min(d, left)
 	}
 	r.waits++
 	r.floor = elapsed + d
@@ -319,6 +356,9 @@ func TestModel(t *testing.T) {
 			if after.Phase == recovery.WaitingForNetwork && cfg.MaxNetworkWaitMS != nil {
 				seen["bounded wait"]++
 			}
+			if after.Phase == recovery.BackingOff && after.Outage && cfg.MaxNetworkWaitMS != nil {
+				seen["bounded retry"]++
+			}
 			if after.Uncertain && after.Phase == recovery.Succeeded {
 				seen["uncertain success"]++
 			}
@@ -374,7 +414,18 @@ func TestModel(t *testing.T) {
 					if e.Attempt != 1+after.Retries+after.NetworkWaits {
 						t.Fatalf("start attempt %+v, state %+v", e, after)
 					}
+					// The model's delay slot carries the opening bound.
+					if e.OpenWithinMS != wantDelay {
+						t.Fatalf("start attempt %+v, want an opening bound of %d ms", e, wantDelay)
+					}
+					if e.OpenWithinMS > 0 {
+						seen["bounded opening"]++
+					}
 				}
+			}
+			// Armed, a wait or retry ends strictly before the ceiling.
+			if lim := cfg.MaxNetworkWaitMS; lim != nil && after.Outage && slices.Contains(kinds, recovery.EffStartTimer) && after.OutageFloorMS >= *lim {
+				t.Fatalf("%v: the delay ends %d ms into the outage, not before the ceiling %d", kinds, after.OutageFloorMS, *lim)
 			}
 			if after.Retries > before.Retries && slices.Contains(kinds, recovery.EffEmitWaitingForNetwork) {
 				t.Fatalf("a network wait consumed the budget: %+v -> %+v", before, after)
@@ -416,6 +467,23 @@ func TestModel(t *testing.T) {
 		simple := func(tr recovery.Trigger) func(*rapid.T) recovery.Input {
 			return func(*rapid.T) recovery.Input { return recovery.Input{Trigger: tr} }
 		}
+		// A timer fires with a reading: usually on time, sometimes late,
+		// now and then with a stalled clock.
+		timerFired := func(t *rapid.T) recovery.Input {
+			if rapid.IntRange(0, 3).Draw(t, "timer_moves") > 0 {
+				now += rapid.Int64Range(0, 30_000).Draw(t, "timer_forward")
+			}
+			return recovery.Input{Trigger: recovery.TrTimerFired, NowMS: now}
+		}
+		// A throttle with a Retry-After, the failure that mixes with
+		// outages in a turn.
+		throttle := func(t *rapid.T) recovery.Input {
+			now += rapid.Int64Range(0, 5_000).Draw(t, "throttle_forward")
+			return recovery.Input{Trigger: recovery.TrAttemptFailed, NowMS: now,
+				Facts: recovery.Facts{Kind: recovery.FailHTTPStatus, Status: 429, RequestWritten: true, Message: "slow down",
+					RetryAfterMS: rapid.Int64Range(0, max(cfg.Policy.RetryAfterCeilingMS, 0)).Draw(t, "throttle_retry_after")},
+				Jitter: rapid.Float64Range(0, 1).Draw(t, "throttle_jitter")}
+		}
 		cancel := func(t *rapid.T) recovery.Input {
 			return recovery.Input{Trigger: recovery.TrCancel, Facts: recovery.Facts{
 				RequestWritten: rapid.Bool().Draw(t, "cancel_written"),
@@ -429,7 +497,7 @@ func TestModel(t *testing.T) {
 		var (
 			start   = simple(recovery.TrStart)
 			succeed = simple(recovery.TrAttemptSucceeded)
-			timer   = simple(recovery.TrTimerFired)
+			timer   = timerFired
 		)
 		// Weighted menus: mostly what the phase expects, now and then an
 		// input it must refuse, rarely the end of the turn by cancellation
@@ -441,7 +509,7 @@ func TestModel(t *testing.T) {
 			case recovery.Idle:
 				out = repeat(start, 8)
 			case recovery.Attempting:
-				out = slices.Concat(repeat(failure, 6), repeat(outage, 4), repeat(succeed, 3), []gen{start, timer})
+				out = slices.Concat(repeat(failure, 5), repeat(outage, 4), repeat(throttle, 3), repeat(succeed, 3), []gen{start, timer})
 			case recovery.WaitingForNetwork, recovery.BackingOff:
 				out = slices.Concat(repeat(timer, 10), []gen{failure, succeed, start})
 			}
@@ -479,12 +547,156 @@ func TestModel(t *testing.T) {
 	// above hold vacuously.
 	for _, k := range []string{
 		string(recovery.EffPersistUsageUncertainty), string(recovery.EffEmitRetry), string(recovery.EffEmitWaitingForNetwork),
-		string(recovery.EffSucceed), "bounded wait", "uncertain success",
+		string(recovery.EffSucceed), "bounded wait", "bounded retry", "bounded opening", "uncertain success",
 		"fail " + recovery.CodeRetriesExhausted, "fail " + recovery.CodeNetworkWaitExceeded,
 		"fail " + recovery.CodeRetryAfterTooLong, "fail " + recovery.CodeCanceled, "fail session_write_failed",
 		"fail " + recovery.CodeProviderError, "fail " + recovery.CodeQuotaExhausted, "fail " + recovery.CodeContextOverflow,
 		"fail " + recovery.CodeAuthFailed, "fail " + recovery.CodeBadRequest,
 	} {
+		if seen[k] == 0 {
+			t.Errorf("no case reached %q: %v", k, seen)
+		}
+	}
+	t.Logf("coverage: %v", seen)
+}
+
+// TestCeilingUnderFakeClock drives the machine as the run's driver does,
+// under a fake clock: attempts take time to open and to stream, timers
+// fire on time or late, and a turn mixes outages, throttles with and
+// without Retry-After, and cut streams. Once the first outage armed a
+// bounded ceiling L at T0, the whole recovery stays within [T0, T0+L]:
+// every wait and retry ends before T0+L, every later request's opening is
+// cut at T0+L at the latest (an opening cut by it is reported as an
+// outage, as the driver does), a Retry-After is honoured exactly, no delay
+// is shorter than its minimum, and the turn ends; a stop by the ceiling
+// happens only when the minimum delay does not fit what is left.
+func TestCeilingUnderFakeClock(t *testing.T) {
+	seen := map[string]int{}
+	rapid.Check(t, func(t *rapid.T) {
+		cfg := recovery.DefaultConfig()
+		cfg.MaxAttempts = rapid.IntRange(0, 8).Draw(t, "max_attempts")
+		limit := rapid.Int64Range(1, 90_000).Draw(t, "limit")
+		cfg.MaxNetworkWaitMS = &limit
+		m, err := recovery.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock := rapid.Int64Range(0, 1_000_000).Draw(t, "clock0")
+		armedAt := int64(-1) // T0
+		effs, err := m.Fire(recovery.Input{Trigger: recovery.TrStart})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 10_000 {
+			if m.State().Phase.Terminal() {
+				break
+			}
+			e := effs[len(effs)-1]
+			var in recovery.Input
+			switch e.Kind {
+			case recovery.EffStartAttempt:
+				if armedAt >= 0 {
+					if e.OpenWithinMS <= 0 || clock+e.OpenWithinMS > armedAt+limit {
+						t.Fatalf("attempt at %d (outage at %d, limit %d) opens within %d ms", clock, armedAt, limit, e.OpenWithinMS)
+					}
+				} else if e.OpenWithinMS != 0 {
+					t.Fatalf("an unbounded attempt got an opening bound %+v", e)
+				}
+				open := rapid.Int64Range(0, 20_000).Draw(t, "open_ms")
+				kind := rapid.SampledFrom([]string{"outage", "outage", "throttle", "retry_after", "cut", "success"}).Draw(t, "outcome")
+				if e.OpenWithinMS > 0 && open >= e.OpenWithinMS {
+					// The opening is cut at the deadline: an outage then.
+					clock += e.OpenWithinMS
+					kind = "outage"
+					seen["opening cut"]++
+				} else {
+					clock += open
+				}
+				f := recovery.Facts{Kind: recovery.FailConnect, Message: "connection refused"}
+				switch kind {
+				case "success":
+					in = recovery.Input{Trigger: recovery.TrAttemptSucceeded}
+				case "throttle", "retry_after":
+					clock += rapid.Int64Range(0, 2_000).Draw(t, "answer_ms")
+					f = recovery.Facts{Kind: recovery.FailHTTPStatus, Status: 429, RequestWritten: true, Message: "slow down"}
+					if kind == "retry_after" {
+						f.RetryAfterMS = rapid.Int64Range(1, cfg.Policy.RetryAfterCeilingMS).Draw(t, "retry_after_ms")
+					}
+				case "cut":
+					clock += rapid.Int64Range(0, 120_000).Draw(t, "stream_ms") // a body is not bounded
+					f = recovery.Facts{Kind: recovery.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "cut"}
+				}
+				if in.Trigger == "" {
+					in = recovery.Input{Trigger: recovery.TrAttemptFailed, Facts: f, NowMS: clock, Jitter: rapid.Float64Range(0, 1).Draw(t, "jitter")}
+					if kind == "outage" && armedAt < 0 {
+						armedAt = clock
+					}
+				}
+			case recovery.EffStartTimer:
+				clock += e.DelayMS
+				if late := rapid.IntRange(0, 3).Draw(t, "late"); late == 0 {
+					clock += rapid.Int64Range(1, 5_000).Draw(t, "late_ms")
+					seen["late timer"]++
+				}
+				in = recovery.Input{Trigger: recovery.TrTimerFired, NowMS: clock}
+			default:
+				t.Fatalf("unexpected last effect %+v of %+v", e, effs)
+			}
+			before := m.State()
+			effs, err = m.Fire(in)
+			if err != nil {
+				t.Fatalf("%+v refused %+v: %v", before, in, err)
+			}
+			effs = slices.Clone(effs)
+			for i, e := range effs {
+				switch e.Kind {
+				case recovery.EffStartTimer:
+					lo, _ := recovery.Delay(cfg.Policy, in.Facts, max(m.State().Retries, 1), 0)
+					announce := effs[i-1]
+					if announce.Kind == recovery.EffEmitWaitingForNetwork {
+						lo, _ = recovery.Delay(cfg.Policy, in.Facts, announce.Attempt, 0)
+						seen["wait"]++
+					} else if armedAt >= 0 {
+						seen["retry after an outage"]++
+					}
+					if e.DelayMS < lo {
+						t.Fatalf("a delay of %d ms, below its minimum %d: %+v", e.DelayMS, lo, effs)
+					}
+					if ra := in.Facts.RetryAfterMS; ra > 0 && e.DelayMS != ra {
+						t.Fatalf("Retry-After %d ms not honoured: %+v", ra, effs)
+					}
+					if armedAt >= 0 && in.NowMS+e.DelayMS >= armedAt+limit {
+						t.Fatalf("a delay ending at %d, not before the ceiling %d+%d: %+v", in.NowMS+e.DelayMS, armedAt, limit, effs)
+					}
+				case recovery.EffFail:
+					if e.Code != recovery.CodeNetworkWaitExceeded {
+						seen["fail "+e.Code]++
+						break
+					}
+					seen["stopped by the ceiling"]++
+					if in.Trigger == recovery.TrTimerFired {
+						if clock-armedAt < limit {
+							t.Fatalf("stopped at timer %d with %d ms left", clock, armedAt+limit-clock)
+						}
+						break
+					}
+					// Only when the minimum delay does not fit.
+					elapsed := max(in.NowMS-armedAt, before.OutageFloorMS)
+					n := before.NetworkWaits + 1
+					if recovery.Classify(in.Facts).Kind == recovery.Retry {
+						n = before.Retries + 1
+					}
+					if lo, _ := recovery.Delay(cfg.Policy, in.Facts, n, 0); lo < limit-elapsed {
+						t.Fatalf("stopped early: minimum %d ms, %d ms left: %+v", lo, limit-elapsed, effs)
+					}
+				}
+			}
+		}
+		if !m.State().Phase.Terminal() {
+			t.Fatalf("the turn did not end: %+v", m.State())
+		}
+	})
+	for _, k := range []string{"opening cut", "late timer", "wait", "retry after an outage", "stopped by the ceiling", "fail " + recovery.CodeRetriesExhausted} {
 		if seen[k] == 0 {
 			t.Errorf("no case reached %q: %v", k, seen)
 		}

@@ -19,10 +19,13 @@ type Config struct {
 	// The turn makes at most 1 + MaxAttempts attempts that reach the
 	// provider. 0 disables retrying. Default 4.
 	MaxAttempts int
-	// MaxNetworkWaitMS bounds network waiting: the time since the turn's
-	// first outage after which no further wait is scheduled. nil means no
-	// ceiling (the default; CONTRACT §15 Agent.SetMaxNetworkWait(nil)); 0
-	// disables waiting: an outage fails the turn at once.
+	// MaxNetworkWaitMS bounds the turn's recovery once its first outage
+	// armed it: measured from that outage, every later wait, every retry
+	// (a server's Retry-After included) and the opening of every later
+	// request must end within it (see the package doc, "The network-wait
+	// ceiling"). nil means no ceiling (the default; CONTRACT §15
+	// Agent.SetMaxNetworkWait(nil)); 0 disables waiting: an outage fails
+	// the turn at once.
 	MaxNetworkWaitMS *int64
 	// Policy paces the waits.
 	Policy Policy
@@ -79,7 +82,9 @@ const (
 	// TrAttemptSucceeded: the attempt in flight completed (terminal event
 	// and final usage received).
 	TrAttemptSucceeded Trigger = "attempt_succeeded"
-	// TrTimerFired: the timer of the last StartTimer expired.
+	// TrTimerFired: the timer of the last StartTimer expired (Input.NowMS:
+	// when). With the network-wait ceiling armed and spent it fails the
+	// turn instead of starting an attempt.
 	TrTimerFired Trigger = "timer_fired"
 	// TrCancel: the caller canceled the turn. In Attempting, Input.Facts
 	// describe the attempt abandoned (RequestWritten, ContentStarted), so
@@ -101,9 +106,11 @@ type Input struct {
 	// one (TrCancel in Attempting; Kind is taken as FailCanceled).
 	Facts Facts
 	// NowMS is a monotonic clock reading in milliseconds, taken when the
-	// attempt failed (TrAttemptFailed). It only needs to be consistent
-	// within the turn. A reading below the outage's start counts as no time
-	// elapsed.
+	// attempt failed (TrAttemptFailed) or when the timer fired
+	// (TrTimerFired). It only needs to be consistent within the turn. A
+	// reading below the outage's start counts as no time elapsed, and
+	// elapsed time is never taken below what the waits scheduled add up to
+	// (State.OutageFloorMS), so a stalled clock cannot stretch the ceiling.
 	NowMS int64
 	// Jitter is a number in [0, 1) from the driver's seeded source
 	// (TrAttemptFailed).
@@ -137,6 +144,12 @@ const (
 	EffStartTimer EffectKind = "start_timer"
 	// EffStartAttempt: start attempt number Effect.Attempt of the turn
 	// (1-based, counting every attempt: 1 + retries + network waits).
+	// When Effect.OpenWithinMS > 0 the network-wait ceiling is armed: the
+	// request must be open (connected, TLS handshake done) within that many
+	// milliseconds, what is left of the allowance; an attempt that cannot
+	// open in time fails as an outage (FailConnect, nothing written) read
+	// at or after the deadline, which ends the turn with
+	// network_wait_exceeded. 0 means no bound.
 	EffStartAttempt EffectKind = "start_attempt"
 	// EffSucceed: the turn's outcome: the attempt's output is the answer.
 	EffSucceed EffectKind = "succeed"
@@ -148,13 +161,16 @@ const (
 // Effect is one thing the driver must do. Only the fields its kind names
 // are set.
 type Effect struct {
-	Kind        EffectKind
-	Attempt     int    // EffEmitRetry, EffEmitWaitingForNetwork, EffStartAttempt
-	MaxAttempts int    // EffEmitRetry
-	DelayMS     int64  // EffEmitRetry, EffEmitWaitingForNetwork, EffStartTimer
-	Error       string // EffEmitRetry, EffEmitWaitingForNetwork: the failure's sanitized text
-	Code        string // EffFail
-	Message     string // EffFail
+	Kind    EffectKind
+	Attempt int // EffEmitRetry, EffEmitWaitingForNetwork, EffStartAttempt
+	// OpenWithinMS bounds the opening of the attempt's request
+	// (EffStartAttempt): > 0 once the ceiling is armed, 0 for no bound.
+	OpenWithinMS int64
+	MaxAttempts  int    // EffEmitRetry
+	DelayMS      int64  // EffEmitRetry, EffEmitWaitingForNetwork, EffStartTimer
+	Error        string // EffEmitRetry, EffEmitWaitingForNetwork: the failure's sanitized text
+	Code         string // EffFail
+	Message      string // EffFail
 }
 
 // State is the machine's whole state. It is comparable.
@@ -170,10 +186,11 @@ type State struct {
 	Outage        bool
 	OutageStartMS int64
 	// OutageFloorMS is the least outage time the next failure can have
-	// elapsed: when the last wait was scheduled, the elapsed time plus the
-	// wait. Elapsed time is never taken below it, so the waits scheduled
-	// count against MaxNetworkWaitMS even if the clock input stalls: a
-	// bounded wait always ends.
+	// elapsed: when the last wait or retry after the first outage was
+	// scheduled, the elapsed time plus its delay. Elapsed time is never
+	// taken below it, so the delays scheduled count against
+	// MaxNetworkWaitMS even if the clock input stalls: a bounded recovery
+	// always ends.
 	OutageFloorMS int64
 	// Uncertain reports whether a failed attempt of this turn persisted
 	// usage uncertainty. Sticky: once set it never clears.
@@ -262,8 +279,22 @@ func (m *Machine) decide(in Input) step {
 		return step{}
 	}
 	switch in.Trigger {
-	case TrStart, TrTimerFired:
+	case TrStart:
 		return step{Attempting, st, []Effect{{Kind: EffStartAttempt, Attempt: st.attempt()}}}
+
+	case TrTimerFired:
+		start := Effect{Kind: EffStartAttempt, Attempt: st.attempt()}
+		if a, armed := m.allowance(st, in.NowMS); armed {
+			left := a.left()
+			if left <= 0 {
+				// The timer fired late: nothing is left to open a request
+				// in.
+				return failStep(st, nil, CodeNetworkWaitExceeded, "max network wait reached: the "+
+					strconv.FormatInt(a.limit, 10)+" ms allowed since the first outage were spent before the next attempt")
+			}
+			start.OpenWithinMS = left
+		}
+		return step{Attempting, st, []Effect{start}}
 
 	case TrAttemptSucceeded:
 		return step{Succeeded, st, []Effect{{Kind: EffSucceed}}}
@@ -350,6 +381,20 @@ func (m *Machine) failed(st State, in Input) step {
 				"provider asked to retry after "+strconv.FormatInt(f.RetryAfterMS, 10)+
 					" ms, above the "+strconv.FormatInt(m.cfg.Policy.RetryAfterCeilingMS, 10)+" ms ceiling: "+msg)
 		}
+		if a, armed := m.allowance(st, in.NowMS); armed {
+			// After an outage the retry must fit the allowance too: a
+			// minimum delay (the server's exact Retry-After, or the
+			// backoff's lower end) that does not stops recovery rather
+			// than retrying early.
+			minMS, _ := Delay(m.cfg.Policy, f, st.Retries+1, 0)
+			var ok bool
+			if ms, ok = a.fit(ms, minMS); !ok {
+				return failStep(st, effs, CodeNetworkWaitExceeded, "max network wait reached: a retry after "+
+					strconv.FormatInt(minMS, 10)+" ms does not fit the "+strconv.FormatInt(max(a.left(), 0), 10)+
+					" ms left of the "+strconv.FormatInt(a.limit, 10)+" ms allowed since the first outage; last failure: "+msg)
+			}
+			st.OutageFloorMS = satAdd(a.elapsed, ms)
+		}
 		st.Retries++
 		effs = append(effs,
 			Effect{Kind: EffEmitRetry, Attempt: st.Retries, MaxAttempts: m.cfg.MaxAttempts, DelayMS: ms, Error: msg},
@@ -360,33 +405,72 @@ func (m *Machine) failed(st State, in Input) step {
 		if !st.Outage {
 			st.Outage, st.OutageStartMS = true, in.NowMS
 		}
-		limit := m.cfg.MaxNetworkWaitMS
 		n := st.NetworkWaits + 1
 		ms, _ := Delay(m.cfg.Policy, f, n, in.Jitter)
-		elapsed := max(elapsedMS(st.OutageStartMS, in.NowMS), st.OutageFloorMS)
-		if limit != nil {
-			if *limit == 0 {
+		a, armed := m.allowance(st, in.NowMS)
+		if armed {
+			// A minimum delay beyond the remaining allowance stops recovery
+			// rather than retrying early.
+			if a.limit == 0 {
 				return failStep(st, effs, CodeNetworkWaitExceeded, "network unavailable and network waiting is disabled: "+msg)
 			}
-			// A minimum delay beyond the remaining allowance stops recovery
-			// rather than retrying early; a longer jittered delay is cut to
-			// the allowance.
-			remaining := *limit - min(elapsed, *limit)
-			if minMS, _ := Delay(m.cfg.Policy, f, n, 0); minMS > remaining {
+			minMS, _ := Delay(m.cfg.Policy, f, n, 0)
+			var ok bool
+			if ms, ok = a.fit(ms, minMS); !ok {
 				return failStep(st, effs, CodeNetworkWaitExceeded,
-					"network unavailable for "+strconv.FormatInt(elapsed, 10)+" ms (limit "+
-						strconv.FormatInt(*limit, 10)+" ms): "+msg)
+					"network unavailable for "+strconv.FormatInt(a.elapsed, 10)+" ms (limit "+
+						strconv.FormatInt(a.limit, 10)+" ms): "+msg)
 			}
-			ms = min(ms, remaining)
 		}
 		st.NetworkWaits = n
-		st.OutageFloorMS = satAdd(elapsed, ms)
+		st.OutageFloorMS = satAdd(a.elapsed, ms)
 		effs = append(effs,
 			Effect{Kind: EffEmitWaitingForNetwork, Attempt: n, DelayMS: ms, Error: msg},
 			Effect{Kind: EffStartTimer, DelayMS: ms})
 		return step{WaitingForNetwork, st, effs}
 	}
 	return failStep(st, effs, c.Code, msg)
+}
+
+// allowance is the network-wait ceiling's account at one moment of a turn
+// whose first outage armed it.
+type allowance struct {
+	limit   int64 // Config.MaxNetworkWaitMS
+	elapsed int64 // since the first outage, never below OutageFloorMS
+}
+
+// left is what remains of the allowance; ≤ 0 when it is spent.
+func (a allowance) left() int64 { return a.limit - min(a.elapsed, a.limit) }
+
+// fit returns the delay to schedule instead of ms, whose minimum is minMS,
+// so that the next attempt starts strictly before the ceiling and keeps
+// some of the allowance to open its request in: ms itself when it ends
+// before the ceiling, else the minimum when that does. ok is false when
+// not even the minimum does: recovery stops rather than retrying early.
+func (a allowance) fit(ms, minMS int64) (int64, bool) {
+	left := a.left()
+	switch {
+	case minMS >= left:
+		return 0, false
+	case ms >= left:
+		return minMS, true
+	}
+	return ms, true
+}
+
+// allowance returns the ceiling's account at the clock reading now, and
+// whether the ceiling is armed: a max network wait is set and the turn has
+// had its first outage. elapsed is the outage time in either case.
+func (m *Machine) allowance(st State, now int64) (allowance, bool) {
+	a := allowance{elapsed: max(elapsedMS(st.OutageStartMS, now), st.OutageFloorMS)}
+	if !st.Outage {
+		a.elapsed = 0
+	}
+	if m.cfg.MaxNetworkWaitMS == nil || !st.Outage {
+		return a, false
+	}
+	a.limit = *m.cfg.MaxNetworkWaitMS
+	return a, true
 }
 
 // elapsedMS is now - start, 0 when now is before start, without overflow.

@@ -39,6 +39,13 @@ func checkStep(cfg Config, from State, in Input, to State, effs []Effect) {
 		if len(effs) != 1 || last.Kind != EffStartAttempt || last.Attempt != to.attempt() {
 			fail("entering Attempting starts attempt %d and does nothing else", to.attempt())
 		}
+		armed := to.Outage && cfg.MaxNetworkWaitMS != nil
+		if last.OpenWithinMS < 0 || armed != (last.OpenWithinMS > 0) {
+			fail("an attempt's opening is bounded (OpenWithinMS > 0) exactly when the ceiling is armed")
+		}
+		if armed && satAdd(to.OutageFloorMS, last.OpenWithinMS) > *cfg.MaxNetworkWaitMS {
+			fail("an attempt's opening ends past the ceiling")
+		}
 	case BackingOff, WaitingForNetwork:
 		announce := EffEmitRetry
 		if to.Phase == WaitingForNetwork {
@@ -46,6 +53,9 @@ func checkStep(cfg Config, from State, in Input, to State, effs []Effect) {
 		}
 		if len(effs) < 2 || effs[len(effs)-2].Kind != announce || last.Kind != EffStartTimer || effs[len(effs)-2].DelayMS != last.DelayMS {
 			fail("a wait is announced by %s, then its timer starts with the same delay", announce)
+		}
+		if to.Outage && cfg.MaxNetworkWaitMS != nil && to.OutageFloorMS >= *cfg.MaxNetworkWaitMS {
+			fail("a wait or retry after the first outage must end before the ceiling")
 		}
 	}
 }

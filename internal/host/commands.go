@@ -99,11 +99,17 @@ func (h *Host) run(ctx context.Context, req *wire.Request) error {
 		}
 		if werr != nil {
 			// The output failed, or an event was replaced by a terminal
-			// output_too_large: nobody can see this run any more.
-			rc.Abandon()
+			// output_too_large: nobody can see this run any more, and its
+			// session says so (even when this was its final_result).
+			if isOutputTooLarge(werr) {
+				rc.AbandonWith(protocol.CodeOutputTooLarge, "the run's "+ev.Type+" event exceeded the 1048576-byte frame bound: "+
+					"the client got protocol_error output_too_large and none of the run's later events")
+			} else {
+				rc.AbandonWith(runtime.CodeOutputFailed, "writing the run's "+ev.Type+" event to stdout failed: "+werr.Error())
+			}
 		}
 	}
-	res := rc.Wait() // the session is closed and its lock released
+	res := rc.Wait() // delivered (unless abandoned); the session is closed and its lock released
 	h.cfg.Log.LogAttrs(ctx, slog.LevelInfo, "run ended", slog.String("run_id", r.RunID), slog.String("status", res.Status), slog.Int("steps", res.Steps))
 	return werr
 }
@@ -135,7 +141,7 @@ func runRequest(r *protocol.RunRequest) runtime.RunRequest {
 	rr := runtime.RunRequest{
 		RunID: r.RunID, Workspace: r.Workspace, Model: r.Model, Prompt: r.Prompt,
 		SessionID: deref(r.SessionID), SessionDir: deref(r.SessionDir), SystemPrompt: deref(r.SystemPrompt),
-		AllowFileMutation: deref(r.AllowFileMutation), DisplayText: deref(r.DisplayText),
+		AllowFileMutation: deref(r.AllowFileMutation), DisplayText: deref(r.DisplayText), ConfirmDelivery: true,
 		MaxSteps: optInt(r.MaxSteps, 0, runtime.MaxMaxSteps+1), ResourceRoots: r.ResourceRoots,
 	}
 	if r.Tools != nil {

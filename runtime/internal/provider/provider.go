@@ -9,6 +9,7 @@ package provider
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +49,13 @@ type Message struct {
 	ToolName   string `json:"tool_name,omitempty"`
 	// IsError marks a tool result that reports a failure or a denial.
 	IsError bool `json:"is_error,omitempty"`
+	// NewTurn marks a user message that begins a new user turn whatever
+	// precedes it: a run's prompt. A wire that would merge it with the
+	// tool results before it (a previous run that ended inside a tool-use
+	// loop) closes that loop first (messages: an assistant message between
+	// them), so that the prompt starts a new assistant turn. Not stored:
+	// the session derives it from its run records.
+	NewTurn bool `json:"-"`
 }
 
 // Media types.
@@ -408,6 +416,32 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrOpenTimeout is the cause (Error.Err) of a FailConnect whose request
+// could not be opened, dial and TLS handshake, within the bound
+// WithOpenTimeout set: what was left of the max network wait. It is an
+// outage at the ceiling, never a written request.
+var ErrOpenTimeout = errors.New("provider: the request could not be opened in what was left of the max network wait")
+
+type openTimeoutKey struct{}
+
+// WithOpenTimeout returns ctx carrying a bound on the opening of the
+// requests made with it: a call whose connection is not ready (dialed,
+// TLS handshake done) within d fails with FailConnect and ErrOpenTimeout.
+// The bound ends once the connection is ready: it never bounds writing the
+// request or reading the answer. d ≤ 0 means no bound.
+func WithOpenTimeout(ctx context.Context, d time.Duration) context.Context {
+	if d <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, openTimeoutKey{}, d)
+}
+
+// OpenTimeout returns the bound WithOpenTimeout put on ctx, 0 for none.
+func OpenTimeout(ctx context.Context) time.Duration {
+	d, _ := ctx.Value(openTimeoutKey{}).(time.Duration)
+	return d
+}
 
 // ReasoningCollector gathers one response's events into the reasoning text
 // and the authenticated blocks of the assistant message, each placed after

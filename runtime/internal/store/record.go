@@ -133,10 +133,15 @@ type RunStart struct {
 }
 
 // RunEnd marks the end of a run with its final status (completed, blocked
-// or error).
+// or error) and, unless it completed, its error code. A run whose final
+// events its consumer could not deliver (an event replaced by
+// output_too_large, a failed output) gets a second RunEnd after the first,
+// with status error and that code: the later record of a run supersedes
+// the earlier (Session.RunEnds).
 type RunEnd struct {
 	RunID  string `json:"run_id"`
 	Status string `json:"status"`
+	Code   string `json:"code,omitempty"`
 }
 
 // Unknown is a record whose type this build does not know, kept so that

@@ -331,15 +331,26 @@ func (s *Session) UnknownRecords() int { return s.unknown }
 // Messages returns the conversation: the message records in order, or, after
 // a compaction checkpoint, the latest checkpoint's summary as a user message
 // followed by the message records from its FirstKept on (including those
-// appended after the checkpoint). The slice is new; the messages share their
-// tool calls with the Session and must not be modified.
+// appended after the checkpoint). A run's prompt (the first user message the
+// run recorded after its run_start, not a queued one) is marked NewTurn. The
+// slice is new; the messages share their tool calls with the Session and
+// must not be modified.
 func (s *Session) Messages() []provider.Message {
 	all := make([]provider.Message, 0, s.msgs)
 	var cp *Compaction
+	prompt := "" // the run whose prompt is still to come
 	for i := range s.recs {
 		switch b := s.recs[i].Body.(type) {
+		case RunStart:
+			prompt = b.RunID
 		case Message:
-			all = append(all, b.Message)
+			m := b.Message
+			if prompt != "" && b.RunID == prompt && m.Role == provider.RoleUser && b.Origin == "" {
+				// The run's prompt: it begins a new user turn.
+				m.NewTurn = true
+				prompt = ""
+			}
+			all = append(all, m)
 		case Compaction:
 			cp = &b
 		}
@@ -369,6 +380,27 @@ func (s *Session) UsageUncertaintyRecords() []UsageUncertainty {
 // the conversation unchanged.
 func (s *Session) RecordUsageUncertainty(endpoint, model, operation string) error {
 	return s.Append(Record{Body: UsageUncertainty{Endpoint: endpoint, Model: model, Operation: operation}})
+}
+
+// RunEnds returns how each ended run of the session ended, in the order the
+// runs first ended: for a run with several run_end records (a later one
+// corrects an earlier one), the latest.
+func (s *Session) RunEnds() []RunEnd {
+	var out []RunEnd
+	at := map[string]int{}
+	for i := range s.recs {
+		e, ok := s.recs[i].Body.(RunEnd)
+		if !ok {
+			continue
+		}
+		if j, seen := at[e.RunID]; seen {
+			out[j] = e
+			continue
+		}
+		at[e.RunID] = len(out)
+		out = append(out, e)
+	}
+	return out
 }
 
 // LatestReasoning returns the effort of the latest reasoning_change record,

@@ -141,6 +141,7 @@ func TestRoundTrip(t *testing.T) {
 			wantMsgs = append(wantMsgs, m.Message)
 		}
 	}
+	wantMsgs[0].NewTurn = true // the run's prompt
 	if diff := cmp.Diff(wantMsgs, r.Messages()); diff != "" {
 		t.Errorf("Messages (-want +got):\n%s", diff)
 	}
@@ -639,5 +640,30 @@ func TestErrorMessages(t *testing.T) {
 	_, err = Open(dir, "v", Options{})
 	if want := "store: unsupported session schema version: 9 (this build reads 1): " + filepath.Join(dir, "v.jsonl"); err == nil || err.Error() != want {
 		t.Errorf("schema: %v, want %s", err, want)
+	}
+}
+
+// TestRunEnds: each run's end in the order runs first ended, a later
+// run_end of the same run superseding the earlier, codes kept across a
+// reload.
+func TestRunEnds(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sessions")
+	s := openT(t, dir, "ends")
+	if err := s.Append(
+		Record{Body: RunStart{RunID: "a"}},
+		Record{Body: RunEnd{RunID: "a", Status: "blocked", Code: "max_steps_reached"}},
+		Record{Body: RunStart{RunID: "b"}},
+		Record{Body: RunEnd{RunID: "b", Status: "completed"}},
+		Record{Body: RunEnd{RunID: "b", Status: "error", Code: "output_too_large"}},
+	); err != nil {
+		t.Fatal(err)
+	}
+	want := []RunEnd{{RunID: "a", Status: "blocked", Code: "max_steps_reached"}, {RunID: "b", Status: "error", Code: "output_too_large"}}
+	if diff := cmp.Diff(want, s.RunEnds()); diff != "" {
+		t.Errorf("RunEnds (-want +got):\n%s", diff)
+	}
+	s.Close()
+	if diff := cmp.Diff(want, openT(t, dir, "ends").RunEnds()); diff != "" {
+		t.Errorf("reloaded RunEnds (-want +got):\n%s", diff)
 	}
 }

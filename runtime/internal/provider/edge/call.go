@@ -33,8 +33,21 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 	// must not hang the run (the body's own idle timer starts only with
 	// the body).
 	hw := &headerWatch{idle: r.Idle, cancel: cancel}
+	// After an outage, opening the request (dial, TLS handshake) gets only
+	// what is left of the max network wait (provider.WithOpenTimeout); the
+	// same watch, stopped once the connection is ready.
+	var ow *headerWatch
+	if d := provider.OpenTimeout(ctx); d > 0 {
+		ow = &headerWatch{idle: d, cancel: cancel}
+		ow.touch()
+	}
 	trace := &httptrace.ClientTrace{
-		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
+		GotConn: func(httptrace.GotConnInfo) {
+			connected.Store(true)
+			if ow != nil {
+				ow.stop()
+			}
+		},
 		// A header written to the connection's buffer may be flushed at
 		// any moment after, so the first one counts (CONTRACT §12: only
 		// a request with no byte written is a network wait).
@@ -58,6 +71,16 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 	}
 
 	resp, err := r.Client.Do(hreq)
+	if ow != nil && ow.stop() && !written.Load() && ctx.Err() == nil {
+		hw.stop()
+		if err == nil {
+			resp.Body.Close()
+		}
+		cancel()
+		return nil, &provider.Error{Kind: provider.FailConnect,
+			Message: "no connection within the " + ow.idle.String() + " left of the max network wait",
+			Err:     fmt.Errorf("%s: opening the request: %w", m.Name, provider.ErrOpenTimeout)}
+	}
 	if hw.stop() && ctx.Err() == nil {
 		// The timer fired: whatever Do returned, the answer did not come
 		// in time (a response that raced the timer has a canceled body).

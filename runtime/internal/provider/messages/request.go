@@ -250,6 +250,9 @@ func buildMessages(msgs []provider.Message) ([]outMessage, error) {
 		m := &msgs[i]
 		switch m.Role {
 		case provider.RoleUser:
+			if m.NewTurn && len(b.open) > 0 {
+				b.endLoop()
+			}
 			if err := b.addUserMessage(i, m); err != nil {
 				return nil, err
 			}
@@ -354,6 +357,21 @@ func (b *convBuilder) isOpen(id string) bool {
 		}
 	}
 	return false
+}
+
+// loopEnded is the assistant text that closes a tool-use loop a run left
+// unanswered (max_steps, a cancel after tool results).
+const loopEnded = "(The run ended here, before an answer to these tool results.)"
+
+// endLoop closes the tool-use loop in progress before a message that begins
+// a new user turn (provider.Message.NewTurn): its results are answered, and
+// an assistant message ends the assistant turn. Without it the prompt would
+// join the results' user message, the loop, and the turn, would go on, and
+// the API refuses a thinking mode that differs from the one the turn began
+// with (one thinking configuration per assistant turn).
+func (b *convBuilder) endLoop() {
+	b.closeTurn()
+	b.out = append(b.out, outMessage{Role: "assistant", Content: []any{textBlock{Type: "text", Text: loopEnded}}})
 }
 
 // closeTurn answers the open tool_use blocks that have no result yet, so

@@ -54,6 +54,7 @@ const (
 	CodeMaxStepsReached      = "max_steps_reached"     // with status blocked: the step limit came first
 	CodeInternalError        = "internal_error"        // a broken invariant or a panic inside the run
 	CodeCanceled             = "canceled"              // the run, or a tool call, was canceled
+	CodeOutputFailed         = "output_failed"         // session records only: writing the run's events to the client failed
 	CodeProviderError        = "provider_error"        // any other non-retryable provider failure
 	CodeRetriesExhausted     = "retries_exhausted"     // a retryable failure with the retry budget spent
 	CodeNetworkWaitExceeded  = "network_wait_exceeded" // an outage outlasted the maximum network wait
@@ -123,7 +124,7 @@ var (
 		CodeSessionWriteFailed, CodeMediaInvalid, CodeMediaTooLarge, CodeMediaUnsupported, CodeToolSchemaTooLarge,
 		CodeUnsupported, CodeRetriesExhausted, CodeNetworkWaitExceeded, CodeRetryAfterTooLong, CodeBadRequest,
 		CodeAuthFailed, CodeNotFound, CodeRequestTooLarge, CodeQuotaExhausted, CodeContextOverflow,
-		CodeProviderError, CodeOutputIncomplete, CodeMaxStepsReached, CodeCanceled, CodeInternalError,
+		CodeProviderError, CodeOutputIncomplete, CodeMaxStepsReached, CodeCanceled, CodeInternalError, CodeOutputFailed,
 	}
 	toolCodes = []string{
 		CodeInvalidArguments, CodeUnknownTool, CodeMutationNotAuthorized, CodeProcessNotEnabled,

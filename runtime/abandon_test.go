@@ -25,8 +25,8 @@ func TestAbandonWithIsRecorded(t *testing.T) {
 		want    runtime.RunEnd
 	}{
 		{"mid-run", true, protocol.TypeModelDelta, protocol.CodeOutputTooLarge, runtime.RunEnd{RunID: "run-1", Status: "error", Code: protocol.CodeOutputTooLarge}},
-		{"the final_result", true, protocol.TypeFinalResult, runtime.CodeOutputFailed, runtime.RunEnd{RunID: "run-1", Status: "error", Code: runtime.CodeOutputFailed}},
-		{"the final_result, unconfirmed", false, protocol.TypeFinalResult, runtime.CodeOutputFailed, runtime.RunEnd{RunID: "run-1", Status: "completed"}},
+		{"the final_result", true, protocol.TypeFinalResult, protocol.CodeOutputFailed, runtime.RunEnd{RunID: "run-1", Status: "error", Code: protocol.CodeOutputFailed}},
+		{"the final_result, unconfirmed", false, protocol.TypeFinalResult, protocol.CodeOutputFailed, runtime.RunEnd{RunID: "run-1", Status: "completed"}},
 		{"without a reason", true, protocol.TypeFinalResult, "", runtime.RunEnd{RunID: "run-1", Status: "completed"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

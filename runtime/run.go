@@ -63,10 +63,6 @@ func (rc *RunControl) Events() <-chan Event { return rc.events }
 // Cancel stops the run: it ends with status error, code canceled.
 func (rc *RunControl) Cancel() { rc.cancel() }
 
-// CodeOutputFailed is the error code a run records when its consumer
-// abandoned it because writing its events failed (AbandonWith).
-const CodeOutputFailed = "output_failed"
-
 // Abandon tells the run that nobody reads its events any more (the
 // consumer failed): remaining events are discarded and the run is
 // canceled.
@@ -74,7 +70,7 @@ func (rc *RunControl) Abandon() { rc.AbandonWith("", "") }
 
 // AbandonWith is Abandon with the reason the events did not reach their
 // reader: code (e.g. protocol.CodeOutputTooLarge for an event the wire
-// replaced, CodeOutputFailed for a failed write) and a message. The run
+// replaced, protocol.CodeOutputFailed for a failed write) and a message. The run
 // ends with status error and that code, and its session records it: in
 // its run_end when the run had not ended yet, else (with
 // RunRequest.ConfirmDelivery) in a second run_end that supersedes the

@@ -87,7 +87,7 @@ func (s *Session) RecordUsageUncertainty(endpoint, model, operation string) erro
 // RunEnd is how a run of the session ended: its final status and, unless
 // it completed, its error code. A run whose events its consumer abandoned
 // (an event over the 1 MiB frame bound, output_too_large; a failed output,
-// CodeOutputFailed) ended with status error and that code, whatever it
+// protocol.CodeOutputFailed) ended with status error and that code, whatever it
 // would have reported.
 type RunEnd struct {
 	RunID, Status, Code string

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"octet.dev/host/protocol"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -113,7 +114,7 @@ func TestFailedOutputIsRecorded(t *testing.T) {
 	if !errors.As(err, &ee) || ee.Code == 0 {
 		t.Fatalf("Serve = %v, want an exit for the failed output", err)
 	}
-	if got := runEnds(t, agent, dir); len(got) != 1 || got[0] != (runtime.RunEnd{RunID: "run-1", Status: "error", Code: runtime.CodeOutputFailed}) {
-		t.Fatalf("session run ends %+v, want run-1 error %s", got, runtime.CodeOutputFailed)
+	if got := runEnds(t, agent, dir); len(got) != 1 || got[0] != (runtime.RunEnd{RunID: "run-1", Status: "error", Code: protocol.CodeOutputFailed}) {
+		t.Fatalf("session run ends %+v, want run-1 error %s", got, protocol.CodeOutputFailed)
 	}
 }

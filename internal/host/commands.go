@@ -105,7 +105,7 @@ func (h *Host) run(ctx context.Context, req *wire.Request) error {
 				rc.AbandonWith(protocol.CodeOutputTooLarge, "the run's "+ev.Type+" event exceeded the 1048576-byte frame bound: "+
 					"the client got protocol_error output_too_large and none of the run's later events")
 			} else {
-				rc.AbandonWith(runtime.CodeOutputFailed, "writing the run's "+ev.Type+" event to stdout failed: "+werr.Error())
+				rc.AbandonWith(protocol.CodeOutputFailed, "writing the run's "+ev.Type+" event to stdout failed: "+werr.Error())
 			}
 		}
 	}

@@ -244,7 +244,7 @@ func (f *DeviceFlow) Poll(ctx context.Context, l DeviceLogin) (Secret, error) {
 			if slowed {
 				msg += " (GitHub asked to slow down: if this machine's clock drifts, as in some VMs, correct it)"
 			}
-			return Secret{}, &DeviceError{Code: "expired", msg: msg}
+			return Secret{}, &DeviceError{Code: deviceExpired, msg: msg}
 		}
 		if err := f.sleep(ctx, interval); err != nil {
 			return Secret{}, err
@@ -284,3 +284,7 @@ func (f *DeviceFlow) Poll(ctx context.Context, l DeviceLogin) (Secret, error) {
 		}
 	}
 }
+
+// deviceExpired is DeviceError.Code when the device code expired before
+// the user entered it (RFC 8628's expired_token, or the local deadline).
+const deviceExpired = "expired"

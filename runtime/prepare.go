@@ -101,9 +101,6 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 	if err := checkDisplayText(req.DisplayText); err != nil {
 		return nil, err
 	}
-	if len(req.ResourceRoots) > 0 {
-		return nil, refuse(protocol.CodeUnsupported, "resource_roots are not served by this build yet")
-	}
 	p.maxSteps = DefaultMaxSteps
 	if req.MaxSteps != nil {
 		if *req.MaxSteps < 1 || *req.MaxSteps > MaxMaxSteps {

@@ -129,10 +129,10 @@ func TestDecodeOK(t *testing.T) {
 				Provider: ptr("local"), BaseURL: ptr("http://127.0.0.1:1234/v1"), APIKey: ptr("secret"), CustomHeaders: map[string]string{"x-tenant": "example"},
 				ProviderMode: ptr("openai-compatible"), ContextWindowTokens: ptr(int64(32768)), MaxOutputTokens: ptr(int64(4096)), InputModalities: &[]string{"image"},
 				SupportsReasoning: ptr(false), Tools: &[]string{}}}},
-		{"run all optional", `{"protocol_version":1,"request_id":"r","command":"run","run_id":"x","workspace":"/w","model":"m","prompt":"p","system_prompt":"s","display_text":"d","media":[{"type":"image","path":"a.png"}],"vision":true,"history":[{"role":"user","content":"c"}],"resource_roots":["/r"],"max_steps":3,"reasoning":{"effort":"low"}}`,
+		{"run all optional", `{"protocol_version":1,"request_id":"r","command":"run","run_id":"x","workspace":"/w","model":"m","prompt":"p","system_prompt":"s","display_text":"d","media":[{"type":"image","path":"a.png"}],"vision":true,"history":[{"role":"user","content":"c"}],"max_steps":3,"reasoning":{"effort":"low"}}`,
 			&Request{RequestID: "r", Command: "run", Run: &protocol.RunRequest{RunID: "x", Workspace: "/w", Model: "m", Prompt: "p", SystemPrompt: ptr("s"), DisplayText: ptr("d"),
 				Media: []protocol.Media{{Type: "image", Path: "a.png"}}, Vision: ptr(true), History: []protocol.HistoryMessage{{Role: "user", Content: "c"}},
-				ResourceRoots: []string{"/r"}, MaxSteps: ptr(int64(3)), Reasoning: &protocol.Reasoning{Effort: "low"}}}},
+				MaxSteps: ptr(int64(3)), Reasoning: &protocol.Reasoning{Effort: "low"}}}},
 		{"unicode prompt", `{"protocol_version":1,"request_id":"r","command":"run","run_id":"x","workspace":"/w","model":"m","prompt":"h\u00e9 ✓ \ud83d\ude00"}`,
 			&Request{RequestID: "r", Command: "run", Run: &protocol.RunRequest{RunID: "x", Workspace: "/w", Model: "m", Prompt: "hé ✓ 😀"}}},
 	}

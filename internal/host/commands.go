@@ -135,7 +135,7 @@ func runRequest(r *protocol.RunRequest) runtime.RunRequest {
 		RunID: r.RunID, Workspace: r.Workspace, Model: r.Model, Prompt: r.Prompt,
 		SessionID: deref(r.SessionID), SessionDir: deref(r.SessionDir), SystemPrompt: deref(r.SystemPrompt),
 		AllowFileMutation: deref(r.AllowFileMutation), DisplayText: deref(r.DisplayText),
-		MaxSteps: optInt(r.MaxSteps, 0, runtime.MaxMaxSteps+1), ResourceRoots: r.ResourceRoots,
+		MaxSteps: optInt(r.MaxSteps, 0, runtime.MaxMaxSteps+1),
 	}
 	if r.Tools != nil {
 		rr.Tools = append([]string{}, (*r.Tools)...)

@@ -123,6 +123,9 @@ type Accepted struct {
 	SessionFile         string          `json:"session_file"`
 	Tools               []string        `json:"tools"`
 	EffectiveToolPolicy EffectivePolicy `json:"effective_tool_policy"`
+	// Skills names the skills offered to the model, sorted (CONTRACT §18);
+	// empty when none.
+	Skills []string `json:"skills"`
 }
 
 // Started is the data of started: {}.

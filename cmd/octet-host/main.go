@@ -11,12 +11,15 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
+	octethost "octet.dev/host"
 	"octet.dev/host/internal/host"
 	"octet.dev/host/runtime"
 )
@@ -47,6 +50,9 @@ func run(args []string) int {
 	shellPath := fs.String("shell-path", "", "absolute path of the shell the bash tool runs")
 	trustWorkspace := fs.Bool("trust-workspace", false, "apply each run's workspace .octet/settings.json")
 	idleTimeout := fs.Int64("provider-idle-timeout-ms", 60000, "longest a provider stream may go without a byte before the attempt counts as failed")
+	var roots rootList
+	fs.Var(&roots, "resource-root", "an explicit resource layer, an absolute directory (repeatable; after OCTET_RESOURCE_ROOTS, in the order given)")
+	showDocs := fs.Bool("docs", false, "write the embedded documentation to ${XDG_DATA_HOME:-$HOME/.local/share}/octet/docs/<version>/ if needed, print that path and exit")
 	fs.Usage = func() {
 		fmt.Fprint(os.Stderr, usage)
 		fs.PrintDefaults()
@@ -65,6 +71,25 @@ func run(args []string) int {
 		// --version is not a protocol session: it is the one output to stdout.
 		fmt.Fprintf(os.Stdout, "octet-host %s (native-host protocol 1)\n", sdkVersion())
 		return 0
+	}
+	envRoots, err := runtime.ResourceRootsFromEnv(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
+		return 2
+	}
+	resourceRoots := append(envRoots, roots...)
+	if *showDocs {
+		// Like --version, not a protocol session: the path is the output.
+		agent, err := runtime.New(runtime.Options{Docs: octethost.Docs, Version: sdkVersion()})
+		if err == nil {
+			var dir string
+			if dir, err = agent.DocsDir(); err == nil {
+				fmt.Fprintln(os.Stdout, dir)
+				return 0
+			}
+		}
+		fmt.Fprintf(os.Stderr, "octet-host: the documentation cannot be written: %v\n", err)
+		return 1
 	}
 	lvl, err := zerolog.ParseLevel(*logLevel)
 	if err != nil || *logLevel == "" {
@@ -116,7 +141,8 @@ func run(args []string) int {
 		return 2
 	}
 	agent, err := runtime.New(runtime.Options{Logger: &log, PolicyLayers: []runtime.PolicyLayer{envLayer, cli},
-		TrustWorkspace: *trustWorkspace, IdleTimeout: time.Duration(*idleTimeout) * time.Millisecond})
+		TrustWorkspace: *trustWorkspace, IdleTimeout: time.Duration(*idleTimeout) * time.Millisecond,
+		ResourceRoots: resourceRoots, Docs: octethost.Docs, Version: sdkVersion()})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
 		return 2
@@ -182,6 +208,19 @@ func exitCode(log zerolog.Logger, err error) int {
 	}
 	log.Error().Err(err).Msg("octet-host exiting")
 	return 1
+}
+
+// rootList collects --resource-root flags, each an absolute directory.
+type rootList []string
+
+func (l *rootList) String() string { return strings.Join(*l, string(filepath.ListSeparator)) }
+
+func (l *rootList) Set(v string) error {
+	if !filepath.IsAbs(v) {
+		return errors.New("must be an absolute directory")
+	}
+	*l = append(*l, filepath.Clean(v))
+	return nil
 }
 
 // reserveStdout moves the protocol stream to a private descriptor and points

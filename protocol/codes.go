@@ -78,6 +78,7 @@ const (
 	CodeBinaryFile           = "binary_file"            // a NUL byte or invalid UTF-8 in the first 8 KiB
 	CodeNotUnique            = "not_unique"             // edit's old_text occurs more than once
 	CodeNoChange             = "no_change"              // edit's old_text equals new_text
+	CodeFileTooLarge         = "file_too_large"         // edit of a file over its size cap
 	CodeProtectedPath        = "protected_path"         // edit or write aimed at an operator configuration directory (the workspace's .octet, ~/.octet), found by identity
 	CodeIOError              = "io_error"               // the file system failed in another way, or a command could not start
 	CodeCommandFailed        = "command_failed"         // bash: non-zero exit status
@@ -127,7 +128,7 @@ var (
 		CodeInvalidArguments, CodeUnknownTool, CodeMutationNotAuthorized, CodeProcessNotEnabled,
 		CodeShellUnavailable, CodeNetworkNotEnabled, CodeUnknownEffect, CodeConfirmationRequired,
 		CodePathOutsideWorkspace, CodeSymlinkRefused, CodeNotFound, CodeIsDirectory, CodeNotDirectory,
-		CodeNotRegularFile, CodeBinaryFile, CodeNotUnique, CodeNoChange, CodeProtectedPath, CodeIOError,
+		CodeNotRegularFile, CodeBinaryFile, CodeFileTooLarge, CodeNotUnique, CodeNoChange, CodeProtectedPath, CodeIOError,
 		CodeCanceled, CodeCommandFailed, CodeTimedOut, CodeKilled,
 	}
 	denialCodes = []string{

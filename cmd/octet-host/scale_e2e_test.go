@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime"
 	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/spec"
-	"octet.dev/host/wire"
 	"octet.dev/host/wire/client"
 )
 
@@ -27,13 +27,13 @@ import (
 // hostRun is what one host process saw of one run.
 type hostRun struct {
 	events []client.Event
-	final  *wire.FinalResult
+	final  *protocol.FinalResult
 	err    error
 }
 
 // runOn starts the run on c and reads it to its end, without calling
 // t.Fatal (it runs on its own goroutine).
-func runOn(c *client.Client, req wire.RunRequest) hostRun {
+func runOn(c *client.Client, req protocol.RunRequest) hostRun {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second) // a hang guard
 	defer cancel()
 	rs, err := c.Run(ctx, req)
@@ -55,7 +55,7 @@ func checkLifecycle(evs []client.Event) error {
 			var s struct {
 				Status string `json:"status"`
 			}
-			if err := ev.Decode(&s); err != nil {
+			if err := ev.DecodeInto(&s); err != nil {
 				return err
 			}
 			re.Status = s.Status
@@ -89,9 +89,9 @@ func startHost(t *testing.T, home string) *client.Client {
 
 // sharedRunReq is a run on session sessionID in dir against fake's Chat
 // Completions.
-func sharedRunReq(fake *fakeprovider.Server, ws, dir, runID, sessionID, prompt string) wire.RunRequest {
+func sharedRunReq(fake *fakeprovider.Server, ws, dir, runID, sessionID, prompt string) protocol.RunRequest {
 	str := func(s string) *string { return &s }
-	return wire.RunRequest{RunID: runID, Workspace: ws, Model: "fake-model", Prompt: prompt,
+	return protocol.RunRequest{RunID: runID, Workspace: ws, Model: "fake-model", Prompt: prompt,
 		SessionID: str(sessionID), SessionDir: str(dir), Provider: str("fake"),
 		BaseURL: str(fake.BaseURL(fakeprovider.ModeChat)), APIKey: str("fake-key-123456"),
 		ProviderMode: str(string(fakeprovider.ModeChat)), Tools: &[]string{}}

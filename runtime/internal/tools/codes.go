@@ -39,6 +39,9 @@ const (
 	CodeNotUnique = protocol.CodeNotUnique
 	// CodeNoChange: edit's old_text equals new_text.
 	CodeNoChange = protocol.CodeNoChange
+	// CodeFileTooLarge: edit's file is larger than editMaxFileBytes (edit
+	// holds the file and its new content in memory).
+	CodeFileTooLarge = protocol.CodeFileTooLarge
 	// CodeIOError: the file system failed in another way.
 	CodeIOError = protocol.CodeIOError
 	// CodeCanceled: the context was canceled before the tool finished.

@@ -30,9 +30,12 @@
 //
 // grep and find skip .git, and files and directories ignored by .gitignore
 // files (the common subset of gitignore(5); see ignorer). grep walks on the
-// calling goroutine and reads files on GOMAXPROCS workers through the root
-// descriptor; it stops reading once the first limit matches in path order
-// are known, so its output is deterministic.
+// calling goroutine and searches files on at most grepMaxWorkers workers
+// through the root descriptor, each streaming a file through a fixed buffer
+// of grepBufBytes (a longer line is searched in its first grepBufBytes
+// only), so its memory grows neither with file size nor with GOMAXPROCS. It
+// stops reading once the first limit matches in path order are known, or
+// once they fill the output bound, so its output is deterministic.
 //
 // Concurrency: Run may be called from many goroutines at once, with the
 // same or different Envs. A call's goroutines (grep's workers) have all

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -39,7 +40,7 @@ func runEdit(ctx context.Context, env Env, a *args) (Result, error) {
 	if err := env.Guard.Check(rel); err != nil {
 		return Result{}, err
 	}
-	data, err := env.Root.ReadFile(rel)
+	data, err := readForEdit(ctx, env, rel)
 	if err != nil {
 		return Result{}, err
 	}
@@ -62,6 +63,11 @@ func runEdit(ctx context.Context, env Env, a *args) (Result, error) {
 		return Result{}, newError(CodeNotFound, "old_text was not found in "+rel+"; it must match the file exactly, including whitespace and indentation")
 	case n > 1:
 		return Result{}, newError(CodeNotUnique, fmt.Sprintf("old_text occurs %d times in %s; include more surrounding text so that it occurs exactly once", n, rel))
+	}
+	if ctx.Err() != nil {
+		// The last point to honour a cancellation: the atomic
+		// replacement runs to its end once begun.
+		return Result{}, canceled()
 	}
 	at := bytes.Index(data, old)
 	out := make([]byte, 0, len(data)-len(old)+len(repl))
@@ -86,3 +92,43 @@ func lineCount(text []byte) int {
 	}
 	return 1 + bytes.Count(bytes.TrimSuffix(text, []byte{'\n'}), []byte{'\n'})
 }
+
+// editMaxFileBytes bounds the file edit changes: edit holds it and its new
+// content in memory, and reads it in one go.
+const editMaxFileBytes = 32 << 20
+
+// readForEdit reads the file rel whole, refusing one larger than
+// editMaxFileBytes before reading it, and checks ctx between reads of
+// editReadChunk.
+func readForEdit(ctx context.Context, env Env, rel string) ([]byte, error) {
+	f, fi, err := env.Root.OpenRegular(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := fi.Size()
+	if size > editMaxFileBytes {
+		return nil, newError(CodeFileTooLarge, fmt.Sprintf("%s is %d bytes; edit changes files of at most %d MiB", rel, size, editMaxFileBytes>>20))
+	}
+	// Read what fstat reported: a file growing meanwhile is read up to
+	// that size.
+	data := make([]byte, size)
+	n := 0
+	for n < len(data) {
+		if ctx.Err() != nil {
+			return nil, canceled()
+		}
+		m, err := f.Read(data[n:min(len(data), n+editReadChunk)])
+		n += m
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return data[:n], nil
+}
+
+// editReadChunk is how much edit reads between two checks of its context.
+const editReadChunk = 1 << 20

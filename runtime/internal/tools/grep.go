@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"regexp"
 	"regexp/syntax"
@@ -22,7 +23,7 @@ var grepTool = &tool{
 	effect: EffectWorkspaceRead,
 	description: "Search file contents in the workspace for a regular expression (RE2 syntax) or, with literal, a plain string. " +
 		"Prints path:line:text for each matching line, sorted by path (context lines as path-line-text, groups separated by --). " +
-		"Skips .git, binary files, files ignored by .gitignore files, and symbolic links. Lines longer than 500 bytes are cut.",
+		"Skips .git, binary files, files ignored by .gitignore files, and symbolic links. Lines longer than 500 bytes are cut in the output; a line longer than 256 KiB is searched in its first 256 KiB only.",
 	params: []param{
 		{name: "pattern", kind: kindString, required: true, nonEmpty: true,
 			description: "Regular expression (RE2 syntax), matched against each line; or a plain string when literal is true."},
@@ -48,9 +49,16 @@ const (
 	// grepMaxFileBytes is the largest file grep reads; larger ones are
 	// skipped and counted.
 	grepMaxFileBytes = 32 << 20
-	// grepKeepBufBytes is the largest read buffer a worker keeps between
-	// files.
-	grepKeepBufBytes = 4 << 20
+	// grepBufBytes is each worker's read buffer. A file is searched one
+	// buffer of whole lines at a time, so a longer line is searched in its
+	// first grepBufBytes bytes only (the output says how many were).
+	grepBufBytes = 256 << 10
+	// grepStepBytes is about how much of a region grep searches between
+	// two checks of its context.
+	grepStepBytes = 32 << 10
+	// grepMaxWorkers bounds the files searched at once, and with it the
+	// buffers.
+	grepMaxWorkers = 4
 )
 
 // searcher finds matching lines in a file's contents. It is immutable and
@@ -313,55 +321,222 @@ func (s *searcher) find(data []byte, limit int, low *[]byte) []lineMatch {
 // fileHits is what a worker found in one file.
 type fileHits struct {
 	rel     string
-	matches []lineMatch // bounds refer to data, which is not kept
-	lines   map[int]string
+	matches []int          // numbers of the matching lines, at most limit
+	lines   map[int]string // matching and context lines, cleaned
+	stored  int            // bytes of text in lines
+	// overflow means the lines to show exceeded the output bound, so the
+	// file's search stopped there: lines holds the first of them only.
+	overflow bool
+	// long counts lines longer than grepBufBytes, searched in their first
+	// grepBufBytes bytes only.
+	long    int
 	skipped bool // larger than grepMaxFileBytes
 }
 
-// collect keeps, for the first limit matches, the matching lines and ctx
-// lines around them, so the file's data can be dropped.
-func collect(rel string, data []byte, matches []lineMatch, ctx int) *fileHits {
-	h := &fileHits{rel: rel, matches: matches, lines: map[int]string{}}
-	for _, m := range matches {
-		h.lines[m.num] = cleanLine(data[m.start:m.end], grepLineBytes)
-		// Context before.
+// fileSearch searches one file a region of whole lines at a time and keeps
+// the matches and the lines to show around them, so that no more than one
+// buffer of the file is ever held.
+type fileSearch struct {
+	ctx             context.Context
+	s               *searcher
+	h               *fileHits
+	limit, ctxLines int
+	budget          int // bytes of line text a file may store: the output bound
+	after           int // lines of after-context still to store
+	// ring holds the last ctxLines lines (cleaned) before the current
+	// region, the first of them numbered ringFirst, for before-context;
+	// at most budget bytes of them (ringBytes).
+	ring      []string
+	ringFirst int
+	ringBytes int
+}
+
+// store keeps line n's text unless it is kept already; it reports false
+// when the file's stored text exceeds the budget.
+func (fs *fileSearch) store(n int, line []byte) bool {
+	if _, ok := fs.h.lines[n]; ok {
+		return true
+	}
+	text := cleanLine(line, grepLineBytes)
+	fs.h.lines[n] = text
+	fs.h.stored += len(text)
+	if fs.h.stored > fs.budget {
+		fs.h.overflow = true
+		return false
+	}
+	return true
+}
+
+// region searches data, whole lines the first numbered first (the last
+// may lack its newline), and returns the number of lines it holds and
+// whether the file's search is over (the limit or the budget reached).
+// low is scratch space for the searcher.
+func (fs *fileSearch) region(data []byte, first int, low *[]byte) (int, bool) {
+	if fs.h.lines == nil {
+		fs.h.lines = map[int]string{}
+	}
+	// Lines of after-context left over from the previous region.
+	s, n := 0, first
+	for ; fs.after > 0 && s < len(data); n++ {
+		e := len(data)
+		if i := bytes.IndexByte(data[s:], '\n'); i >= 0 {
+			e = s + i
+		}
+		if !fs.store(n, data[s:e]) {
+			return 0, true
+		}
+		fs.after--
+		s = e + 1
+	}
+	var found []lineMatch
+	if len(fs.h.matches) < fs.limit {
+		var ok bool
+		if found, ok = fs.find(data, low); !ok {
+			return 0, true // canceled
+		}
+	}
+	for _, m := range found {
+		num := first + m.num - 1
+		fs.h.matches = append(fs.h.matches, num)
+		if !fs.store(num, data[m.start:m.end]) {
+			return 0, true
+		}
+		// Context before: in data, then in the ring.
 		s := m.start
-		for n := m.num - 1; n >= m.num-ctx && s > 0; n-- {
-			e := s - 1
-			s = bytes.LastIndexByte(data[:e], '\n') + 1
-			if _, ok := h.lines[n]; !ok {
-				h.lines[n] = cleanLine(data[s:e], grepLineBytes)
+		for n := num - 1; n >= num-fs.ctxLines && n >= 1; n-- {
+			if s > 0 {
+				e := s - 1
+				s = bytes.LastIndexByte(data[:e], '\n') + 1
+				if !fs.store(n, data[s:e]) {
+					return 0, true
+				}
+				continue
+			}
+			if n < fs.ringFirst {
+				// Dropped from the ring for its size: more lines than
+				// the output can show.
+				fs.h.overflow = true
+				return 0, true
+			}
+			if _, ok := fs.h.lines[n]; !ok {
+				text := fs.ring[n-fs.ringFirst]
+				fs.h.lines[n] = text
+				if fs.h.stored += len(text); fs.h.stored > fs.budget {
+					fs.h.overflow = true
+					return 0, true
+				}
 			}
 		}
-		// Context after.
-		e := m.end
-		for n := m.num + 1; n <= m.num+ctx && e < len(data); n++ {
+		// Context after: in data, the rest in the next regions.
+		e, left := m.end, fs.ctxLines
+		for n := num + 1; left > 0 && e < len(data) && e+1 < len(data); n++ {
 			s := e + 1
-			if s == len(data) {
-				break // the final newline ends the file
-			}
 			e = len(data)
 			if i := bytes.IndexByte(data[s:], '\n'); i >= 0 {
 				e = s + i
 			}
-			if _, ok := h.lines[n]; !ok {
-				h.lines[n] = cleanLine(data[s:e], grepLineBytes)
+			if !fs.store(n, data[s:e]) {
+				return 0, true
+			}
+			left--
+		}
+		fs.after = max(fs.after, left)
+	}
+	lines := bytes.Count(data, []byte{'\n'})
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		lines++
+	}
+	if len(fs.h.matches) >= fs.limit && fs.after == 0 {
+		return lines, true // the after-context of the last match is kept too
+	}
+	fs.keepTail(data, first, lines)
+	return lines, false
+}
+
+// find returns the matches in data, up to the limit, searching it in
+// steps of about grepStepBytes of whole lines and checking the context
+// between steps, so that even a slow regular expression notices a
+// cancellation promptly. It returns false when the context is done.
+func (fs *fileSearch) find(data []byte, low *[]byte) ([]lineMatch, bool) {
+	var out []lineMatch
+	lines := 0 // lines before s
+	for s := 0; s < len(data) && len(fs.h.matches)+len(out) < fs.limit; {
+		if fs.ctx.Err() != nil {
+			return nil, false
+		}
+		e := len(data)
+		if s+grepStepBytes < len(data) {
+			if i := bytes.LastIndexByte(data[s:s+grepStepBytes], '\n'); i >= 0 {
+				e = s + i + 1
+			} else if i := bytes.IndexByte(data[s+grepStepBytes:], '\n'); i >= 0 {
+				e = s + grepStepBytes + i + 1 // one line longer than a step
 			}
 		}
+		for _, m := range fs.s.find(data[s:e], fs.limit-len(fs.h.matches)-len(out), low) {
+			out = append(out, lineMatch{num: lines + m.num, start: s + m.start, end: s + m.end})
+		}
+		if e < len(data) {
+			lines += bytes.Count(data[s:e], []byte{'\n'})
+		}
+		s = e
 	}
-	return h
+	return out, true
+}
+
+// keepTail puts the last ctxLines lines of data (holding lines numbered
+// first to first+lines-1) into the ring.
+func (fs *fileSearch) keepTail(data []byte, first, lines int) {
+	if fs.ctxLines == 0 || lines == 0 {
+		return
+	}
+	k := min(fs.ctxLines, lines)
+	e := len(data)
+	if data[e-1] == '\n' {
+		e--
+	}
+	tail := make([]string, k)
+	end := e
+	for i := k - 1; i >= 0; i-- {
+		start := bytes.LastIndexByte(data[:end], '\n') + 1
+		tail[i] = cleanLine(data[start:end], grepLineBytes)
+		end = start - 1
+	}
+	if k >= fs.ctxLines {
+		fs.ring, fs.ringBytes = fs.ring[:0], 0
+	}
+	fs.ring = append(fs.ring, tail...)
+	for _, t := range tail {
+		fs.ringBytes += len(t)
+	}
+	drop := max(0, len(fs.ring)-fs.ctxLines)
+	for _, t := range fs.ring[:drop] {
+		fs.ringBytes -= len(t)
+	}
+	for drop < len(fs.ring) && fs.ringBytes > fs.budget {
+		fs.ringBytes -= len(fs.ring[drop])
+		drop++
+	}
+	fs.ring = append(fs.ring[:0], fs.ring[drop:]...)
+	fs.ringFirst = first + lines - len(fs.ring)
 }
 
 // gather orders the workers' results by the walk's sequence numbers and
 // cancels the search once the files before the first unfinished one hold
-// limit matches: the first limit matches in path order are then known.
+// limit matches (the first limit matches in path order are then known), or
+// more text than the output can show.
 type gather struct {
 	mu     sync.Mutex
 	res    map[int]*fileHits
 	next   int // every file before next is done
 	count  int // matches in files before next
+	stored int // bytes of line text in files before next
 	limit  int
+	max    int // the output bound
 	full   bool
+	// over means the files before next hold more text than the output
+	// bound, or one of them stopped at it: the output is cut, and its
+	// size past the cut is not known.
+	over   bool
 	cancel context.CancelFunc
 }
 
@@ -376,9 +551,11 @@ func (g *gather) done(seq int, h *fileHits) {
 		}
 		if x != nil {
 			g.count += len(x.matches)
+			g.stored += x.stored
+			g.over = g.over || x.overflow || g.stored > g.max
 		}
 		g.next++
-		if g.count >= g.limit && !g.full {
+		if (g.count >= g.limit || g.over) && !g.full {
 			g.full = true
 			g.cancel()
 		}
@@ -418,18 +595,24 @@ func runGrep(ctx context.Context, env Env, a *args) (Result, error) {
 
 	gctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	g := &gather{res: map[int]*fileHits{}, limit: limit, cancel: cancel}
+	g := &gather{res: map[int]*fileHits{}, limit: limit, max: env.maxOutput(), cancel: cancel}
+	job := grepParams{root: root, s: s, limit: limit, ctxLines: ctxLines, budget: env.maxOutput()}
 
 	if !fi.IsDir() {
 		// An explicitly named file is searched whatever the ignore rules
 		// and the glob say, and a binary one is an error.
-		h, err := grepFile(root, s, start, &scratch{}, limit, ctxLines, true)
+		sc := getScratch()
+		h, err := job.file(gctx, start, sc, true)
+		putScratch(sc)
 		if err != nil {
+			if ctx.Err() != nil {
+				return Result{}, canceled()
+			}
 			return Result{}, err
 		}
 		g.done(0, h)
 	} else {
-		if err := grepTree(gctx, root, s, glob, start, g, limit, ctxLines); err != nil {
+		if err := grepTree(gctx, job, glob, start, g); err != nil {
 			return Result{}, err
 		}
 	}
@@ -446,21 +629,37 @@ func runGrep(ctx context.Context, env Env, a *args) (Result, error) {
 	return Result{}.withOutput(formatGrep(g, limit, ctxLines, env.maxOutput())), nil
 }
 
+// grepParams is what every file's search shares.
+type grepParams struct {
+	root            *confine.Root
+	s               *searcher
+	limit, ctxLines int
+	budget          int // the output bound
+}
+
+// grepWorkers returns how many files grep searches at once: one per
+// processor, at most grepMaxWorkers, so that memory does not grow with
+// GOMAXPROCS.
+func grepWorkers() int { return min(runtime.GOMAXPROCS(0), grepMaxWorkers) }
+
 // grepTree walks start on the calling goroutine and searches its files on
-// GOMAXPROCS workers. It returns after every worker has finished.
-func grepTree(ctx context.Context, root *confine.Root, s *searcher, glob *matcher, start string, g *gather, limit, ctxLines int) error {
-	workers := runtime.GOMAXPROCS(0)
+// grepWorkers workers. It returns after every worker has finished.
+func grepTree(ctx context.Context, job grepParams, glob *matcher, start string, g *gather) error {
+	root := job.root
+	workers := grepWorkers()
 	jobs := make(chan grepJob, 4*workers)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() {
-			var sc scratch
+			sc := getScratch()
+			defer putScratch(sc)
 			for j := range jobs {
 				var h *fileHits
 				if ctx.Err() == nil {
 					// Errors (a file removed or replaced since the
-					// walk listed it, a binary file) only skip it.
-					h, _ = grepFile(root, s, j.rel, &sc, limit, ctxLines, false)
+					// walk listed it, a binary file, the search
+					// canceled) only skip it.
+					h, _ = job.file(ctx, j.rel, sc, false)
 				}
 				g.done(j.seq, h)
 			}
@@ -505,48 +704,115 @@ func grepTree(ctx context.Context, root *confine.Root, s *searcher, glob *matche
 	return err
 }
 
-// scratch is a worker's reusable memory.
+// scratch is a worker's memory: a read buffer of grepBufBytes, and as much
+// again for the lower-cased copy a folded literal needs.
 type scratch struct {
-	data, low []byte
+	buf, low []byte
 }
 
-// grepFile searches one file, reading it into sc (whose buffers are kept
-// between files up to grepKeepBufBytes). A nil result with a nil error
-// means the file was skipped as binary (explicit reports that as an error
-// instead).
-func grepFile(root *confine.Root, s *searcher, rel string, sc *scratch, limit, ctxLines int, explicit bool) (*fileHits, error) {
-	data, err := root.ReadFileInto(rel, sc.data, grepMaxFileBytes)
-	if errors.Is(err, confine.ErrTooLarge) {
-		return &fileHits{rel: rel, skipped: true}, nil
-	}
+// scratchPool keeps scratch between calls; it holds at most as many as
+// workers ran at once.
+var scratchPool = sync.Pool{New: func() any { return &scratch{buf: make([]byte, grepBufBytes)} }}
+
+func getScratch() *scratch   { return scratchPool.Get().(*scratch) }
+func putScratch(sc *scratch) { scratchPool.Put(sc) }
+
+// file searches the file rel, streaming it through sc a region of whole
+// lines at a time, checking ctx before each region. A nil result with a nil
+// error means the file was skipped as binary (explicit reports that as an
+// error instead); a canceled search returns ctx's error.
+func (p grepParams) file(ctx context.Context, rel string, sc *scratch, explicit bool) (*fileHits, error) {
+	f, fi, err := p.root.OpenRegular(rel)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if cap(data) <= grepKeepBufBytes {
-			sc.data = data
-		}
-		if cap(sc.low) > grepKeepBufBytes {
-			sc.low = nil
-		}
-	}()
-	if isBinary(data, true) {
-		if explicit {
-			return nil, newError(CodeBinaryFile, rel+" is a binary file (NUL bytes or invalid UTF-8)")
-		}
-		return nil, nil
+	defer f.Close()
+	if fi.Size() > grepMaxFileBytes {
+		return &fileHits{rel: rel, skipped: true}, nil
 	}
-	matches := s.find(data, limit, &sc.low)
-	if len(matches) == 0 {
-		return &fileHits{rel: rel}, nil
+	h := &fileHits{rel: rel}
+	fs := fileSearch{ctx: ctx, s: p.s, h: h, limit: p.limit, ctxLines: p.ctxLines, budget: p.budget}
+	if p.s.lit != nil && bytes.IndexByte(p.s.lit, '\n') >= 0 {
+		return h, nil // no single line can hold a newline
 	}
-	return collect(rel, data, matches, ctxLines), nil
+	buf := sc.buf
+	n, first := 0, 1 // bytes held in buf; number of the line at buf[0]
+	eof, sniffed := false, false
+	for {
+		for n < len(buf) && !eof {
+			m, err := f.Read(buf[n:])
+			n += m
+			if err == io.EOF {
+				eof = true
+			} else if err != nil {
+				return nil, err
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if !sniffed {
+			sniffed = true
+			if isBinary(buf[:n], eof) {
+				if explicit {
+					return nil, newError(CodeBinaryFile, rel+" is a binary file (NUL bytes or invalid UTF-8)")
+				}
+				return nil, nil
+			}
+		}
+		if n == 0 {
+			return h, nil
+		}
+		end := n // the region: whole lines, the last one cut only at the end of the file
+		if !eof {
+			end = bytes.LastIndexByte(buf[:n], '\n') + 1
+		}
+		if end > 0 {
+			lines, stop := fs.region(buf[:end], first, &sc.low)
+			if err := ctx.Err(); stop && err != nil {
+				return nil, err
+			}
+			if stop || eof {
+				return h, nil
+			}
+			first += lines
+			n = copy(buf, buf[end:n])
+			continue
+		}
+		// A line longer than the buffer: search its first grepBufBytes
+		// bytes, then read on to its end.
+		h.long++
+		if _, stop := fs.region(buf[:n], first, &sc.low); stop {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return h, nil
+		}
+		first++
+		for n = 0; ; {
+			m, err := f.Read(buf)
+			if i := bytes.IndexByte(buf[:m], '\n'); i >= 0 {
+				n = copy(buf, buf[i+1:m])
+				break
+			}
+			if err == io.EOF || m == 0 && err == nil {
+				return h, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
 }
 
 // formatGrep prints the first limit matches of the finished prefix of g.
 func formatGrep(g *gather, limit, ctxLines, max int) *output {
 	out := newOutput(max)
-	shown, skipped := 0, 0
+	out.atLeast = g.over
+	shown, skipped, long := 0, 0, 0
 	lastFile := false // a group has been printed, so the next needs "--"
 	for seq := 0; seq < g.next && shown < limit; seq++ {
 		h := g.res[seq]
@@ -557,6 +823,7 @@ func formatGrep(g *gather, limit, ctxLines, max int) *output {
 			skipped++
 			continue
 		}
+		long += h.long
 		ms := h.matches[:min(len(h.matches), limit-shown)]
 		shown += len(ms)
 		if len(ms) == 0 {
@@ -565,11 +832,11 @@ func formatGrep(g *gather, limit, ctxLines, max int) *output {
 		path := cleanLine([]byte(h.rel), 0)
 		isMatch := map[int]bool{}
 		for _, m := range ms {
-			isMatch[m.num] = true
+			isMatch[m] = true
 		}
 		prev := -1
 		for _, m := range ms {
-			from, to := m.num-ctxLines, m.num+ctxLines
+			from, to := m-ctxLines, m+ctxLines
 			if from < 1 {
 				from = 1
 			}
@@ -597,9 +864,12 @@ func formatGrep(g *gather, limit, ctxLines, max int) *output {
 	switch {
 	case shown == 0:
 		out.WriteString("(no matches)\n")
-	case g.full:
+	case g.full && !g.over:
 		// The search stopped at the limit; later files were not read.
 		out.Printf("[stopped at the match limit of %d; narrow the search or raise limit]\n", limit)
+	}
+	if long > 0 {
+		out.Printf("[%s longer than %d KiB searched in their first %d KiB only]\n", plural(long, "line", "lines"), grepBufBytes>>10, grepBufBytes>>10)
 	}
 	if skipped > 0 {
 		out.Printf("[skipped %s larger than %d MiB]\n", plural(skipped, "file", "files"), grepMaxFileBytes>>20)

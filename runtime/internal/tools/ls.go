@@ -25,6 +25,9 @@ func runLs(ctx context.Context, env Env, a *args) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if ctx.Err() != nil {
+		return Result{}, canceled()
+	}
 	if len(ents) == 0 {
 		return Result{Output: "(empty directory)"}, nil
 	}

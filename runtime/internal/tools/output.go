@@ -59,6 +59,9 @@ type output struct {
 	buf   []byte
 	max   int
 	total int
+	// atLeast means total is a lower bound: the output was cut before
+	// all of it was produced (see truncationMarker).
+	atLeast bool
 }
 
 func newOutput(max int) *output { return &output{max: max} }
@@ -80,12 +83,21 @@ func (o *output) result() (string, bool) {
 	if o.total <= o.max && len(o.buf) > 0 && o.buf[len(o.buf)-1] == '\n' {
 		o.buf, o.total = o.buf[:len(o.buf)-1], o.total-1
 	}
-	return bound(o.buf, o.total, o.max)
+	if o.atLeast && o.total <= o.max {
+		// Cut before all of it was produced, yet within the bound.
+		o.total = o.max + 1
+	}
+	return bound(o.buf, o.total, o.max, o.atLeast)
 }
 
 // truncationMarker is the line that ends a cut output (CONTRACT §9
-// tool_finish "output (bounded), truncated").
-func truncationMarker(shown, total int) string {
+// tool_finish "output (bounded), truncated"): "[output truncated: N of M
+// bytes shown]", or "N of at least M" when atLeast says the tool stopped
+// producing the output at the bound, so that M is a lower bound.
+func truncationMarker(shown, total int, atLeast bool) string {
+	if atLeast {
+		return fmt.Sprintf("[output truncated: %d of at least %d bytes shown]", shown, total)
+	}
 	return fmt.Sprintf("[output truncated: %d of %d bytes shown]", shown, total)
 }
 
@@ -93,11 +105,11 @@ func truncationMarker(shown, total int) string {
 // when total ≤ max. Otherwise it cuts text so that the kept part, a newline
 // and the truncation marker fit in max bytes: at the last line end when
 // that keeps at least half of the room, else at a UTF-8 boundary.
-func bound(text []byte, total, max int) (string, bool) {
+func bound(text []byte, total, max int, atLeast bool) (string, bool) {
 	if total <= max {
 		return string(text), false
 	}
-	room := max - len(truncationMarker(total, total)) - 1
+	room := max - len(truncationMarker(total, total, atLeast)) - 1
 	if room < 0 {
 		room = 0
 	}
@@ -111,7 +123,7 @@ func bound(text []byte, total, max int) (string, bool) {
 	if len(kept) > 0 && kept[len(kept)-1] != '\n' {
 		b.WriteByte('\n')
 	}
-	b.WriteString(truncationMarker(len(kept), total))
+	b.WriteString(truncationMarker(len(kept), total, atLeast))
 	return b.String(), true
 }
 

@@ -454,7 +454,7 @@ func TestBound(t *testing.T) {
 		{text: strings.Repeat("a", 100), max: 10, want: "\n[output truncated: 0 of 100 bytes shown]"[1:], trunc: true},
 	}
 	for _, tt := range tests {
-		got, trunc := bound([]byte(tt.text), len(tt.text), tt.max)
+		got, trunc := bound([]byte(tt.text), len(tt.text), tt.max, false)
 		if got != tt.want || trunc != tt.trunc {
 			t.Errorf("bound(%q, %d) = %q, %v; want %q, %v", tt.text, tt.max, got, trunc, tt.want, tt.trunc)
 		}

@@ -36,6 +36,11 @@ func runWrite(ctx context.Context, env Env, a *args) (Result, error) {
 	if rel == "." {
 		return Result{}, newError(CodeIsDirectory, "write .: the workspace root is a directory")
 	}
+	// The atomic replacement below is one step that runs to its end once
+	// begun, so this is the last point to honour a cancellation.
+	if ctx.Err() != nil {
+		return Result{}, canceled()
+	}
 	if err := root.MkdirAll(path.Dir(rel)); err != nil {
 		return Result{}, err
 	}

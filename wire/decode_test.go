@@ -50,6 +50,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"case variant envelope", `{"protocol_version":1,"request_id":"r1","Request_ID":"r2","command":"hello"}`, protocol.CodeUnknownField, "r1", `did you mean "request_id"`},
 		{"case variant run field", `{` + env + run + `,"Allow_File_Mutation":true}`, protocol.CodeUnknownField, "r1", `did you mean "allow_file_mutation"`},
 		{"offline on hello", `{` + env + `"command":"hello","offline":true}`, protocol.CodeUnknownField, "r1", `"offline"`},
+		{"resource_roots is the operator's", `{` + env + run + `,"resource_roots":["/r"]}`, protocol.CodeUnknownField, "r1", `"resource_roots"`},
 		{"models offline string", `{` + env + `"command":"models","offline":"yes"}`, protocol.CodeInvalidField, "r1", "a boolean"},
 		{"models offline null", `{` + env + `"command":"models","offline":null}`, protocol.CodeInvalidField, "r1", "null"},
 		{"run missing run_id", `{` + env + `"command":"run","workspace":"/w","model":"m","prompt":"p"}`, protocol.CodeMissingField, "r1", `"run_id"`},

@@ -24,6 +24,7 @@ func features() protocol.Features {
 		TypedImageInput:    true, // TestRunMediaOtherModes: all three wire modes
 		TypedAudioInput:    true, // TestRunMediaInOrderAndAcrossResume: WAV on an OpenAI Chat audio route
 		Tools:              true, // TestRunScriptedConversation, TestRunToolPathsStayInWorkspace
+		Skills:             true, // TestResourcesThroughTheBinary, TestRunSkillsAndContext: offered, read through skill://, read-only
 		ProcessGroupAbort:  true,
 		InBandAbort:        false,
 	}

@@ -94,13 +94,22 @@ func (s *Set) readContext(root *confine.Root, layer string) (Context, bool) {
 // readHead reads at most max bytes of the regular file rel beneath root and
 // returns them with the file's size.
 func readHead(root *confine.Root, rel string, max int) ([]byte, int64, error) {
+	return readHeadInto(root, rel, nil, max)
+}
+
+// readHeadInto is readHead reading into buf (grown when needed), so one
+// buffer serves many files.
+func readHeadInto(root *confine.Root, rel string, buf []byte, max int) ([]byte, int64, error) {
 	f, fi, err := root.OpenRegular(rel)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	n := min(fi.Size(), int64(max))
-	buf := make([]byte, n)
+	n := int(min(fi.Size(), int64(max)))
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
 	m, err := io.ReadFull(f, buf)
 	if err != nil && err != io.ErrUnexpectedEOF {
 		return nil, 0, err

@@ -105,6 +105,7 @@ func (s *Set) Skills(builtins ...Skill) []Skill {
 
 	var out []Skill
 	examined := 0
+	buf := make([]byte, maxFrontMatterBytes) // every SKILL.md head, in turn
 	for i, name := range names {
 		if len(out) == MaxSkills || examined >= maxExamined {
 			s.add(Diagnostic{Code: DiagSkillsTruncated, Message: strconv.Itoa(len(names)-i) + " more skill folders were not offered: at most " +
@@ -126,7 +127,7 @@ func (s *Set) Skills(builtins ...Skill) []Skill {
 				continue
 			}
 			examined++
-			k, d := s.parseSkill(c.layer, name)
+			k, d := s.parseSkill(c.layer, name, buf)
 			if d != nil {
 				s.add(*d)
 				continue
@@ -162,7 +163,7 @@ func (k *Skill) label(s *Set) string {
 }
 
 // parseSkill reads and checks skills/<name>/SKILL.md of layer l.
-func (s *Set) parseSkill(l *Layer, name string) (Skill, *Diagnostic) {
+func (s *Set) parseSkill(l *Layer, name string, buf []byte) (Skill, *Diagnostic) {
 	dir := SkillsDir + "/" + name
 	rel := dir + "/SKILL.md"
 	invalid := func(msg string) (Skill, *Diagnostic) {
@@ -171,7 +172,7 @@ func (s *Set) parseSkill(l *Layer, name string) (Skill, *Diagnostic) {
 	if err := CheckName(name); err != nil {
 		return invalid("the folder name " + err.Error())
 	}
-	head, size, err := readHead(l.Root, rel, maxFrontMatterBytes)
+	head, size, err := readHeadInto(l.Root, rel, buf, maxFrontMatterBytes)
 	if err != nil {
 		d, report := fileDiag(l.Name, rel, err)
 		if !report {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"octet.dev/host/runtime/internal/confine"
@@ -64,7 +65,8 @@ func (a *Agent) docsFiles() (map[string][]byte, error) {
 	}
 	slices.Sort(names)
 	var b strings.Builder
-	b.WriteString("---\nname: " + DocsSkill + "\ndescription: " + docsSkillDescription + "\n---\n\n")
+	// A double-quoted YAML scalar (the description holds ": ").
+	b.WriteString("---\nname: " + DocsSkill + "\ndescription: " + strconv.Quote(docsSkillDescription) + "\n---\n\n")
 	b.WriteString("# octet-host documentation (version " + a.version() + ")\n\n")
 	b.WriteString("The files of this folder, read with the read tool as skill://" + DocsSkill + "/<file> " +
 		"(grep and find take path skill://" + DocsSkill + " to search them):\n\n")

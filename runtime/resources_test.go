@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/resources"
 )
 
 // Resource layers through real runs (CONTRACT §18, issue 12): AGENTS.md in
@@ -237,6 +238,18 @@ func TestRunDocsSkill(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "spec/CONTRACT.md")); err != nil || string(b) != "# contract\n" {
 		t.Errorf("materialized contract %q %v", b, err)
+	}
+	// The generated SKILL.md is a valid skill by the layers' own rules.
+	md, err := os.ReadFile(filepath.Join(dir, "SKILL.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := t.TempDir()
+	writeRes(t, filepath.Join(check, "skills", DocsSkill, "SKILL.md"), string(md))
+	set := resources.Resolve(resources.Options{Roots: []string{check}})
+	defer set.Close()
+	if ks := set.Skills(); len(ks) != 1 || ks[0].Description != docsSkillDescription || len(set.Diagnostics()) != 0 {
+		t.Errorf("the docs SKILL.md parses as %+v, %+v", ks, set.Diagnostics())
 	}
 	if sys := f.prov.requests()[0].System; strings.Contains(sys, data) {
 		t.Error("the system prompt names the data directory")

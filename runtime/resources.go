@@ -179,7 +179,13 @@ func (a *Agent) loadResources(p *prepared, trusted bool) {
 		p.skillNames[i] = k.Name
 	}
 	p.resourcePrompt = resources.Prompt(contexts, skills)
+	// An override is the layers working as meant (info); everything else
+	// was skipped or cut (warn). Messages and paths are relative to layers.
 	for _, d := range set.Diagnostics() {
-		a.log.Warn().Str("run_id", p.req.RunID).Str("layer", d.Layer).Str("code", d.Code).Str("path", d.Path).Msg(d.Message)
+		ev := a.log.Warn()
+		if d.Code == resources.DiagShadowed {
+			ev = a.log.Info()
+		}
+		ev.Str("run_id", p.req.RunID).Str("layer", d.Layer).Str("code", d.Code).Str("path", d.Path).Msg(d.Message)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"octet.dev/host/runtime/fakeprovider"
 )
@@ -250,4 +251,69 @@ func TestDocsFlag(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Dir(dir)); len(ents) != 1 {
 		t.Errorf("%d entries beside the docs (a temporary left behind?)", len(ents))
 	}
+}
+
+// skillsOffered is accepted.skills of a run's events.
+func skillsOffered(t *testing.T, evs []event) []string {
+	t.Helper()
+	acc := dataOf(t, evs, "accepted")
+	if len(acc) != 1 {
+		t.Fatalf("events %v", evs)
+	}
+	var out []string
+	for _, s := range acc[0]["skills"].([]any) {
+		out = append(out, s.(string))
+	}
+	return out
+}
+
+func TestWorkspaceLayerTrustThroughTheBinary(t *testing.T) {
+	for _, trust := range []bool{false, true} {
+		var args []string
+		if trust {
+			args = append(args, "--trust-workspace")
+		}
+		p, fake, ws := resourceHost(t, nil, nil, args...)
+		writeLayerFile(t, filepath.Join(ws, ".octet/skills/ws-skill/SKILL.md"), "---\nname: ws-skill\ndescription: From the workspace.\n---\n")
+		p.send(t, resourceRunLine("r1", ws, fake, ""))
+		got := skillsOffered(t, readEvents(t, p))
+		if want := slices.Contains(got, "ws-skill"); want != trust {
+			t.Errorf("trust=%v: skills %v", trust, got)
+		}
+	}
+}
+
+// TestTenThousandSkillFoldersThroughTheBinary: a root of 10,000 skill
+// folders starts a run in bounded time with a bounded list.
+func TestTenThousandSkillFoldersThroughTheBinary(t *testing.T) {
+	root := t.TempDir()
+	for i := range 10000 {
+		dir := filepath.Join(root, "skills", fmt.Sprintf("skill-%05d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if i < 300 {
+			n := filepath.Base(dir)
+			writeLayerFile(t, filepath.Join(dir, "SKILL.md"), "---\nname: "+n+"\ndescription: "+strings.Repeat("Does things. ", 20)+"\n---\n")
+		}
+	}
+	p, fake, ws := resourceHost(t, nil, nil, "--resource-root", root)
+	start := time.Now()
+	p.send(t, resourceRunLine("r1", ws, fake, ""))
+	evs := readEvents(t, p)
+	took := time.Since(start)
+	got := skillsOffered(t, evs)
+	if len(got) != 200 || got[0] != "octet-docs" || got[199] != "skill-00198" {
+		t.Fatalf("%d skills offered: %v…", len(got), got[:min(3, len(got))])
+	}
+	if sys := systemPrompt(t, fake); len(sys) > 100_000 {
+		t.Errorf("the system prompt is %d bytes", len(sys))
+	}
+	if !strings.Contains(p.stderr.String(), "9801 more skill folders were not offered") {
+		t.Errorf("no skills_truncated warning:\n%s", p.stderr.String())
+	}
+	if took > 5*time.Second {
+		t.Errorf("the run took %v", took)
+	}
+	t.Logf("run with 10,000 skill folders: %v", took)
 }

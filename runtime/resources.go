@@ -31,6 +31,10 @@ func ResourceRootsFromEnv(getenv func(string) string) ([]string, error) {
 	return roots, nil
 }
 
+// errDocsUnavailable is what a tool reports when the octet-docs files
+// cannot be written or opened; the log has the cause.
+var errDocsUnavailable = errors.New("the octet documentation cannot be written to the host's data directory; the host's log says why")
+
 // DocsSkill is the name of the built-in skill that points the model at the
 // documentation the binary carries.
 const DocsSkill = "octet-docs"
@@ -164,12 +168,18 @@ func (a *Agent) loadResources(p *prepared, trusted bool) {
 	var builtins []resources.Skill
 	if a.opts.Docs != nil {
 		builtins = append(builtins, resources.Builtin(DocsSkill, docsSkillDescription, func() (*confine.Root, error) {
+			// The model hears only that it failed: the error names host paths.
 			dir, err := a.DocsDir()
 			if err != nil {
 				a.log.Warn().Err(err).Msg("the documentation cannot be materialized")
-				return nil, err
+				return nil, errDocsUnavailable
 			}
-			return confine.Open(dir)
+			r, err := confine.Open(dir)
+			if err != nil {
+				a.log.Warn().Err(err).Msg("the documentation directory cannot be opened")
+				return nil, errDocsUnavailable
+			}
+			return r, nil
 		}))
 	}
 	skills := set.Skills(builtins...)

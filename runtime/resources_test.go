@@ -279,3 +279,20 @@ func TestResourceRootOptions(t *testing.T) {
 		t.Errorf("unset: %v", got)
 	}
 }
+
+func TestRunDocsSkillUnwritable(t *testing.T) {
+	f := newFixture(t, calls(ToolCall{ID: "c1", Name: "read", Arguments: `{"path":"skill://octet-docs/SKILL.md"}`}), text("done"))
+	blocked := filepath.Join(t.TempDir(), "file")
+	writeRes(t, blocked, "a file where the data directory should be")
+	resourceAgent(t, f, nil, fstest.MapFS{"README.md": {Data: []byte("x")}}, func(k string) string {
+		if k == "XDG_DATA_HOME" {
+			return blocked
+		}
+		return ""
+	})
+	evs, res := f.run(f.req("docs?"))
+	fe := find[protocol.ToolFinish](evs)[0]
+	if res.Status != "completed" || fe.OK || fe.Error.Code != "io_error" || strings.Contains(fe.Error.Message, blocked) {
+		t.Errorf("result %s, tool_finish %+v", res.Status, fe.Error)
+	}
+}

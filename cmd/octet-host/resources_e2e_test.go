@@ -98,8 +98,12 @@ func TestResourcesThroughTheBinary(t *testing.T) {
 			call("c5", "read", `{"path":"skill://pdf/scripts/fill.sh"}`),
 			call("c6", "read", `{"path":"skill://octet-docs/SKILL.md"}`),
 			call("c7", "bash", `{"command":"sh skills/pdf/scripts/fill.sh"}`),
+			call("c8", "read", `{"path":"skill://pdf/linked.txt"}`),
 		}, "--resource-root", flagRoot)
-	writeLayerFile(t, filepath.Join(ws, "AGENTS.md"), "workspace rules\n")
+	if err := os.Symlink(filepath.Join(flagRoot, "sibling.txt"), filepath.Join(flagRoot, "skills/pdf/linked.txt")); err != nil {
+		t.Fatal(err)
+	}
+	writeLayerFile(t, filepath.Join(ws, "AGENTS.md"), "workspace rules\n"+strings.Repeat("more workspace rules\n", 2000))
 	p.send(t, resourceRunLine("r1", ws, fake, ""))
 	evs := readEvents(t, p)
 	acc := dataOf(t, evs, "accepted")
@@ -123,7 +127,7 @@ func TestResourcesThroughTheBinary(t *testing.T) {
 		}
 		out[id], _ = f["output"].(string)
 	}
-	want := map[string]string{"c1": "ok", "c2": "ok", "c3": "path_outside_workspace", "c4": "protected_path", "c5": "ok", "c6": "ok", "c7": "process_not_enabled"}
+	want := map[string]string{"c1": "ok", "c2": "ok", "c3": "path_outside_workspace", "c4": "protected_path", "c5": "ok", "c6": "ok", "c7": "process_not_enabled", "c8": "symlink_refused"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("tool outcomes %v, want %v", got, want)
 	}
@@ -138,7 +142,8 @@ func TestResourcesThroughTheBinary(t *testing.T) {
 	}
 	sys := systemPrompt(t, fake)
 	at := 0
-	for _, s := range []string{"workspace rules", "# Project context: AGENTS.md of resource root 1\n\nenv root rules",
+	for _, s := range []string{"workspace rules", "\n\n[AGENTS.md truncated: the first 32768 of 42016 bytes are shown]",
+		"# Project context: AGENTS.md of resource root 1\n\nenv root rules",
 		"# Project context: AGENTS.md of resource root 2\n\nflag root rules", "- octet-docs: ", "- pdf: Fill PDF forms. (skill://pdf/SKILL.md)",
 		"- shared: The env root's version. (skill://shared/SKILL.md)"} {
 		i := strings.Index(sys[at:], s)
@@ -154,7 +159,7 @@ func TestResourcesThroughTheBinary(t *testing.T) {
 	}
 	// The findings are logged, without host paths.
 	logs := p.stderr.String()
-	for _, w := range []string{"skill_invalid", "shadowed"} {
+	for _, w := range []string{"skill_invalid", "shadowed", "context_truncated"} {
 		if !strings.Contains(logs, w) {
 			t.Errorf("stderr lacks %q:\n%s", w, logs)
 		}

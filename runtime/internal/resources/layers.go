@@ -161,7 +161,8 @@ func (s *Set) Diagnostics() []Diagnostic {
 }
 
 func (s *Set) add(d Diagnostic) {
-	if len(s.diags) >= MaxDiagnostics {
+	// The count of skills left out is kept whatever came before it.
+	if len(s.diags) >= MaxDiagnostics && d.Code != DiagSkillsTruncated {
 		s.lost++
 		return
 	}

@@ -372,10 +372,13 @@ func TestBrokenSkillsBoundWork(t *testing.T) {
 		t.Fatalf("offered %d", len(got))
 	}
 	ds := s.Diagnostics()
-	if len(ds) != MaxDiagnostics+1 || ds[len(ds)-1].Code != DiagTruncated {
-		t.Fatalf("%d diagnostics, last %+v", len(ds), ds[len(ds)-1])
+	if len(ds) != MaxDiagnostics+2 || ds[len(ds)-1].Code != DiagTruncated || ds[len(ds)-2].Code != DiagSkillsTruncated {
+		t.Fatalf("%d diagnostics, last %+v", len(ds), ds[len(ds)-2:])
 	}
-	if !strings.Contains(ds[len(ds)-1].Message, fmt.Sprint(maxExamined-MaxDiagnostics+1)+" more") {
+	if !strings.Contains(ds[len(ds)-2].Message, "200 more skill folders") {
+		t.Errorf("skills_truncated: %q", ds[len(ds)-2].Message)
+	}
+	if !strings.Contains(ds[len(ds)-1].Message, fmt.Sprint(maxExamined-MaxDiagnostics)+" more") {
 		t.Errorf("last %q", ds[len(ds)-1].Message)
 	}
 }

@@ -22,8 +22,9 @@ var rules = []struct {
 	{"spec", []string{"spec", "protocol"}},
 	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly"}},
 	{"internal/linuxonly", nil},
+	{"internal/schematest", []string{"spec/schema"}}, // tests' schema validation
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm", "protocol"}},
-	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "runtime", "protocol", "."}}, // ".": the root package alone (its embedded documentation)
+	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "runtime", "protocol", "spec/schema", "."}}, // ".": the root package alone (its embedded documentation)
 	{"cmd/octet-fake-provider", []string{"runtime/fakeprovider"}},
 	{"cmd/octet-conformance", []string{"spec", "protocol", "runtime/fakeprovider", "internal/linuxonly"}}, // a black-box kit: the wire only, never the host's packages
 	{"examples", []string{"runtime/fakeprovider"}},                                                        // tests of the client examples, against the built binary

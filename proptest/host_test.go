@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rs/zerolog"
 	"pgregory.net/rapid"
 
 	"octet.dev/host/internal/host"
@@ -42,7 +41,7 @@ func startHost(t *rapid.T, home string) *hostUnderTest {
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	h := host.New(host.Config{In: inR, Out: outW, Agent: agent, Log: zerolog.Nop(), Version: "prop"})
+	h := host.New(host.Config{In: inR, Out: outW, Agent: agent, Version: "prop"})
 	hu := &hostUnderTest{in: inW, out: wire.NewLineReader(outR), done: make(chan error, 1)}
 	go func() {
 		err := h.Serve(context.Background())

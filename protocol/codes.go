@@ -104,9 +104,10 @@ const (
 // Discovery issue codes: models.data.discovery[].code (CONTRACT §7). A
 // malformed ~/.octet/models.json is reported as config_invalid.
 const (
-	CodeDiscoveryFailed  = "discovery_failed"  // the endpoint failed: connection, status, body too large
-	CodeDiscoveryTimeout = "discovery_timeout" // no answer within the timeout
-	CodeDiscoveryInvalid = "discovery_invalid" // the answer is not a model list
+	CodeDiscoveryFailed    = "discovery_failed"    // the endpoint failed: connection, status, body too large
+	CodeDiscoveryTimeout   = "discovery_timeout"   // no answer within the timeout
+	CodeDiscoveryInvalid   = "discovery_invalid"   // the answer is not a model list
+	CodeDiscoveryTruncated = "discovery_truncated" // the endpoint listed more models than are kept; the first ones are listed
 )
 
 var (
@@ -136,7 +137,7 @@ var (
 		CodeNetworkNotEnabled, CodeUnknownEffect, CodeConfirmationRequired,
 		CodePathOutsideWorkspace, CodeSymlinkRefused, CodeProtectedPath,
 	}
-	discoveryCodes = []string{CodeDiscoveryFailed, CodeDiscoveryTimeout, CodeDiscoveryInvalid, CodeConfigInvalid}
+	discoveryCodes = []string{CodeDiscoveryFailed, CodeDiscoveryTimeout, CodeDiscoveryInvalid, CodeDiscoveryTruncated, CodeConfigInvalid}
 )
 
 // ProtocolCodes returns the codes of protocol_error.data.code.

@@ -23,7 +23,7 @@ const (
 	// Streaming events, between started and settled.
 	TypeModelDelta                = "model_delta"                  // ModelDelta
 	TypeOutputMedia               = "output_media"                 // OutputMedia (not emitted by this build)
-	TypeProviderLifecycle         = "provider_lifecycle"           // ProviderLifecycle (not emitted by this build)
+	TypeProviderLifecycle         = "provider_lifecycle"           // ProviderLifecycle (opt-in per configured provider)
 	TypeProviderRetry             = "provider_retry"               // ProviderRetry
 	TypeProviderWaitingForNetwork = "provider_waiting_for_network" // ProviderWaitingForNetwork
 	TypeProviderOperationRetry    = "provider_operation_retry"     // ProviderOperationRetry (no auxiliary call yet)
@@ -109,7 +109,7 @@ var events = []EventInfo{
 
 	info[ModelDelta](TypeModelDelta, KindStreaming, EmittedWire),
 	info[OutputMedia](TypeOutputMedia, KindStreaming, NotEmitted),
-	info[ProviderLifecycle](TypeProviderLifecycle, KindStreaming, NotEmitted),
+	info[ProviderLifecycle](TypeProviderLifecycle, KindStreaming, EmittedWire),
 	info[ProviderRetry](TypeProviderRetry, KindStreaming, EmittedWire),
 	info[ProviderWaitingForNetwork](TypeProviderWaitingForNetwork, KindStreaming, EmittedWire),
 	info[ProviderOperationRetry](TypeProviderOperationRetry, KindStreaming, NotEmitted),

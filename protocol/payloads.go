@@ -117,7 +117,8 @@ type FinalResult struct {
 }
 
 // Accepted is the data of accepted: the resolved model (no Cost), the
-// session file, the registered tools and the effective tool policy.
+// session file, the registered tools, the effective tool policy and the
+// skills offered.
 type Accepted struct {
 	Model               ModelInfo       `json:"model"`
 	SessionFile         string          `json:"session_file"`
@@ -182,8 +183,10 @@ const (
 )
 
 // ProviderLifecycle is opt-in readiness telemetry of a configured endpoint:
-// advisory, not model output (CONTRACT §9). Detail is null or a bounded
-// text. Not emitted by this build.
+// advisory, not model output, never in the session (CONTRACT §9). It is
+// emitted only for a provider of ~/.octet/models.json with
+// "lifecycle_events": true. Detail is null (ready) or the server's
+// sanitized word, at most 256 bytes (queued, loading).
 type ProviderLifecycle struct {
 	State  string  `json:"state"`
 	Detail *string `json:"detail"`
@@ -230,14 +233,16 @@ type ProviderOperationRetry struct {
 // subtotals from now on; its data is {}.
 type ProviderUsageUncertain struct{}
 
-// CandidateRejected reports a candidate answer the host rejected before it
-// became the run's output (the terminal gate). The source names the event
-// but not its data: this shape (the step, a stable code and a bounded
-// message) is ours. Not emitted by this build.
+// CandidateRejected reports a candidate answer the terminal gate rejected
+// before it became the run's output (CONTRACT §17): the step, the
+// consecutive rejection count, the bound on them, and the gate's reason
+// (bounded and sanitized). The source names the event but not its data:
+// this shape is ours. Not emitted by this build.
 type CandidateRejected struct {
-	Step    int    `json:"step"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Step        int    `json:"step"`
+	Attempt     int    `json:"attempt"`
+	MaxAttempts int    `json:"max_attempts"`
+	Reason      string `json:"reason"`
 }
 
 // ToolStart announces a tool call. Arguments is the JSON object the model
@@ -339,21 +344,37 @@ type FollowUpDelivered struct {
 	Text string `json:"text"`
 }
 
-// CompactionStart announces local compaction of older history (CONTRACT
-// §17); Reason says why (for example the context nearing the window). Not
-// emitted by this build.
+// Compaction reasons and kinds (CompactionStart, CompactionFinish).
+const (
+	CompactionThreshold = "threshold" // the context passed the window less the reserve
+	CompactionOverflow  = "overflow"  // the provider refused the request as too long
+	CompactionLocal     = "local"     // a summarizer call on the run's own route
+	CompactionNative    = "native"    // the provider's compaction endpoint
+)
+
+// CompactionStart announces a compaction of older history (CONTRACT §17):
+// why, which kind, and the context size before it, in tokens. Not emitted
+// by this build.
 type CompactionStart struct {
-	Reason string `json:"reason"`
+	Reason       string `json:"reason"`
+	Kind         string `json:"kind"`
+	TokensBefore int64  `json:"tokens_before"`
 }
 
 // CompactionFinish ends a compaction: whether it succeeded, the context
-// size before and after, and the size of the summary. Not emitted by this
-// build.
+// size before and the estimate after, the sizes of the summary and of the
+// handoff, whether the step that needed it will be retried, and the error
+// of a refused or failed compaction. Not emitted by this build.
 type CompactionFinish struct {
-	OK           bool  `json:"ok"`
-	TokensBefore int64 `json:"tokens_before"`
-	TokensAfter  int64 `json:"tokens_after"`
-	SummaryBytes int64 `json:"summary_bytes"`
+	Reason              string     `json:"reason"`
+	Kind                string     `json:"kind"`
+	OK                  bool       `json:"ok"`
+	TokensBefore        int64      `json:"tokens_before"`
+	TokensAfterEstimate int64      `json:"tokens_after_estimate"`
+	SummaryBytes        int64      `json:"summary_bytes"`
+	HandoffBytes        int64      `json:"handoff_bytes"`
+	WillRetry           bool       `json:"will_retry"`
+	Error               *ErrorData `json:"error"`
 }
 
 // Levels of ExtensionNotification.Level.
@@ -363,13 +384,16 @@ const (
 	LevelError   = "error"
 )
 
-// ExtensionNotification is a diagnostic of extension discovery (CONTRACT
-// §18); the host never starts an executable extension. The source names
-// the event but not its data: this shape is ours. Not emitted by this
-// build.
+// ExtensionNotification is one finding of extension discovery (CONTRACT
+// §18): the extension's folder name, the layer it was found in, a level, a
+// stable code and a bounded message without host paths. The host never
+// starts an executable extension. The source names the event but not its
+// data: this shape is ours. Not emitted by this build.
 type ExtensionNotification struct {
 	Extension string `json:"extension"`
+	Layer     string `json:"layer"`
 	Level     string `json:"level"`
+	Code      string `json:"code"`
 	Message   string `json:"message"`
 }
 

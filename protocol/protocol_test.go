@@ -1,6 +1,7 @@
 package protocol_test
 
 import (
+	"encoding/json"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -12,9 +13,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"octet.dev/host/protocol"
+	"octet.dev/host/spec/schema"
 )
 
 // readmeTable returns the first cells of the rows of the table under the
@@ -104,11 +107,11 @@ func camel(v string) string {
 	return b.String()
 }
 
-// eventChecks run for every event type of the registry. A later step (the
-// JSON Schema) appends its check here: every type has a schema definition.
+// eventChecks run for every event type of the registry.
 var eventChecks = map[string]func(t *testing.T, e protocol.EventInfo, readme map[string]bool){
 	"payload":    checkPayload,
 	"readme row": checkReadmeRow,
+	"schema":     checkSchema,
 }
 
 func checkPayload(t *testing.T, e protocol.EventInfo, _ map[string]bool) {
@@ -128,6 +131,51 @@ func checkPayload(t *testing.T, e protocol.EventInfo, _ map[string]bool) {
 		if tag := f.Tag.Get("json"); tag == "" || strings.HasPrefix(tag, ",") || tag == "-" {
 			t.Errorf("field %s.%s has no JSON name", e.Payload.Name(), f.Name)
 		}
+	}
+}
+
+// schemaEvents maps each event type the JSON Schema of spec/schema defines
+// (a definition whose type member is a const) to its definition's name,
+// and lists the types #/$defs/Event accepts. The test imports spec/schema,
+// which holds only the embedded document; protocol itself stays a leaf.
+var schemaEvents = sync.OnceValues(func() (map[string]string, []string) {
+	var doc struct {
+		Defs map[string]struct {
+			Properties struct {
+				Type struct {
+					Const *string  `json:"const"`
+					Enum  []string `json:"enum"`
+				} `json:"type"`
+			} `json:"properties"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(schema.JSON(), &doc); err != nil {
+		panic(err)
+	}
+	defs := map[string]string{}
+	for name, d := range doc.Defs {
+		if c := d.Properties.Type.Const; c != nil && strings.HasSuffix(name, "Event") {
+			defs[*c] = name
+		}
+	}
+	return defs, doc.Defs["Event"].Properties.Type.Enum
+})
+
+// checkSchema: a protocol-1 event type has a definition in the JSON Schema
+// and is one of the types an event may carry; a Go-API-only type has
+// neither (go generate ./spec/schema after adding a type).
+func checkSchema(t *testing.T, e protocol.EventInfo, _ map[string]bool) {
+	defs, types := schemaEvents()
+	_, def := defs[e.Type]
+	listed := slices.Contains(types, e.Type)
+	if e.Kind == protocol.KindGoAPI {
+		if def || listed {
+			t.Errorf("the JSON Schema defines the Go-API-only type %s", e.Type)
+		}
+		return
+	}
+	if !def || !listed {
+		t.Errorf("the JSON Schema has no definition of %s (definition %v, in Event's types %v): run go generate ./spec/schema", e.Type, def, listed)
 	}
 }
 

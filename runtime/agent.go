@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/policy"
@@ -27,8 +26,13 @@ type Options struct {
 	// of runs whose request names no session_dir, and of OpenSession with
 	// an empty dir. It must be absolute. Default: Home/.octet/sessions.
 	SessionDir string
-	// Logger receives structured diagnostics. Default: a disabled logger.
-	Logger *zerolog.Logger
+	// Logger receives structured diagnostics: a credential refresh (info),
+	// an unreadable credentials file (warn), a run's internal error with
+	// its redacted panic value and stack (error), and, at LevelTrace, every
+	// state machine transition of a run. Records carry run_id where they
+	// concern a run. Any [slog.Handler] fits (the binary bridges to
+	// zerolog). Default (nil): nothing is logged.
+	Logger *slog.Logger
 	// Now is the clock. Default: time.Now.
 	Now func() time.Time
 	// HTTPClient performs provider and discovery requests. Default: a
@@ -49,8 +53,9 @@ type Options struct {
 	// ProviderFactory builds the provider of a resolved route. Default: the
 	// module's Chat Completions, Responses and Messages clients.
 	ProviderFactory ProviderFactory
-	// Sleep waits between recovery attempts; it returns early with ctx's
-	// error. Default: a timer.
+	// Sleep waits between recovery attempts and during readiness waits
+	// (a loading model, lifecycle.go); it returns early with ctx's error.
+	// Default: a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Jitter returns a number in [0, 1) for backoff jitter. Default:
 	// math/rand/v2.
@@ -96,7 +101,7 @@ func PolicyFromEnv(getenv func(string) string) (PolicyLayer, error) { return pol
 // Agent is the embedding entry point.
 type Agent struct {
 	opts Options
-	log  zerolog.Logger
+	log  *slog.Logger // never nil
 
 	mu             sync.Mutex
 	reasoning      ReasoningConfig // effective selection (Reasoning)
@@ -167,9 +172,9 @@ func New(opts Options) (*Agent, error) {
 	if opts.Getenv == nil {
 		opts.Getenv = os.Getenv
 	}
-	log := zerolog.Nop()
-	if opts.Logger != nil {
-		log = *opts.Logger
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	if opts.Sleep == nil {
 		opts.Sleep = defaultSleep

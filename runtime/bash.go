@@ -42,6 +42,19 @@ func parseBashArgs(args []byte) (bashArgs, error) {
 	return a, nil
 }
 
+// bashTimeout is the command's timeout: the operator's, or the model's
+// timeout_ms when shorter. The model may shorten the operator's timeout,
+// never extend it. The two are compared in milliseconds, before any
+// conversion: the operator's is at most policy.MaxBashTimeoutMS, while the
+// model's may be any positive int64 (2^63-1 ms overflows a Duration).
+func bashTimeout(operatorMS int64, askedMS *int64) time.Duration {
+	ms := operatorMS
+	if askedMS != nil && *askedMS < ms {
+		ms = *askedMS
+	}
+	return time.Duration(ms) * time.Millisecond
+}
+
 // runBash executes an allowed bash call whose arguments parseBashArgs
 // accepted. stream receives progress events; it is called while the
 // driver goroutine waits inside shell.Run.
@@ -53,11 +66,7 @@ func (d *driver) runBash(ctx context.Context, call ToolCall, args []byte) *proto
 		return fin
 	}
 	pol := d.p.policy
-	timeout := time.Duration(pol.BashTimeoutMS.Value) * time.Millisecond
-	if a.TimeoutMS != nil {
-		// The model may shorten the operator's timeout, never extend it.
-		timeout = min(timeout, time.Duration(*a.TimeoutMS)*time.Millisecond)
-	}
+	timeout := bashTimeout(pol.BashTimeoutMS.Value, a.TimeoutMS)
 	limit, streamed, noticed := int(pol.MaxOutputBytes.Value), 0, false
 	// Progress is bounded like the result: once max_output_bytes have
 	// been streamed, one notice replaces the rest.

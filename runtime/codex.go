@@ -3,12 +3,11 @@ package runtime
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-
-	"github.com/rs/zerolog"
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
@@ -103,9 +102,7 @@ func (d *driver) reauthCodex(ctx context.Context, step int, err error) (bool, er
 		return false, err
 	}
 	d.reauthed = step // once per step: a refreshed credential refused again ends the turn
-	log := func(ev *zerolog.Event) *zerolog.Event {
-		return ev.Str("run_id", d.p.req.RunID).Int("step", step).Str("model", d.p.model.ID)
-	}
+	log := d.a.log.With(slog.String("run_id", d.p.req.RunID), slog.Int("step", step), slog.String("model", d.p.model.ID))
 	st := d.a.codexStore()
 	cred, rerr := st.Refresh(ctx, codex.Credential{AccessToken: d.p.key})
 	if rerr == nil && cred.Bearer() == d.p.key {
@@ -119,7 +116,7 @@ func (d *driver) reauthCodex(ctx context.Context, step int, err error) (bool, er
 	}
 	if rerr != nil {
 		msg := scrub(scrub(rerr.Error(), d.p.key), cred.Bearer())
-		log(d.a.log.Warn()).Str("error", msg).Msg("the provider refused the Codex credential (HTTP 401), and refreshing it failed")
+		log.LogAttrs(ctx, slog.LevelWarn, "the provider refused the Codex credential (HTTP 401), and refreshing it failed", slog.String("error", msg))
 		failed := *pe
 		failed.Message += "; refreshing the Codex credential failed: " + msg
 		return false, &failed
@@ -129,7 +126,7 @@ func (d *driver) reauthCodex(ctx context.Context, step int, err error) (bool, er
 	for _, v := range codexHeaders(cred) {
 		d.p.red.add(v)
 	}
-	log(d.a.log.Info()).Msg("the provider refused the Codex credential (HTTP 401); it was refreshed, and the call is made once more")
+	log.LogAttrs(ctx, slog.LevelInfo, "the provider refused the Codex credential (HTTP 401); it was refreshed, and the call is made once more")
 	return true, nil
 }
 

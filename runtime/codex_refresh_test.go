@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,8 +15,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/fakeprovider"
@@ -56,8 +55,7 @@ func newCodexRefreshRig(t *testing.T, accepted func(old, fresh string) string, t
 	t.Cleanup(func() { fake.Close() })
 	r.fake = fake
 	writeCodexLogin(t, r.home, r.old)
-	logger := zerolog.New(&r.log)
-	r.agent, err = New(Options{Home: r.home, Getenv: func(string) string { return "" }, Logger: &logger,
+	r.agent, err = New(Options{Home: r.home, Getenv: func(string) string { return "" }, Logger: jsonLogger(&r.log, slog.LevelDebug),
 		CodexBaseURL: fake.CodexBaseURL(), CodexTokenURL: tokens.URL,
 		Sleep: func(context.Context, time.Duration) error { return nil }})
 	if err != nil {
@@ -123,7 +121,7 @@ func TestCodex401RefreshesAndRetriesOnce(t *testing.T) {
 	if got := find[protocol.ProviderRetry](evs); len(got) != 0 {
 		t.Errorf("provider_retry events %+v", got)
 	}
-	if log := r.log.String(); !strings.Contains(log, `"level":"info"`) || !strings.Contains(log, "refused the Codex credential (HTTP 401); it was refreshed") {
+	if log := r.log.String(); !strings.Contains(log, `"level":"INFO"`) || !strings.Contains(log, "refused the Codex credential (HTTP 401); it was refreshed") {
 		t.Errorf("log %s", log)
 	}
 	// The refreshed tokens are the host's copy now, for every later run.

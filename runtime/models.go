@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
@@ -45,7 +47,7 @@ func (a *Agent) models(ctx context.Context, offline bool) ([]protocol.ModelInfo,
 	if offline {
 		return out, nil, nil
 	}
-	eps := discovery.FromCatalog(ms, a.credential)
+	eps := discovery.FromCatalog(ms, func(m catalog.Model) string { return a.credential(ctx, m) })
 	if len(eps) == 0 {
 		return out, nil, nil
 	}
@@ -54,6 +56,7 @@ func (a *Agent) models(ctx context.Context, offline bool) ([]protocol.ModelInfo,
 		modes[m.Provider] = string(m.Mode)
 	}
 	found, problems := discovery.Discover(ctx, a.opts.HTTPClient, eps, 0)
+	catalogued := len(out)
 	for _, d := range found {
 		if known[[2]string{d.Provider, d.ID}] {
 			continue // already configured, with its own figures
@@ -68,10 +71,21 @@ func (a *Agent) models(ctx context.Context, offline bool) ([]protocol.ModelInfo,
 			InputModalities: []string{"text"},
 		})
 	}
+	out, trimmed := fitInventory(out, catalogued, len(eps))
 	var issues []protocol.DiscoveryIssue
 	for _, p := range problems {
+		if p.Code == protocol.CodeDiscoveryTruncated {
+			trimmed[p.Provider] += p.Omitted
+			continue
+		}
 		issues = append(issues, protocol.DiscoveryIssue{Provider: p.Provider, Code: p.Code, Message: p.Message})
 	}
+	for provider, n := range trimmed {
+		issues = append(issues, protocol.DiscoveryIssue{Provider: provider, Code: protocol.CodeDiscoveryTruncated, Message: discovery.TruncatedMessage(n)})
+	}
+	slices.SortStableFunc(issues, func(a, b protocol.DiscoveryIssue) int {
+		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.Code, b.Code))
+	})
 	return out, issues, nil
 }
 

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -380,7 +381,7 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 		// Built-in providers always need a key; a configured provider needs
 		// one when it names api_key_env (a local server may take none).
 		builtin := m.Provider == catalog.ProviderOpenAI || m.Provider == catalog.ProviderAnthropic
-		if key = a.credential(m); key == "" && (builtin || m.CredentialEnv != "") {
+		if key = a.credential(ctx, m); key == "" && (builtin || m.CredentialEnv != "") {
 			return refuse(protocol.CodeCredentialsMissing, "no API key for provider %s: set %s or write ~/.octet/credentials/%s.json", strconv.Quote(m.Provider), m.CredentialEnv, m.Provider)
 		}
 	}
@@ -426,7 +427,7 @@ func scrub(msg, key string) string {
 
 // credential finds the API key of a catalog route: the environment
 // variable, then ~/.octet/credentials/<provider>.json {"api_key": "..."}.
-func (a *Agent) credential(m catalog.Model) string {
+func (a *Agent) credential(ctx context.Context, m catalog.Model) string {
 	if m.CredentialEnv != "" {
 		if v := strings.TrimSpace(a.opts.Getenv(m.CredentialEnv)); v != "" {
 			return v
@@ -440,7 +441,7 @@ func (a *Agent) credential(m catalog.Model) string {
 		APIKey string `json:"api_key"`
 	}
 	if json.Unmarshal(data, &c, json.RejectUnknownMembers(false)) != nil {
-		a.log.Warn().Str("provider", m.Provider).Msg("credentials file is not valid JSON; ignoring it")
+		a.log.LogAttrs(ctx, slog.LevelWarn, "credentials file is not valid JSON; ignoring it", slog.String("provider", m.Provider))
 		return ""
 	}
 	return strings.TrimSpace(c.APIKey)
@@ -535,7 +536,7 @@ func discoveredRoute(cat *catalog.Catalog, id string) (catalog.Model, bool) {
 		if m.Provider == prov && !m.Inline && m.BaseURL != "" {
 			return catalog.Model{ID: id, Provider: prov, Name: name, APIModel: name, Mode: m.Mode, BaseURL: m.BaseURL,
 				CredentialEnv: m.CredentialEnv, ContextWindowTokens: discoveredContextWindow,
-				MaxOutputTokens: discoveredMaxOutput, InputModalities: []string{"text"}}, true
+				MaxOutputTokens: discoveredMaxOutput, InputModalities: []string{"text"}, LifecycleEvents: m.LifecycleEvents}, true
 		}
 	}
 	return catalog.Model{}, false

@@ -118,6 +118,10 @@ type operation[T any] struct {
 	// commits it; a failed attempt's value is handed to discard.
 	call    func(ctx context.Context) (T, error)
 	discard func(T)
+	// lifecycle: the route opted into provider_lifecycle, and loading
+	// answers get a readiness wait before the machine counts an attempt
+	// (lifecycle.go).
+	lifecycle bool
 }
 
 // recoverCall performs op under the recovery machine: attempts, retries and
@@ -141,12 +145,13 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 		panic(err)
 	}
 	last, have := zero, false
+	var ready readiness // the operation's readiness waits (lifecycle.go)
 	for {
 		var next recovery.Input
 		for _, e := range append([]recovery.Effect(nil), effects...) {
 			switch e.Kind {
 			case recovery.EffStartAttempt:
-				v, err := op.call(ctx)
+				v, err := callReady(ctx, d, op, &ready)
 				last, have = v, true // provisional until EffSucceed
 				if err == nil {
 					next = recovery.Input{Trigger: recovery.TrAttemptSucceeded}
@@ -223,8 +228,9 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 // attempt's partial text and reasoning become recovered_output events.
 func (d *driver) modelTurn(ctx context.Context, step int, req provider.Request) (turn, error) {
 	return recoverCall(ctx, d, operation[turn]{
-		name: operationAssistantTurn,
-		call: func(ctx context.Context) (turn, error) { return d.callModel(ctx, step, req) },
+		name:      operationAssistantTurn,
+		call:      func(ctx context.Context) (turn, error) { return d.callModel(ctx, step, req) },
+		lifecycle: d.lifecycleOn(),
 		discard: func(t turn) {
 			if t.text != "" {
 				d.stream(protocol.TypeRecoveredOutput, &protocol.RecoveredOutput{Step: step, Channel: protocol.ChannelText, Text: t.text})

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"math/rand/v2"
 	"octet.dev/host/protocol"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/rs/zerolog"
 
 	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/runtime/internal/provider"
@@ -157,8 +156,8 @@ func TestRunRedactsEchoesEverywhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	l := zerolog.New(&logs)
-	f.agent.opts.Logger, f.agent.log = &l, l
+	l := jsonLogger(&logs, LevelTrace)
+	f.agent.opts.Logger, f.agent.log = l, l
 	req := f.req("q")
 	req.AllowFileMutation = true
 	req.Route.Headers = map[string]string{"X-Gateway-Token": echoHeader}
@@ -204,8 +203,7 @@ func (keyPanicker) Stream(context.Context, ProviderRequest) (ProviderStream, err
 func TestPanicLogIsRedacted(t *testing.T) {
 	f := newFixture(t)
 	var logs bytes.Buffer
-	l := zerolog.New(&logs)
-	a, err := New(Options{Home: f.home, Getenv: func(string) string { return "" }, Logger: &l,
+	a, err := New(Options{Home: f.home, Getenv: func(string) string { return "" }, Logger: jsonLogger(&logs, slog.LevelInfo),
 		ProviderFactory: func(Route) (Provider, error) { return keyPanicker{}, nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -217,8 +215,16 @@ func TestPanicLogIsRedacted(t *testing.T) {
 	if res.Error == nil || res.Error.Code != protocol.CodeInternalError || strings.Contains(res.Error.Message, echoHeader) {
 		t.Fatalf("result %+v", res.Error)
 	}
-	if !strings.Contains(logs.String(), "decoder bug near") || strings.Contains(logs.String(), echoKey) || strings.Contains(logs.String(), echoHeader) {
-		t.Fatalf("log: %s", logs.String())
+	if strings.Contains(logs.String(), echoKey) || strings.Contains(logs.String(), echoHeader) {
+		t.Fatalf("a credential in the log: %s", logs.String())
+	}
+	lines := logLines(t, logs.String())
+	if len(lines) != 1 {
+		t.Fatalf("%d log lines, want the one of the panic: %s", len(lines), logs.String())
+	}
+	if l := lines[0]; l.Level != "ERROR" || l.Msg != "the run failed on an internal error" || l.RunID != "run-1" ||
+		!strings.HasPrefix(l.Panic, "decoder bug near ") || !strings.Contains(l.Panic, RedactedMarker) || !strings.Contains(l.Stack, "goroutine") {
+		t.Errorf("panic logged as %+v", l)
 	}
 }
 

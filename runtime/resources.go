@@ -2,8 +2,10 @@ package runtime
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -90,7 +92,7 @@ func docsBlurb(name string) string {
 	case strings.HasSuffix(name, "CONTRACT.md"):
 		return ": the contract, section by section: what the host promises about the protocol"
 	case strings.HasSuffix(name, ".json"):
-		return ": a JSON Schema"
+		return ": the JSON Schema of every request and event"
 	}
 	return ""
 }
@@ -171,12 +173,12 @@ func (a *Agent) loadResources(p *prepared, trusted bool) {
 			// The model hears only that it failed: the error names host paths.
 			dir, err := a.DocsDir()
 			if err != nil {
-				a.log.Warn().Err(err).Msg("the documentation cannot be materialized")
+				a.log.LogAttrs(context.Background(), slog.LevelWarn, "the documentation cannot be materialized", slog.String("error", err.Error()))
 				return nil, errDocsUnavailable
 			}
 			r, err := confine.Open(dir)
 			if err != nil {
-				a.log.Warn().Err(err).Msg("the documentation directory cannot be opened")
+				a.log.LogAttrs(context.Background(), slog.LevelWarn, "the documentation directory cannot be opened", slog.String("error", err.Error()))
 				return nil, errDocsUnavailable
 			}
 			return r, nil
@@ -192,10 +194,11 @@ func (a *Agent) loadResources(p *prepared, trusted bool) {
 	// An override is the layers working as meant (info); everything else
 	// was skipped or cut (warn). Messages and paths are relative to layers.
 	for _, d := range set.Diagnostics() {
-		ev := a.log.Warn()
+		lvl := slog.LevelWarn
 		if d.Code == resources.DiagShadowed {
-			ev = a.log.Info()
+			lvl = slog.LevelInfo
 		}
-		ev.Str("run_id", p.req.RunID).Str("layer", d.Layer).Str("code", d.Code).Str("path", d.Path).Msg(d.Message)
+		a.log.LogAttrs(context.Background(), lvl, d.Message, slog.String("run_id", p.req.RunID), slog.String("layer", d.Layer),
+			slog.String("code", d.Code), slog.String("path", d.Path))
 	}
 }

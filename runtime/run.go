@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -78,7 +79,7 @@ func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), cancel: cancel,
 		supportsReasoning: p.model.SupportsReasoning, modelID: p.model.ID, queue: steeringQueue{m: steering.New()}}
-	trace := transitionTracer(a.log, req.RunID)
+	trace := transitionTracer(ctx, a.log, req.RunID)
 	rc.queue.m.SetTracer(trace)
 	a.runs.Add(1)
 	go func() {
@@ -234,8 +235,8 @@ func (d *driver) contain(ctx context.Context) (status, output string, errInfo *p
 		if v := recover(); v != nil {
 			// The panic value may quote provider output: redacted like it.
 			pv := scrub(d.p.red.String(fmt.Sprint(v)), d.p.key)
-			d.a.log.Error().Str("run_id", d.p.req.RunID).Str("panic", pv).Bytes("stack", debug.Stack()).
-				Msg("the run failed on an internal error")
+			d.a.log.LogAttrs(ctx, slog.LevelError, "the run failed on an internal error",
+				slog.String("run_id", d.p.req.RunID), slog.String("panic", pv), slog.String("stack", string(debug.Stack())))
 			status, errInfo = fsmrun.StatusError, &protocol.ErrorData{Code: protocol.CodeInternalError, Message: bound("internal error: " + pv)}
 		}
 	}()
@@ -321,12 +322,13 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			d.a.noteReasoning(d.effort)
 		}
 		if held {
-			d.a.log.Debug().Str("run_id", p.req.RunID).Int("step", step).
-				Msg("a reasoning change that turns thinking on or off waits for the assistant turn to end")
+			d.a.log.LogAttrs(ctx, slog.LevelDebug, "a reasoning change that turns thinking on or off waits for the assistant turn to end",
+				slog.String("run_id", p.req.RunID), slog.Int("step", step))
 		}
 		turn, err := d.modelTurn(ctx, step, provider.Request{
 			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
 			MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
+			MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens),
 		})
 		if err != nil {
 			var tf *errTurnFailed
@@ -351,6 +353,10 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		// The blocks record the wire and model they came from, so that a
 		// session resumed on another wire never sends them there.
 		provider.SetOrigin(turn.reasoningBlocks, string(p.model.Mode), p.model.APIModel)
+		// Each call gets an id unique in the conversation and fit for every
+		// wire, used alike by tool_start, tool_finish, the session and the
+		// next request.
+		provider.AssignCallIDs(turn.calls, step, provider.CallIDs(msgs))
 		assistant := provider.Message{
 			Role: provider.RoleAssistant, Text: turn.text, Reasoning: turn.reasoning,
 			ReasoningBlocks: turn.reasoningBlocks, ToolCalls: turn.calls,
@@ -478,6 +484,10 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 		return t, err
 	}
 	defer s.Close()
+	if d.lifecycleOn() {
+		// The answer's first bytes (its headers) are here.
+		d.lifecycle(protocol.LifecycleReady, nil)
+	}
 	var text strings.Builder
 	var reasoning provider.ReasoningCollector
 	// Echoed credentials are redacted before any delta goes out; a
@@ -588,6 +598,12 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if !isObject {
 		argValue, _ = jsontext.AppendQuote(nil, trunc(call.Arguments, 4096))
 	}
+	if call.ArgumentsDropped > 0 {
+		// Too large for any frame: the decoder dropped them, and
+		// tool_start says so in their place.
+		isObject = false
+		argValue, _ = jsontext.AppendQuote(nil, droppedArgsMessage(call.ArgumentsDropped))
+	}
 	d.stream(protocol.TypeToolStart, &protocol.ToolStart{Step: step, CallID: call.ID, Tool: call.Name, Arguments: argValue})
 
 	reply := func(fin *protocol.ToolFinish) provider.Message {
@@ -626,6 +642,9 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if !decision.Allowed {
 		d.stream(protocol.TypeToolPolicy, &protocol.ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
 		return fail(decision.DenialCode, denialMessage(call.Name, decision.DenialCode))
+	}
+	if call.ArgumentsDropped > 0 {
+		return fail(tools.CodeInvalidArguments, droppedArgsMessage(call.ArgumentsDropped))
 	}
 	if !isObject {
 		return fail(tools.CodeInvalidArguments, "the arguments are not a JSON object")
@@ -682,6 +701,13 @@ func gateDenial(code string) (string, bool) {
 		return protocol.CodeProtectedPath, true
 	}
 	return "", false
+}
+
+// droppedArgsMessage explains a call whose arguments went over
+// provider.MaxToolArgBytes.
+func droppedArgsMessage(size int) string {
+	return "the arguments are " + strconv.Itoa(size) + " bytes, over the limit of " +
+		strconv.Itoa(provider.MaxToolArgBytes) + " bytes for one call; they were dropped"
 }
 
 func denialMessage(tool, code string) string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,7 +18,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rs/zerolog"
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/store"
@@ -33,9 +33,18 @@ type scripted struct {
 	cuts  []error // per call: the turn's events, then the stream fails with it
 	reqs  []ProviderRequest
 	used  int // turns consumed
+	// before, when set, is called with the call's index before the call
+	// is answered (a test holds a call back with it).
+	before func(n int)
 }
 
 func (s *scripted) Stream(ctx context.Context, req ProviderRequest) (ProviderStream, error) {
+	if s.before != nil {
+		s.mu.Lock()
+		n := len(s.reqs)
+		s.mu.Unlock()
+		s.before(n)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.reqs)
@@ -480,6 +489,14 @@ func TestReasoningSelection(t *testing.T) {
 	req.SessionID = "r"
 	req.Route.SupportsReasoning = &yes
 	req.ReasoningEffort = new("high")
+	// The second model call waits until the test has changed the effort,
+	// so the change cannot race the end of the run.
+	changed := make(chan struct{})
+	f.prov.before = func(n int) {
+		if n == 1 {
+			<-changed
+		}
+	}
 	rc, err := f.agent.Run(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -490,8 +507,10 @@ func TestReasoningSelection(t *testing.T) {
 			if err := rc.SetReasoning(context.Background(), ReasoningConfig{Effort: "low"}); err != nil {
 				t.Fatal(err)
 			}
+			close(changed)
 		}
 	}
+	f.prov.before = nil
 	rc.Wait()
 	if err := rc.SetReasoning(context.Background(), ReasoningConfig{Effort: "low"}); !errors.Is(err, ErrRunEnded) {
 		t.Errorf("SetReasoning after the end: %v", err)
@@ -602,9 +621,8 @@ func (p *panicky) Stream(ctx context.Context, req ProviderRequest) (ProviderStre
 func TestPanicEndsTheRunNotTheHost(t *testing.T) {
 	f := newFixture(t, text("after the panic"))
 	var logs strings.Builder
-	log := zerolog.New(&logs)
 	p := &panicky{next: f.prov}
-	a, err := New(Options{Home: f.home, Getenv: func(string) string { return "" }, Logger: &log,
+	a, err := New(Options{Home: f.home, Getenv: func(string) string { return "" }, Logger: jsonLogger(&logs, slog.LevelInfo),
 		ProviderFactory: func(Route) (Provider, error) { return p, nil }})
 	if err != nil {
 		t.Fatal(err)

@@ -297,7 +297,7 @@ func decodeMembers(members []member) (*Request, *DecodeError) {
 			derr = checkNested(members, runNestedRequired)
 		}
 		if derr == nil {
-			derr = checkRunIDs(req.Run)
+			derr = checkRunValues(req.Run)
 		}
 	default:
 		return fail(&DecodeError{Code: protocol.CodeUnknownCommand, Message: "unknown command " + quoteName(cmd) + "; protocol 1 has hello, models, run, shutdown"})
@@ -379,12 +379,17 @@ func checkNested(members []member, required map[string][]string) *DecodeError {
 	return nil
 }
 
-func checkRunIDs(r *protocol.RunRequest) *DecodeError {
+func checkRunValues(r *protocol.RunRequest) *DecodeError {
 	if !ValidID(r.RunID) {
 		return &DecodeError{Code: protocol.CodeInvalidID, Message: "run_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'"}
 	}
 	if r.SessionID != nil && !ValidID(*r.SessionID) {
 		return &DecodeError{Code: protocol.CodeInvalidID, Message: "session_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'"}
+	}
+	// An empty session_dir would silently mean the default directory:
+	// the default is asked for by omitting the member.
+	if r.SessionDir != nil && *r.SessionDir == "" {
+		return &DecodeError{Code: protocol.CodeInvalidField, Message: `"session_dir" must be a non-empty absolute path; omit it for the default`}
 	}
 	return nil
 }

@@ -28,6 +28,12 @@ type rawLine struct {
 	err error
 }
 
+// newTap, set by this package's tests only, returns a tap for each host
+// the kit starts: it sees every request line the kit sends (out true) and
+// every line the host writes, so that the tests can judge them against
+// the JSON Schema. nil in the kit.
+var newTap func() func(out bool, line []byte)
+
 // hostProc is one running host under test: its own process group, a
 // writer goroutine feeding stdin, a reader goroutine splitting stdout into
 // bounded lines, and stderr drained into a bounded tail.
@@ -42,6 +48,8 @@ type hostProc struct {
 	exited  chan struct{} // closed once the process is reaped
 	stop    chan struct{} // closed by kill: the reader stops delivering
 	waitErr error
+
+	tap func(out bool, line []byte) // see newTap
 
 	stopOnce sync.Once
 	wmu      sync.Mutex
@@ -64,6 +72,9 @@ func startHost(path string, args, env []string) (*hostProc, error) {
 	h := &hostProc{cmd: cmd, stdin: stdin, lines: make(chan rawLine, 64), writes: make(chan []byte, 16),
 		stderr: &tailBuffer{max: stderrTail}, exited: make(chan struct{}), stop: make(chan struct{})}
 	cmd.Stderr = h.stderr
+	if newTap != nil {
+		h.tap = newTap()
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the host: %w", err)
 	}
@@ -141,6 +152,9 @@ func (h *hostProc) writeLoop() {
 func (h *hostProc) send(line []byte) {
 	b := make([]byte, 0, len(line)+1)
 	b = append(append(b, line...), '\n')
+	if h.tap != nil {
+		h.tap(true, line)
+	}
 	h.wmu.Lock()
 	defer h.wmu.Unlock()
 	if !h.wclosed {
@@ -168,6 +182,9 @@ func (h *hostProc) next(d time.Duration) ([]byte, error) {
 	case l, ok := <-h.lines:
 		if !ok {
 			return nil, io.EOF
+		}
+		if h.tap != nil && l.err == nil {
+			h.tap(false, l.b)
 		}
 		return l.b, l.err
 	case <-t.C:

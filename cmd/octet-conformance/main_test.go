@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"octet.dev/host/internal/schematest"
 )
 
 // hostBin is the real octet-host, built once by TestMain.
@@ -123,6 +125,21 @@ var summary = regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed`)
 func TestKitPassesAgainstOctetHost(t *testing.T) {
 	for _, level := range []string{"contract", "protocol"} {
 		t.Run(level, func(t *testing.T) {
+			// Every line both ways, the fuzzer's included, is judged by the
+			// JSON Schema: an event must be valid, a request the host
+			// accepted too, and one it refused for a reason a schema can
+			// state must be invalid.
+			newTap = func() func(bool, []byte) {
+				var s schematest.Session
+				return func(out bool, line []byte) {
+					if out {
+						s.Sent(line)
+					} else {
+						s.Got(t, line)
+					}
+				}
+			}
+			defer func() { newTap = nil }()
 			code, out := kitRun(t, nil, "-level", level, hostBin)
 			m := summary.FindStringSubmatch(out)
 			if code != 0 || m == nil || m[2] != "0" {

@@ -13,6 +13,9 @@
 //	 "turns": [{"tool_calls": [{"name": "read", "arguments": {"path": "go.mod"}}]},
 //	           {"text": "Done.", "usage": {"input": 40, "output": 2}}]}
 //
+// and "loading": N answers the first N model requests as llama-server does
+// while it loads its model (HTTP 503 "Loading model").
+//
 // -fixture answers every request of one mode with a recorded fixture, e.g.
 // "anthropic/llm-anthropic_text" (the mode may be a provider_mode name or a
 // fixture folder name; -list prints the fixtures). With both flags, the

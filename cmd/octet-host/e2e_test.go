@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"octet.dev/host/internal/schematest"
 )
 
 // Binaries built once by TestMain: the real host, and one built with the
@@ -53,6 +55,9 @@ type proc struct {
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
 	stderr *syncWriter
+	// schema validates every event read and every request the host
+	// accepted against the JSON Schema.
+	schema schematest.Session
 }
 
 func start(t *testing.T, bin string, args ...string) *proc {
@@ -108,6 +113,7 @@ func (s *syncWriter) String() string {
 
 func (p *proc) send(t *testing.T, line string) {
 	t.Helper()
+	p.schema.Sent([]byte(line))
 	if _, err := io.WriteString(p.stdin, line+"\n"); err != nil {
 		t.Fatalf("writing to the host: %v", err)
 	}
@@ -131,6 +137,7 @@ func (p *proc) next(t *testing.T) event {
 	if err := json.Unmarshal(line, &ev); err != nil {
 		t.Fatalf("stdout carried a non-protocol line %q: %v", line, err)
 	}
+	p.schema.Got(t, line)
 	return ev
 }
 
@@ -317,15 +324,56 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-func TestLogLevelDebugLogsToStderr(t *testing.T) {
-	p := start(t, hostBin, "--log-level", "debug")
-	p.send(t, "{")
-	if ev := p.next(t); ev.Type != "protocol_error" {
-		t.Fatalf("got %s", ev.Type)
-	}
-	p.stdin.Close()
-	p.wait(t)
-	if !strings.Contains(p.stderr.String(), `"level":"debug"`) {
-		t.Errorf("no debug log on stderr: %s", p.stderr)
+// TestStderrLogLevels: stderr carries zerolog JSON lines (level, time,
+// component, message), whether the line comes from the binary or, through
+// the slog bridge, from the NDJSON adapter and the runtime; --log-level
+// filters them, and only trace shows state machine transitions.
+func TestStderrLogLevels(t *testing.T) {
+	for _, lvl := range []string{"trace", "debug", "info"} {
+		p := start(t, hostBin, "--log-level", lvl)
+		p.send(t, "{")
+		if ev := p.next(t); ev.Type != "protocol_error" {
+			t.Fatalf("got %s", ev.Type)
+		}
+		p.send(t, `{"protocol_version":1,"request_id":"h","command":"hello"}`)
+		if ev := p.next(t); ev.Type != "hello" {
+			t.Fatalf("got %s", ev.Type)
+		}
+		p.stdin.Close()
+		p.wait(t)
+		var malformed, transitions int
+		for _, line := range strings.Split(strings.TrimSpace(p.stderr.String()), "\n") {
+			if line == "" {
+				continue
+			}
+			var l struct {
+				Level, Time, Component, Message, Code, Machine, Trigger, From, To string
+			}
+			if err := json.Unmarshal([]byte(line), &l); err != nil {
+				t.Fatalf("--log-level %s: stderr line %q: %v", lvl, line, err)
+			}
+			if l.Level == "" || l.Time == "" || l.Component != "octet-host" || l.Message == "" {
+				t.Errorf("--log-level %s: line %s lacks a zerolog field", lvl, line)
+			}
+			switch l.Message {
+			case "malformed request":
+				malformed++
+				if l.Level != "debug" || l.Code == "" {
+					t.Errorf("--log-level %s: %s", lvl, line)
+				}
+			case "state machine transition":
+				transitions++
+				if l.Level != "trace" || l.Machine != "session" || l.Trigger == "" || l.From == "" || l.To == "" {
+					t.Errorf("--log-level %s: %s", lvl, line)
+				}
+			}
+		}
+		if want := map[string]int{"trace": 1, "debug": 1, "info": 0}[lvl]; malformed != want {
+			t.Errorf("--log-level %s: %d malformed request lines, want %d: %s", lvl, malformed, want, p.stderr)
+		}
+		// malformed, request, terminal, eof
+		if want := map[string]int{"trace": 4, "debug": 0, "info": 0}[lvl]; transitions != want {
+			t.Errorf("--log-level %s: %d transition lines, want %d: %s", lvl, transitions, want, p.stderr)
+		}
 	}
 }

@@ -54,6 +54,12 @@ func TestFaultInjection(t *testing.T) {
 		// timeout also bounds that wait, and the call may have been billed.
 		{name: "no headers past idle timeout", faults: []fakeprovider.Fault{fakeprovider.FaultNoHeaders{}},
 			want: "accepted,started,provider_usage_uncertain,provider_retry," + okTail, status: "completed", uncertain: true},
+		// The server never reads the request: the idle timeout bounds the
+		// write (this small request fits the socket buffers, so the wait
+		// is for the headers; runtime/internal/provider/chat's
+		// TestProviderThatNeverReadsTheRequest blocks the write itself).
+		{name: "no read past idle timeout", faults: []fakeprovider.Fault{fakeprovider.FaultNoRead{}},
+			want: "accepted,started,provider_usage_uncertain,provider_retry," + okTail, status: "completed", uncertain: true},
 		{name: "stall past idle timeout", faults: []fakeprovider.Fault{fakeprovider.FaultStall{AfterEvents: 3}},
 			want: "accepted,started,model_delta,provider_usage_uncertain,provider_retry," + okTail, status: "completed", uncertain: true},
 		{name: "429 retry-after seconds", faults: []fakeprovider.Fault{fakeprovider.FaultStatus{Code: 429, RetryAfter: "1"}},

@@ -98,6 +98,7 @@ func TestOversizedEventIsReplaced(t *testing.T) {
 		if err := json.Unmarshal(line, &ev); err != nil {
 			t.Fatalf("frame %q: %v", line[:min(len(line), 200)], err)
 		}
+		p.schema.Got(t, line)
 		if *ev.RequestID != "big" {
 			t.Fatalf("event for %s", *ev.RequestID)
 		}

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	octethost "octet.dev/host"
 	"octet.dev/host/internal/host"
 	"octet.dev/host/runtime"
+	"octet.dev/host/spec/schema"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -41,6 +43,7 @@ func run(args []string) int {
 	fs := flag.NewFlagSet("octet-host", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
 	showVersion := fs.Bool("version", false, "print the version and exit")
+	showSchema := fs.Bool("schema", false, "print the JSON Schema (draft 2020-12) of protocol 1's requests and events and exit")
 	logLevel := fs.String("log-level", "info", "stderr log level: trace, debug, info, warn, error, disabled")
 	allowShell := fs.Bool("allow-shell", false, "enable the shell effect for the bash tool (bash also needs --allow-process)")
 	allowProcess := fs.Bool("allow-process", false, "enable the process effect for the bash tool (bash also needs --allow-shell)")
@@ -70,6 +73,14 @@ func run(args []string) int {
 	if *showVersion {
 		// --version is not a protocol session: it is the one output to stdout.
 		fmt.Fprintf(os.Stdout, "octet-host %s (native-host protocol 1)\n", sdkVersion())
+		return 0
+	}
+	if *showSchema {
+		// Like --version: not a protocol session, the one output to stdout.
+		if _, err := os.Stdout.Write(schema.JSON()); err != nil {
+			fmt.Fprintf(os.Stderr, "octet-host: writing the schema: %v\n", err)
+			return 1
+		}
 		return 0
 	}
 	envRoots, err := runtime.ResourceRootsFromEnv(os.Getenv)
@@ -111,6 +122,9 @@ func run(args []string) int {
 		return 1
 	}
 	log := zerolog.New(os.Stderr).Level(lvl).With().Timestamp().Str("component", "octet-host").Logger()
+	// The runtime and the NDJSON adapter log to slog; their records reach
+	// the same zerolog logger, so stderr keeps one format.
+	slogger := slog.New(newZerologHandler(log))
 
 	envLayer, err := runtime.PolicyFromEnv(os.Getenv)
 	if err != nil {
@@ -140,7 +154,7 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "octet-host: --provider-idle-timeout-ms must be at least 1")
 		return 2
 	}
-	agent, err := runtime.New(runtime.Options{Logger: &log, PolicyLayers: []runtime.PolicyLayer{envLayer, cli},
+	agent, err := runtime.New(runtime.Options{Logger: slogger, PolicyLayers: []runtime.PolicyLayer{envLayer, cli},
 		TrustWorkspace: *trustWorkspace, IdleTimeout: time.Duration(*idleTimeout) * time.Millisecond,
 		ResourceRoots: resourceRoots, Docs: octethost.Docs, Version: sdkVersion()})
 	if err != nil {
@@ -161,7 +175,7 @@ func run(args []string) int {
 		afterReserve()
 	}
 
-	h := host.New(host.Config{In: os.Stdin, Out: proto, Agent: agent, Log: log, Version: sdkVersion()})
+	h := host.New(host.Config{In: os.Stdin, Out: proto, Agent: agent, Log: slogger, Version: sdkVersion()})
 	done := make(chan error, 1)
 	go func() { done <- h.Serve(ctx) }()
 
@@ -248,6 +262,7 @@ out. Logs and diagnostics go to stderr. Stop it by closing stdin, by sending
 
 Usage:
   octet-host [flags]
+  octet-host --schema   print the protocol's JSON Schema and exit
 
 Flags:
 `

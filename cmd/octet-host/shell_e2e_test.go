@@ -213,6 +213,7 @@ func TestSigtermMidRunExits143(t *testing.T) {
 		if err != nil {
 			break
 		}
+		h.schema.Got(t, line)
 		json.Unmarshal(line, &last)
 	}
 	if code := h.wait(t); code != 143 {

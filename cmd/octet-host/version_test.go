@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"debug/buildinfo"
 	"encoding/json"
 	"os/exec"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"octet.dev/host/spec/schema"
 )
 
 func TestVersionFrom(t *testing.T) {
@@ -68,5 +71,23 @@ func TestVersionOfBuiltBinary(t *testing.T) {
 	out, err := exec.Command(hostBin, "--version").Output()
 	if err != nil || string(out) != "octet-host "+want+" (native-host protocol 1)\n" {
 		t.Errorf("--version: %q, %v; want version %q", out, err, want)
+	}
+}
+
+// TestSchemaFlag checks --schema prints the embedded JSON Schema, exactly,
+// and exits 0 without reading stdin or logging.
+func TestSchemaFlag(t *testing.T) {
+	cmd := exec.Command(hostBin, "--schema")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("--schema: %v; stderr %s", err, stderr.String())
+	}
+	if !bytes.Equal(out, schema.JSON()) {
+		t.Errorf("--schema printed %d bytes, not the %d of the embedded schema", len(out), len(schema.JSON()))
+	}
+	if !json.Valid(out) || stderr.Len() != 0 {
+		t.Errorf("valid JSON %v, stderr %q", json.Valid(out), stderr.String())
 	}
 }

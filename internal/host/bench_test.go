@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rs/zerolog"
-
 	"octet.dev/host/runtime"
 )
 
@@ -58,7 +56,7 @@ func runDeltas(b *testing.B, route string) {
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	h := New(Config{In: inR, Out: outW, Agent: agent, Log: zerolog.Nop(), Version: "bench"})
+	h := New(Config{In: inR, Out: outW, Agent: agent, Version: "bench"})
 	go h.Serve(context.Background())
 	defer inW.Close()
 	out := bufio.NewReaderSize(outR, 1<<20)

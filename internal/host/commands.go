@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime"
@@ -76,7 +77,7 @@ func (h *Host) run(ctx context.Context, req *wire.Request) error {
 		if !errors.As(err, &re) {
 			re = &runtime.RunError{Code: protocol.CodeInternalError, Message: err.Error()}
 		}
-		h.cfg.Log.Info().Str("run_id", r.RunID).Str("code", re.Code).Msg("run refused")
+		h.cfg.Log.LogAttrs(ctx, slog.LevelInfo, "run refused", slog.String("run_id", r.RunID), slog.String("code", re.Code))
 		return e.finish(protocol.TypeFinalResult, protocol.FinalResult{
 			Status:       protocol.StatusError,
 			Error:        &protocol.ErrorData{Code: re.Code, Message: wire.Bound(re.Message)},
@@ -104,7 +105,7 @@ func (h *Host) run(ctx context.Context, req *wire.Request) error {
 		}
 	}
 	res := rc.Wait() // the session is closed and its lock released
-	h.cfg.Log.Info().Str("run_id", r.RunID).Str("status", res.Status).Int("steps", res.Steps).Msg("run ended")
+	h.cfg.Log.LogAttrs(ctx, slog.LevelInfo, "run ended", slog.String("run_id", r.RunID), slog.String("status", res.Status), slog.Int("steps", res.Steps))
 	return werr
 }
 

@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync/atomic"
-
-	"github.com/rs/zerolog"
 
 	"octet.dev/host/fsm/session"
 	"octet.dev/host/protocol"
@@ -23,8 +22,10 @@ type Config struct {
 	Out io.Writer
 	// Agent is the shared runtime.
 	Agent *runtime.Agent
-	// Log receives diagnostics (stderr).
-	Log zerolog.Logger
+	// Log receives diagnostics (the binary's stderr), the session
+	// machine's transitions at runtime.LevelTrace among them. Default
+	// (nil): nothing is logged.
+	Log *slog.Logger
 	// Version is reported as hello.sdk_version.
 	Version string
 }
@@ -44,6 +45,9 @@ func (h *Host) Busy() bool { return h.busy.Load() }
 
 // New returns a Host for cfg.
 func New(cfg Config) *Host {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
 	m := session.New()
 	m.SetTracer(sessionTracer(cfg.Log))
 	return &Host{cfg: cfg, w: wire.NewWriter(cfg.Out), m: m}
@@ -67,7 +71,7 @@ func (h *Host) Serve(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return &ExitError{Code: 1, Err: err}
 		}
-		in, req, msg := h.read(lr)
+		in, req, msg := h.read(ctx, lr)
 		if done, err := h.fire(ctx, in, req, msg); done {
 			return err
 		}
@@ -76,7 +80,7 @@ func (h *Host) Serve(ctx context.Context) error {
 
 // read reads the next line and turns it into the session machine's input:
 // the decoded request, or a malformed line with its code and message.
-func (h *Host) read(lr *wire.LineReader) (session.Input, *wire.Request, string) {
+func (h *Host) read(ctx context.Context, lr *wire.LineReader) (session.Input, *wire.Request, string) {
 	line, err := lr.Next()
 	switch {
 	case errors.Is(err, io.EOF):
@@ -85,13 +89,13 @@ func (h *Host) read(lr *wire.LineReader) (session.Input, *wire.Request, string) 
 		return session.Input{Trigger: session.TrMalformed, Code: protocol.CodeFrameTooLarge}, nil,
 			"request line exceeds 1048576 bytes including the newline; it was discarded"
 	case err != nil:
-		h.cfg.Log.Error().Err(err).Msg("reading stdin failed; treating it as end of input")
+		h.cfg.Log.LogAttrs(ctx, slog.LevelError, "reading stdin failed; treating it as end of input", slog.Any("error", err))
 		return session.Input{Trigger: session.TrEOF}, nil, ""
 	}
 	r, derr := wire.Decode(line)
 	switch {
 	case derr != nil:
-		h.cfg.Log.Debug().Str("code", string(derr.Code)).Str("request_id", derr.RequestID).Msg("malformed request")
+		h.cfg.Log.LogAttrs(ctx, slog.LevelDebug, "malformed request", slog.String("code", string(derr.Code)), slog.String("request_id", derr.RequestID))
 		return session.Input{Trigger: session.TrMalformed, RequestID: derr.RequestID, Code: string(derr.Code)}, nil, derr.Message
 	case r.Command == protocol.CommandShutdown:
 		return session.Input{Trigger: session.TrShutdown, RequestID: r.RequestID}, r, ""
@@ -149,7 +153,7 @@ func rejectMessage(code, msg string) string {
 }
 
 func (h *Host) writeFailed(ctx context.Context, werr error) (bool, error) {
-	h.cfg.Log.Error().Err(werr).Msg("writing to stdout failed; the caller is gone")
+	h.cfg.Log.LogAttrs(ctx, slog.LevelError, "writing to stdout failed; the caller is gone", slog.Any("error", werr))
 	effects, err := h.m.Fire(session.Input{Trigger: session.TrWriteFailed})
 	if err != nil {
 		panic(err)

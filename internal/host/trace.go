@@ -1,20 +1,24 @@
 package host
 
 import (
-	"github.com/rs/zerolog"
+	"context"
+	"log/slog"
 
 	"octet.dev/host/fsm"
+	"octet.dev/host/runtime"
 )
 
 // sessionTracer returns the session machine's tracer: each transition is
-// logged at trace level. It returns nil when log drops trace events, and
-// the machine skips a nil tracer, so tracing costs nothing unless it is on.
-func sessionTracer(log zerolog.Logger) fsm.Tracer {
-	if log.GetLevel() > zerolog.TraceLevel || zerolog.GlobalLevel() > zerolog.TraceLevel {
+// logged at runtime.LevelTrace. It returns nil when log is not enabled at
+// that level (asked once, here), and the machine skips a nil tracer, so
+// tracing costs nothing unless it is on.
+func sessionTracer(log *slog.Logger) fsm.Tracer {
+	ctx := context.Background()
+	if !log.Enabled(ctx, runtime.LevelTrace) {
 		return nil
 	}
 	return func(t fsm.Transition) {
-		log.Trace().Str("machine", t.Machine).Str("trigger", t.Trigger).Str("from", t.From).Str("to", t.To).
-			Msg("state machine transition")
+		log.LogAttrs(ctx, runtime.LevelTrace, "state machine transition", slog.String("machine", t.Machine),
+			slog.String("trigger", t.Trigger), slog.String("from", t.From), slog.String("to", t.To))
 	}
 }

@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/rs/zerolog"
 
+	"octet.dev/host/internal/schematest"
 	"octet.dev/host/runtime"
 )
 
@@ -55,7 +55,7 @@ func serveLines(t *testing.T, agent *runtime.Agent, lines []string) string {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	h := New(Config{In: inR, Out: outW, Agent: agent, Log: zerolog.Nop(), Version: "test"})
+	h := New(Config{In: inR, Out: outW, Agent: agent, Version: "test"})
 	done := make(chan error, 1)
 	go func() {
 		err := h.Serve(context.Background())
@@ -133,6 +133,24 @@ func TestTranscripts(t *testing.T) {
 				t.Errorf("events (-want +got), rerun with -update to accept:\n%s", diff)
 			}
 			checkInvariants(t, got)
+			checkSchema(t, tr.in, got)
 		})
+	}
+}
+
+// checkSchema validates every event of a transcript against the JSON
+// Schema, and every request line by the host's verdict (schematest.Session).
+func checkSchema(t *testing.T, in []string, out string) {
+	t.Helper()
+	var s schematest.Session
+	for _, l := range in {
+		if !strings.HasPrefix(l, "@big ") {
+			s.Sent([]byte(l))
+		}
+	}
+	for _, l := range strings.SplitAfter(out, "\n") {
+		if l != "" && !strings.HasPrefix(l, "exit ") {
+			s.Got(t, []byte(l))
+		}
 	}
 }

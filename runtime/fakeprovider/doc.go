@@ -53,9 +53,23 @@
 // another server, to see whether a client follows it), FaultCutMidStream (the
 // connection closes before the terminal event), FaultStall (the stream
 // stops until the client gives up), FaultNoHeaders (no answer at all,
-// not even headers, until the client gives up), FaultResetAfterHeaders (a
+// not even headers, until the client gives up), FaultNoRead (the request
+// body is never read, so a large one blocks the client's write),
+// FaultEndless (a stream of text, reasoning or tool-call arguments that
+// never ends),
+// FaultResetAfterHeaders (a
 // TCP reset after the headers) and FaultRefuse (connections are refused until
 // Reopen, on the same port).
+//
+// # Model loading
+//
+// Script.Loading starts the server in a model-loading phase, the way
+// llama.cpp's llama-server answers while it loads its model: the first
+// Loading model requests get HTTP 503 with LoadingBody,
+// {"error":{"message":"Loading model","type":"unavailable_error","code":503}},
+// in every mode, ahead of the key check and of any injected fault, and
+// consume nothing; then the server answers normally. LoadingLeft tells how
+// many loading answers remain.
 //
 // # Requests
 //

@@ -11,8 +11,8 @@ import (
 
 // Fault is a failure the server plays instead of, or in the middle of, a
 // normal answer: one of FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders,
-// FaultCutMidStream, FaultStall, FaultStatus, FaultErrorEvent and
-// FaultRedirect. Inject
+// FaultNoRead, FaultEndless, FaultCutMidStream, FaultStall, FaultStatus,
+// FaultErrorEvent and FaultRedirect. Inject
 // faults with Server.InjectFault.
 type Fault interface {
 	// describe names the fault for Request.Fault.
@@ -50,6 +50,26 @@ type FaultResetAfterHeaders struct{}
 // server that accepted the call and hangs. (FaultStall stalls after the
 // headers, inside the stream.)
 type FaultNoHeaders struct{}
+
+// FaultNoRead takes the request's headers and then reads nothing of its
+// body and answers nothing: a server that stopped reading. A request body
+// larger than the connection's buffers (a few MiB on loopback) then blocks
+// the client's write. The request is recorded without its body. As it
+// reads nothing, the handler cannot see the client go: it holds the
+// connection until the server closes, then cuts it.
+type FaultNoRead struct{}
+
+// FaultEndless answers 200 with a stream that never ends: the events
+// that open the answer, then the same content delta again and again, as
+// fast as the client reads, until it goes away or the server closes — a
+// broken or hostile provider that would grow the client's memory without
+// bound. Channel picks the delta: "text" (the default), "reasoning", or
+// "arguments" (the arguments of one tool call named "read").
+type FaultEndless struct {
+	Channel string
+	// Piece is the size of each delta's content; zero means 16 KiB.
+	Piece int
+}
 
 // FaultCutMidStream sends the first AfterEvents events of the answer, then
 // closes the connection without the terminal event (chat [DONE], Responses
@@ -130,6 +150,10 @@ func (FaultResetAfterHeaders) describe() string { return "reset_after_headers" }
 
 func (FaultNoHeaders) describe() string { return "no_headers" }
 
+func (FaultNoRead) describe() string { return "no_read" }
+
+func (f FaultEndless) describe() string { return "endless(" + f.Channel + ")" }
+
 func (f FaultCutMidStream) describe() string {
 	return fmt.Sprintf("cut_mid_stream(after=%d)", f.AfterEvents)
 }
@@ -180,9 +204,20 @@ func normalizeFault(f Fault) Fault {
 			panic("fakeprovider: FaultRedirect.To is empty")
 		}
 		return v
-	case FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders:
+	case FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders, FaultNoRead:
 		return v
-	case *FaultRedirect, *FaultRefuse, *FaultResetAfterHeaders, *FaultNoHeaders, *FaultCutMidStream, *FaultStall, *FaultStatus, *FaultErrorEvent:
+	case FaultEndless:
+		if v.Channel == "" {
+			v.Channel = "text"
+		}
+		if v.Channel != "text" && v.Channel != "reasoning" && v.Channel != "arguments" {
+			panic(fmt.Sprintf("fakeprovider: FaultEndless.Channel %q is not text, reasoning or arguments", v.Channel))
+		}
+		if v.Piece <= 0 {
+			v.Piece = 16 << 10
+		}
+		return v
+	case *FaultRedirect, *FaultRefuse, *FaultResetAfterHeaders, *FaultNoHeaders, *FaultNoRead, *FaultEndless, *FaultCutMidStream, *FaultStall, *FaultStatus, *FaultErrorEvent:
 		panic(fmt.Sprintf("fakeprovider: InjectFault takes fault values, not pointers (%T)", f))
 	}
 	panic(fmt.Sprintf("fakeprovider: unknown fault %T", f))

@@ -17,7 +17,21 @@ type Script struct {
 	Models []string `json:"models,omitempty"`
 	// Turns are the answers, consumed in order (see Server.SetScript).
 	Turns []Turn `json:"turns"`
+	// Loading starts the server in a model-loading phase: the first
+	// Loading requests to a model endpoint, in any mode, get llama.cpp's
+	// answer while its model loads (LoadingBody, HTTP 503), before any
+	// fault, turn or fixture is looked at and before the key is checked
+	// (llama-server refuses every request so until the model is loaded,
+	// API key or not). They consume nothing. Zero means the model is
+	// ready from the start.
+	Loading int `json:"loading,omitempty"`
 }
+
+// LoadingBody is what llama.cpp's llama-server answers, with HTTP 503 and
+// Content-Type application/json, to every request that comes while it is
+// still loading its model (tools/server/server-http.cpp, the server-state
+// middleware). The fake sends it during Script.Loading.
+const LoadingBody = `{"error":{"message":"Loading model","type":"unavailable_error","code":503}}`
 
 // Turn is the model's answer to one request. Each turn is encoded in the
 // wire format of the endpoint that received the request. Empty fields are

@@ -133,7 +133,8 @@ type Request struct {
 	Turn int
 	// Fixture is the name of the fixture the request was answered with.
 	Fixture string
-	// Fault describes the fault the request got, e.g. "status(429)".
+	// Fault describes the fault the request got, e.g. "status(429)", or
+	// "loading" for an answer of the model-loading phase (Script.Loading).
 	Fault string
 }
 
@@ -170,6 +171,7 @@ type Server struct {
 	script   Script
 	gen      int   // bumped by SetScript, so a stale turn is not given back
 	pending  []int // indexes of the turns not yet served, in order
+	loading  int   // requests still to answer with LoadingBody (Script.Loading)
 	faults   []Fault
 	queued   map[Mode][]*fixture
 	sticky   map[Mode]*fixture
@@ -302,11 +304,33 @@ func (s *Server) setScriptLocked(sc Script) {
 	sc.Models = append([]string(nil), sc.Models...)
 	sc.Turns = append([]Turn(nil), sc.Turns...)
 	s.script = sc
+	s.loading = max(sc.Loading, 0)
 	s.gen++
 	s.pending = make([]int, len(sc.Turns))
 	for i := range s.pending {
 		s.pending[i] = i
 	}
+}
+
+// LoadingLeft returns how many requests the model-loading phase
+// (Script.Loading) will still answer with LoadingBody.
+func (s *Server) LoadingLeft() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loading
+}
+
+// takeLoading consumes one loading answer for the request at idx and
+// reports whether there was one.
+func (s *Server) takeLoading(idx int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.loading == 0 {
+		return false
+	}
+	s.loading--
+	s.requests[idx].Fault = "loading"
+	return true
 }
 
 // TurnsLeft returns how many script turns have not been served yet.
@@ -454,6 +478,17 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	n := int(s.seq.Add(1))
 	requestID := fmt.Sprintf("req_fake%d", n)
 	mode := modeOfPath(r.URL.Path)
+	if mode != "" && r.Method == http.MethodPost && s.takeNoRead(r) {
+		select {
+		case <-r.Context().Done():
+		case <-s.done:
+		}
+		// Cut the connection: the unread body must not be drained.
+		if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+		return
+	}
 	raw, readErr := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 	rec := Request{Mode: mode, Method: r.Method, Path: r.URL.Path, Turn: -1}
 	rec.Header, rec.HadKey, rec.KeySHA256 = redactHeader(r.Header)
@@ -479,6 +514,13 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case r.Method != http.MethodPost:
 		methodNotAllowed(w, mode, requestID, r)
+		return
+	}
+	if s.takeLoading(idx) {
+		setRequestID(w.Header(), mode, requestID)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, LoadingBody)
 		return
 	}
 	if s.apiKey != "" && !s.authorized(mode, r.Header) {
@@ -519,6 +561,26 @@ func methodNotAllowed(w http.ResponseWriter, mode Mode, requestID string, r *htt
 	w.Header().Set("Allow", allow)
 	apiError{status: http.StatusMethodNotAllowed, typ: "invalid_request_error",
 		msg: fmt.Sprintf("Invalid method for URL (%s %s)", r.Method, r.URL.Path)}.write(w, mode, requestID)
+}
+
+// takeNoRead takes a FaultNoRead at the head of the fault queue, before
+// the body is read, and records the request without its body.
+func (s *Server) takeNoRead(r *http.Request) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.faults) == 0 {
+		return false
+	}
+	f, ok := s.faults[0].(FaultNoRead)
+	if !ok {
+		return false
+	}
+	s.faults = s.faults[1:]
+	s.refuseAtHeadLocked()
+	rec := Request{Mode: modeOfPath(r.URL.Path), Method: r.Method, Path: r.URL.Path, Turn: -1, Fault: f.describe()}
+	rec.Header, rec.HadKey, rec.KeySHA256 = redactHeader(r.Header)
+	s.requests = append(s.requests, rec)
+	return true
 }
 
 func (s *Server) record(r Request) int {
@@ -629,7 +691,7 @@ func (s *Server) dispatch(mode Mode, idx int) plan {
 		s.requests[idx].Fault = p.fault.describe()
 	}
 	switch p.fault.(type) {
-	case FaultStatus, FaultResetAfterHeaders, FaultNoHeaders, FaultRedirect:
+	case FaultStatus, FaultResetAfterHeaders, FaultNoHeaders, FaultRedirect, FaultEndless:
 		return p
 	}
 	p.peeked = p.fault != nil
@@ -692,6 +754,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, mode Mode, p pla
 		case <-r.Context().Done():
 		case <-s.done:
 		}
+		return false
+	case FaultEndless:
+		s.endless(w, r, mode, f, body, n, requestID)
 		return false
 	case FaultResetAfterHeaders:
 		h := w.Header()

@@ -65,6 +65,11 @@ type Config struct {
 	// (kills, exits, violations). It may be called from any goroutine, but
 	// never concurrently with itself.
 	Logger func(string)
+
+	// tap, when set (by this package's tests only), sees every line
+	// written to the host (out true) and read from it, before the client
+	// acts on it.
+	tap func(out bool, line []byte)
 }
 
 // Client drives one octet-host process over native-host protocol 1.
@@ -589,6 +594,9 @@ func (c *Client) roundTrip(ctx context.Context, cl *call, build func(id string) 
 func (c *Client) write(line []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if c.cfg.tap != nil {
+		c.cfg.tap(true, line)
+	}
 	_, err := c.stdin.Write(line)
 	return err
 }

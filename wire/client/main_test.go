@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"octet.dev/host/internal/schematest"
 )
 
 // hostBin is the octet-host binary built by TestMain; hostBuildErr says
@@ -89,11 +91,21 @@ func realConfig(t *testing.T) Config {
 	if hostBuildErr != nil {
 		t.Fatalf("the host binary could not be built: %v", hostBuildErr)
 	}
+	// Every line both ways is judged by the JSON Schema (a violation
+	// test uses a fake host, never this config).
+	var schema schematest.Session
 	return Config{
 		Path:       hostBin,
 		Env:        append(os.Environ(), "HOME="+t.TempDir()),
 		CloseGrace: 5 * time.Second,
 		Logger:     func(s string) { t.Log(s) },
+		tap: func(out bool, line []byte) {
+			if out {
+				schema.Sent(line)
+			} else {
+				schema.Got(t, line)
+			}
+		},
 	}
 }
 

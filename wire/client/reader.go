@@ -64,6 +64,9 @@ func (c *Client) readLoop() {
 			c.endOfOutput()
 			return
 		}
+		if c.cfg.tap != nil {
+			c.cfg.tap(false, line)
+		}
 		c.handleLine(line)
 	}
 }

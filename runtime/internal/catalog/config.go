@@ -27,6 +27,7 @@ const maxConfigBytes = 4 << 20
 //	    "base_url": "https://host/v1",
 //	    "provider_mode": "openai-compatible" | "openai-responses" | "anthropic-messages",
 //	    "api_key_env": "ENV_VAR",
+//	    "lifecycle_events": false,
 //	    "models": [{"id": "...", "name": "...",
 //	        "context_window_tokens": N, "max_output_tokens": N,
 //	        "input_modalities": ["text", "image", "audio"],
@@ -42,7 +43,8 @@ const maxConfigBytes = 4 << 20
 // would collide with a built-in ID or another configured model, or the id
 // contains "/" or starts with "inline-"; then it is listed as "provider/id".
 // The provider names "openai" and "anthropic" are reserved for the built-in
-// catalog.
+// catalog. lifecycle_events true opts the provider's routes into
+// provider_lifecycle readiness telemetry (Model.LifecycleEvents).
 func Load(homeDir string) (*Catalog, error) {
 	if homeDir == "" {
 		return nil, errors.New("catalog: home directory is not set")
@@ -114,6 +116,7 @@ type (
 		BaseURL      string      `json:"base_url"`
 		ProviderMode string      `json:"provider_mode"`
 		APIKeyEnv    string      `json:"api_key_env"`
+		Lifecycle    bool        `json:"lifecycle_events"`
 		Models       []fileModel `json:"models"`
 	}
 	fileModel struct {
@@ -137,9 +140,10 @@ type (
 // The shape of models.json, checked before encoding/json decodes the file.
 var configShape = objectOf(map[string]*shape{
 	"providers": mapOf(objectOf(map[string]*shape{
-		"base_url":      str,
-		"provider_mode": str,
-		"api_key_env":   str,
+		"base_url":         str,
+		"provider_mode":    str,
+		"api_key_env":      str,
+		"lifecycle_events": boolean,
 		"models": arrayOf(objectOf(map[string]*shape{
 			"id":                    str,
 			"name":                  str,
@@ -255,6 +259,7 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 			Cost:                cost,
 			BaseURL:             base,
 			CredentialEnv:       p.APIKeyEnv,
+			LifecycleEvents:     p.Lifecycle,
 		})
 	}
 	return out, nil

@@ -41,6 +41,7 @@ const goodConfig = `{
     "corp": {
       "base_url": "https://gw.corp.example/anthropic",
       "provider_mode": "anthropic-messages",
+      "lifecycle_events": true,
       "models": [
         {"id": "house-claude", "context_window_tokens": 200000, "max_output_tokens": 64000,
          "cost": {"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75, "currency": "USD"}},
@@ -92,13 +93,13 @@ func TestLoadGood(t *testing.T) {
 			Mode: ModeAnthropicMessages, ContextWindowTokens: 200000, MaxOutputTokens: 64000,
 			InputModalities: []string{"text"},
 			Cost:            &Cost{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75, Currency: "USD"},
-			BaseURL:         "https://gw.corp.example/anthropic",
+			BaseURL:         "https://gw.corp.example/anthropic", LifecycleEvents: true,
 		},
 		// Two providers configure "shared": both are qualified.
 		"corp/shared": {
 			ID: "corp/shared", Provider: "corp", Name: "shared", APIModel: "shared",
 			Mode: ModeAnthropicMessages, ContextWindowTokens: 1000, MaxOutputTokens: 100,
-			InputModalities: []string{"text"}, BaseURL: "https://gw.corp.example/anthropic",
+			InputModalities: []string{"text"}, BaseURL: "https://gw.corp.example/anthropic", LifecycleEvents: true,
 		},
 		// Empty provider_mode means openai-compatible.
 		"edge/shared": {
@@ -249,6 +250,9 @@ func TestLoadErrors(t *testing.T) {
 		{"null scalar", provider(`"api_key_env": null`), "providers.local.api_key_env: expected a string, found null"},
 		{"object for string", `{"providers": {"local": {"base_url": {}}}}`, "providers.local.base_url: expected a string, found an object"},
 		{"string for array", provider(`"models": "m"`), "providers.local.models: expected an array, found a string"},
+		{"string for lifecycle_events", provider(`"lifecycle_events": "yes"`), "providers.local.lifecycle_events: expected true or false, found a string"},
+		{"null lifecycle_events", provider(`"lifecycle_events": null`), "providers.local.lifecycle_events: expected true or false, found null"},
+		{"lifecycle_events on a model", provider(`"models": [{"id": "m", "lifecycle_events": true}]`), "providers.local.models[0].lifecycle_events: unknown field"},
 		{"number for bool", provider(`"models": [{"id": "m", "supports_reasoning": 1}]`), "models[0].supports_reasoning: expected true or false, found a number"},
 		{"missing base url", `{"providers": {"local": {"models": []}}}`, "base_url is empty"},
 		{"base url with userinfo", `{"providers": {"local": {"base_url": "https://u:p@h/v1"}}}`, "userinfo"},
@@ -295,5 +299,29 @@ func TestLoadUnreadable(t *testing.T) {
 	_, err := Load(home)
 	if err == nil || !strings.HasPrefix(err.Error(), "~/.octet/models.json: ") || strings.Contains(err.Error(), home) {
 		t.Fatalf("Load = %v, want an error naming ~/.octet/models.json without the home path", err)
+	}
+}
+
+// TestLifecycleEventsOnlyConfigured: provider_lifecycle is opted into per
+// configured provider; no built-in model and no inline route has it, and
+// a configured provider without the member does not either.
+func TestLifecycleEventsOnlyConfigured(t *testing.T) {
+	for _, m := range Builtin() {
+		if m.LifecycleEvents {
+			t.Errorf("built-in %s has lifecycle events", m.ID)
+		}
+	}
+	m, err := InlineRoute(InlineSpec{Provider: "corp", BaseURL: "http://127.0.0.1:1/v1", Model: "house-claude"})
+	if err != nil || m.LifecycleEvents {
+		t.Errorf("inline route %+v, %v", m, err)
+	}
+	c, err := Load(writeConfig(t, goodConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range c.Models() {
+		if want := m.Provider == "corp"; m.LifecycleEvents != want {
+			t.Errorf("%s: LifecycleEvents %v, want %v", m.ID, m.LifecycleEvents, want)
+		}
 	}
 }

@@ -119,6 +119,11 @@ type Model struct {
 	CredentialEnv string
 	// Inline is true for routes defined inline in a run request.
 	Inline bool
+	// LifecycleEvents reports that the route's provider opted into
+	// provider_lifecycle readiness telemetry ("lifecycle_events": true in
+	// ~/.octet/models.json). Only configured providers can: it is false
+	// for built-in and inline routes.
+	LifecycleEvents bool
 }
 
 // Vision reports whether the route accepts image input.

@@ -3,6 +3,7 @@ package discovery
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -48,67 +49,100 @@ type rawEntry struct {
 	Meta             jsontext.Value `json:"meta"`               // llama.cpp: {"n_ctx_train": N, ...}
 }
 
-// parseList decodes a model list: an object with a "data" array (OpenAI,
+// parseList decodes a model list from r as it reads it, never holding
+// more than one list entry's JSON: an object with a "data" array (OpenAI,
 // Ollama, LM Studio, vLLM), a "models" array (llama.cpp adds one beside
 // "data"), or both, or a bare array of model objects. Entries without a
 // usable id are skipped; a list whose entries are all unusable is an error.
-// Entries are returned in document order, "data" first.
-func parseList(body []byte) ([]entry, error) {
-	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		return nil, errors.New("the body is empty")
+// Entries are kept in document order, at most maxEntries of them; omitted
+// counts the usable entries past that. A read error of r is returned as
+// is (wrapped), for the caller to tell from a malformed list.
+func parseList(r io.Reader, maxEntries int) (out []entry, omitted int, err error) {
+	dec := jsontext.NewDecoder(r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	notJSON := errors.New("the body is not valid JSON")
+	tok, err := dec.ReadToken()
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil, 0, errors.New("the body is empty")
+	case err != nil:
+		return nil, 0, notJSON
 	}
-	var top jsontext.Value
-	if err := json.Unmarshal(body, &top, unmarshalOpts); err != nil {
-		return nil, errors.New("the body is not valid JSON")
-	}
-
-	var lists []jsontext.Value
-	switch top.Kind() {
-	case '[':
-		lists = append(lists, top)
-	case '{':
-		var obj struct {
-			Data   jsontext.Value `json:"data"`
-			Models jsontext.Value `json:"models"`
-		}
-		if err := json.Unmarshal(top, &obj, unmarshalOpts); err != nil {
-			return nil, errors.New("the body is not valid JSON")
-		}
-		for _, v := range []jsontext.Value{obj.Data, obj.Models} {
-			switch v.Kind() {
-			case '[':
-				lists = append(lists, v)
-			case 0, 'n': // absent or null
+	total := 0
+	// readArray reads the elements of an array whose '[' was read.
+	readArray := func() error {
+		for dec.PeekKind() != ']' {
+			raw, err := dec.ReadValue()
+			if err != nil {
+				return notJSON
+			}
+			total++
+			e, ok := decodeEntry(raw)
+			switch {
+			case !ok:
+			case len(out) < maxEntries:
+				out = append(out, e)
 			default:
-				return nil, errors.New(`"data" or "models" is not an array`)
+				omitted++
 			}
 		}
-		if len(lists) == 0 {
-			return nil, errors.New(`the body has no "data" array`)
+		if _, err := dec.ReadToken(); err != nil {
+			return notJSON
+		}
+		return nil
+	}
+	switch tok.Kind() {
+	case '[':
+		if err := readArray(); err != nil {
+			return nil, 0, err
+		}
+	case '{':
+		found := false
+		for dec.PeekKind() == '"' {
+			name, err := dec.ReadToken()
+			if err != nil {
+				return nil, 0, notJSON
+			}
+			if n := name.String(); n != "data" && n != "models" {
+				if dec.SkipValue() != nil {
+					return nil, 0, notJSON
+				}
+				continue
+			}
+			switch dec.PeekKind() {
+			case '[':
+				found = true
+				if _, err := dec.ReadToken(); err != nil {
+					return nil, 0, notJSON
+				}
+				if err := readArray(); err != nil {
+					return nil, 0, err
+				}
+			case 'n':
+				if dec.SkipValue() != nil {
+					return nil, 0, notJSON
+				}
+			case 0:
+				return nil, 0, notJSON
+			default:
+				return nil, 0, errors.New(`"data" or "models" is not an array`)
+			}
+		}
+		if _, err := dec.ReadToken(); err != nil { // the closing '}'
+			return nil, 0, notJSON
+		}
+		if !found {
+			return nil, 0, errors.New(`the body has no "data" array`)
 		}
 	default:
-		return nil, errors.New("the body is not a JSON object")
+		return nil, 0, errors.New("the body is not a JSON object")
 	}
-
-	var out []entry
-	total := 0
-	for _, list := range lists {
-		var raws []jsontext.Value
-		if err := json.Unmarshal(list, &raws, unmarshalOpts); err != nil {
-			return nil, errors.New("the model array does not decode")
-		}
-		total += len(raws)
-		for _, raw := range raws {
-			if e, ok := decodeEntry(raw); ok {
-				out = append(out, e)
-			}
-		}
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
+		return nil, 0, notJSON // trailing data
 	}
-	if total > 0 && len(out) == 0 {
-		return nil, errors.New("no entry has a usable model id")
+	if total > 0 && len(out) == 0 && omitted == 0 {
+		return nil, 0, errors.New("no entry has a usable model id")
 	}
-	return out, nil
+	return out, omitted, nil
 }
 
 // decodeEntry reads one list entry. ok is false when the entry is not an

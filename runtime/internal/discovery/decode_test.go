@@ -1,6 +1,7 @@
 package discovery
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -34,17 +35,20 @@ func TestParseList(t *testing.T) {
 			[]entry{{id: "m1"}, {id: "n2"}, {id: "i3"}}},
 		{"owned_by sanitized and bounded", `{"data":[{"id":"a","owned_by":"x\ty` + strings.Repeat("z", 200) + `"},{"id":"b","owned_by":5}]}`,
 			[]entry{{id: "a", ownedBy: truncate("x y"+strings.Repeat("z", 200), maxOwnedByBytes)}, {id: "b"}}},
+		// Read as it streams: a repeated "data" array adds its entries
+		// (Discover folds duplicate ids), a repeated member in an entry
+		// takes the last value.
 		{"duplicate members and invalid UTF-8 tolerated", "{\"data\":[{\"id\":\"a\",\"id\":\"b\",\"owned_by\":\"o\xff\"}],\"data\":[{\"id\":\"c\"}]}",
-			[]entry{{id: "c"}}},
+			[]entry{{id: "b", ownedBy: "o\uFFFD"}, {id: "c"}}},
 		{"empty list", `{"data":[],"models":[]}`, nil},
-		{"data and models", `{"models":[{"name":"x"}],"data":[{"id":"x","owned_by":"o"}]}`,
-			[]entry{{id: "x", ownedBy: "o"}, {id: "x"}}},
+		{"data and models, in document order", `{"models":[{"name":"x"}],"data":[{"id":"x","owned_by":"o"}]}`,
+			[]entry{{id: "x"}, {id: "x", ownedBy: "o"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseList([]byte(tt.body))
-			if err != nil {
-				t.Fatal(err)
+			got, omitted, err := parseList(strings.NewReader(tt.body), 1000)
+			if err != nil || omitted != 0 {
+				t.Fatal(omitted, err)
 			}
 			if d := cmp.Diff(tt.want, got, cmp.AllowUnexported(entry{})); d != "" {
 				t.Errorf("entries (-want +got):\n%s", d)
@@ -92,5 +96,45 @@ func TestSanitize(t *testing.T) {
 	}
 	if got := newScrubber("").sanitize("nothing to hide"); got != "nothing to hide" {
 		t.Errorf("got %q", got)
+	}
+}
+
+func TestParseListErrors(t *testing.T) {
+	for _, tt := range []struct{ body, want string }{
+		{``, "empty"},
+		{`  `, "empty"},
+		{`{"data":[{"id":"a"}]`, "not valid JSON"},
+		{`{"data":[{"id":"a"}]} x`, "not valid JSON"},
+		{`{"data":{}}`, "not an array"},
+		{`{"object":"list"}`, `no "data" array`},
+		{`{"data":null}`, `no "data" array`},
+		{`"list"`, "not a JSON object"},
+		{`{"data":[{"id":7},{}]}`, "no entry has a usable model id"},
+	} {
+		if _, _, err := parseList(strings.NewReader(tt.body), 10); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("parseList(%q) = %v, want %q", tt.body, err, tt.want)
+		}
+	}
+}
+
+// A list of any length is read keeping at most maxEntries entries, the
+// others counted (issue 10, items 14 and 15).
+func TestParseListKeepsAtMostMaxEntries(t *testing.T) {
+	const n = 200_000
+	var b strings.Builder
+	b.WriteString(`{"object":"list","data":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"id":"m` + strconv.Itoa(i) + `","object":"model"}`)
+	}
+	b.WriteString(`]}`)
+	got, omitted, err := parseList(strings.NewReader(b.String()), 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2000 || cap(got) > 4096 || omitted != n-2000 || got[0].id != "m0" || got[1999].id != "m1999" {
+		t.Fatalf("kept %d (cap %d), omitted %d, first %q", len(got), cap(got), omitted, got[0].id)
 	}
 }

@@ -27,6 +27,9 @@ import (
 //   - protocol.CodeDiscoveryInvalid: the endpoint answered 2xx, but not
 //     with a model list (not JSON, no list, no usable entry) or with a body
 //     over MaxBodyBytes.
+//   - protocol.CodeDiscoveryTruncated: the endpoint listed more models than
+//     are kept (MaxModelsPerEndpoint here, or the caller's room for them);
+//     the first ones are listed and Issue.Omitted says how many were not.
 
 // Limits.
 const (
@@ -34,6 +37,12 @@ const (
 	DefaultTimeout = 2 * time.Second
 	// MaxBodyBytes bounds a model list response body.
 	MaxBodyBytes = 4 << 20
+	// MaxModelsPerEndpoint bounds the models kept from one endpoint's list
+	// (the first ones in the list's order): at most about 1 KiB each, they
+	// stay a few MiB of memory however long the list, and a typical entry
+	// (a short id, about 250 bytes in the models event) leaves room in
+	// the event's 1 MiB frame for the catalog and another endpoint.
+	MaxModelsPerEndpoint = 2000
 	// MaxMessageBytes bounds Issue.Message.
 	MaxMessageBytes = 512
 	// maxErrorBody bounds how much of a non-2xx body is read for its message.
@@ -68,12 +77,14 @@ type Model struct {
 	ContextWindowTokens int
 }
 
-// Issue is one endpoint whose listing failed.
+// Issue is one endpoint whose listing failed, or was cut short.
 type Issue struct {
 	Provider string
 	// Code is one of protocol.DiscoveryCodes (discovery_failed,
-	// discovery_timeout, discovery_invalid).
+	// discovery_timeout, discovery_invalid, discovery_truncated).
 	Code string
+	// Omitted is, for protocol.CodeDiscoveryTruncated, how many usable models were left out.
+	Omitted int
 	// Message says what went wrong: sanitized, at most MaxMessageBytes, and
 	// never containing the endpoint's API key.
 	Message string
@@ -211,15 +222,16 @@ func query(parent context.Context, client *http.Client, ep Endpoint, timeout tim
 	if resp.ContentLength > MaxBodyBytes {
 		return nil, fail(protocol.CodeDiscoveryInvalid, "GET %s: the answer is %d bytes; the limit is %d", target, resp.ContentLength, MaxBodyBytes)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxBodyBytes+1))
-	if err != nil {
-		return nil, transportIssue("reading the answer: ", err)
-	}
-	if len(body) > MaxBodyBytes {
+	// The list is decoded as it arrives: memory holds the kept entries
+	// and one entry's JSON, whatever the length of the list.
+	body := &boundedBody{r: resp.Body, left: MaxBodyBytes + 1}
+	entries, omitted, err := parseList(body, MaxModelsPerEndpoint)
+	switch {
+	case body.left <= 0:
 		return nil, fail(protocol.CodeDiscoveryInvalid, "GET %s: the answer is larger than %d bytes", target, MaxBodyBytes)
-	}
-	entries, err := parseList(body)
-	if err != nil {
+	case body.err != nil:
+		return nil, transportIssue("reading the answer: ", body.err)
+	case err != nil:
 		if ct := resp.Header.Get("Content-Type"); ct != "" {
 			return nil, fail(protocol.CodeDiscoveryInvalid, "GET %s: not a model list (Content-Type %s): %v", target, ct, err)
 		}
@@ -229,7 +241,38 @@ func query(parent context.Context, client *http.Client, ep Endpoint, timeout tim
 	for i, e := range entries {
 		out[i] = Model{Provider: ep.Provider, ID: e.id, OwnedBy: e.ownedBy, ContextWindowTokens: e.contextWindow}
 	}
+	if omitted > 0 {
+		return out, &Issue{Provider: ep.Provider, Code: protocol.CodeDiscoveryTruncated, Omitted: omitted, Message: TruncatedMessage(omitted)}
+	}
 	return out, nil
+}
+
+// TruncatedMessage is the message of a protocol.CodeDiscoveryTruncated issue.
+func TruncatedMessage(omitted int) string {
+	return fmt.Sprintf("%d more models were left out: at most %d are listed per endpoint, and the inventory must fit one 1 MiB models event", omitted, MaxModelsPerEndpoint)
+}
+
+// boundedBody reads at most left bytes of r, and records r's first read
+// error other than io.EOF.
+type boundedBody struct {
+	r    io.Reader
+	left int64
+	err  error
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
 }
 
 // modelsURL returns base+"/models" after checking that base is an absolute

@@ -5,7 +5,10 @@
 //
 // Discover sends one GET BaseURL+"/models" per Endpoint, all concurrently,
 // each bounded by a short timeout, reads at most MaxBodyBytes of the answer,
-// and decodes it leniently: OpenAI's {"object":"list","data":[...]} list
+// decoding it as it arrives and keeping at most MaxModelsPerEndpoint models
+// (memory holds those and one entry's JSON, however long the list; the
+// models left out are counted in a discovery_truncated Issue). It decodes
+// leniently: OpenAI's {"object":"list","data":[...]} list
 // (which Ollama, LM Studio, vLLM and most gateways return), llama.cpp's extra
 // Ollama-style "models" array, and a bare JSON array of model objects.
 // Unknown members are ignored. A context window is reported when the server
@@ -16,7 +19,9 @@
 // A failing endpoint never fails the call: it becomes an Issue with the code
 // discovery_failed (unreachable, refused, non-2xx), discovery_timeout (no
 // complete answer within the timeout) or discovery_invalid (not a model
-// list, or too large); the constants are package protocol's. Issue
+// list, or too large); a list cut short at MaxModelsPerEndpoint adds a
+// discovery_truncated Issue beside its models; the constants are package
+// protocol's. Issue
 // messages are sanitized: the endpoint's API key never appears in them, even
 // when the server echoes it, and they are at most MaxMessageBytes of valid
 // UTF-8 without control characters. There are no retries.

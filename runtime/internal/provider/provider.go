@@ -210,7 +210,20 @@ type ToolCall struct {
 	// Arguments is the raw JSON text the model produced (may be invalid JSON;
 	// the agent loop validates it).
 	Arguments string `json:"arguments"`
+	// ArgumentsDropped, when positive, is the size of arguments that went
+	// over MaxToolArgBytes: the decoder dropped them as they came and
+	// Arguments is "{}", so the call can still be replayed; the agent
+	// answers the call with invalid_arguments. It is never stored.
+	ArgumentsDropped int `json:"-"`
 }
+
+// MaxToolArgBytes bounds the arguments of one tool call as a decoder
+// assembles them. A tool_start event, which carries the arguments, is one
+// protocol frame of at most 1 MiB: larger arguments could never be
+// announced, so they are dropped as they arrive (the memory they take stays
+// bounded) and the call is reported with ToolCall.ArgumentsDropped. The
+// margin leaves room for the frame's envelope and the call's id and name.
+const MaxToolArgBytes = 1<<20 - 64<<10
 
 // ToolSpec describes a tool offered to the model.
 type ToolSpec struct {
@@ -232,6 +245,28 @@ type Request struct {
 	MaxOutputTokens int
 	// ReasoningEffort is "", "low", "medium" or "high".
 	ReasoningEffort string
+	// MaxOutputBytes bounds what the response may produce: its text,
+	// reasoning and tool-call arguments together (see OutputLimit). Past
+	// it the stream fails (FailDecode). Zero means OutputLimit(0).
+	MaxOutputBytes int
+}
+
+// OutputLimit is the most one model call may produce, in bytes of text,
+// reasoning and tool-call arguments together, for a model whose output is
+// capped at maxOutputTokens: 16 bytes a token (a token is a few bytes of
+// UTF-8, and JSON escaping in tool-call arguments can double it), at least
+// 1 MiB. A response past it is broken or hostile (a model cannot produce
+// more than its output cap), so the call ends rather than let it grow
+// memory without bound.
+func OutputLimit(maxOutputTokens int) int {
+	const floor = 1 << 20
+	if maxOutputTokens <= 0 || maxOutputTokens > (1<<40)/16 {
+		if maxOutputTokens > 0 {
+			return 1 << 40
+		}
+		return floor
+	}
+	return max(floor, 16*maxOutputTokens)
 }
 
 // EventKind says what a StreamEvent carries.

@@ -115,7 +115,7 @@ func (o *optInt) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 type toolAcc struct {
 	index    int
 	id, name string
-	args     []byte
+	args     edge.Args
 }
 
 // decoder turns an event stream into provider.StreamEvents. It is the whole
@@ -147,6 +147,9 @@ func decodeStream(r io.Reader, maxEventBytes int) *decoder {
 func (d *decoder) Next() bool {
 	for !d.Pop() {
 		if d.done || d.err != nil {
+			return false
+		}
+		if d.err = d.LimitErr(); d.err != nil {
 			return false
 		}
 		d.step()
@@ -281,7 +284,7 @@ func (d *decoder) addToolDelta(t *toolCallDelta) {
 	if name := t.Function.Name; name != "" && name != acc.name {
 		acc.name += name
 	}
-	acc.args = append(acc.args, t.Function.Arguments...)
+	d.AppendArgs(&acc.args, string(t.Function.Arguments))
 }
 
 // toolFor finds or creates the accumulator a delta belongs to. Calls are
@@ -327,9 +330,7 @@ func (d *decoder) flushTools() {
 			// no id gets a stable one derived from the index.
 			id = "call_" + strconv.Itoa(a.index)
 		}
-		d.Add(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: provider.ToolCall{
-			ID: id, Name: a.name, Arguments: string(a.args),
-		}})
+		d.Add(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: a.args.ToolCall(id, a.name)})
 	}
 }
 

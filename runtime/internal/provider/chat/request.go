@@ -88,6 +88,9 @@ func buildRequest(req provider.Request) ([]byte, error) {
 	if req.Model == "" {
 		return nil, errors.New("chat: request has no model")
 	}
+	// Each call and its results carry one id the wire accepts, never
+	// one repeated (a history from before the host assigned ids).
+	req.Messages = provider.UniqueCallIDs(req.Messages, provider.ChatCallIDs)
 	body := chatRequest{
 		Model:               req.Model,
 		Messages:            make([]chatMessage, 0, len(req.Messages)+1),

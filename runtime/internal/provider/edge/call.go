@@ -1,7 +1,6 @@
 package edge
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,9 +9,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"sync"
 	"sync/atomic"
-	"time"
 
 	"octet.dev/host/runtime/internal/nofollow"
 	"octet.dev/host/runtime/internal/provider"
@@ -30,10 +27,11 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 	// so a stalled read always ends.
 	rctx, cancel := context.WithCancel(ctx)
 	var written, connected atomic.Bool
-	// The idle timeout also bounds the wait for the response headers once
-	// the whole request is written: a server that reads the request and
-	// never answers must not hang the run (the body's own idle timer
-	// starts only with the body).
+	// The idle timeout also bounds each stall of the request write and the
+	// wait for the response headers once the whole request is written: a
+	// server that never reads the request, or reads it and never answers,
+	// must not hang the run (the body's own idle timer starts only with
+	// the body).
 	hw := &headerWatch{idle: r.Idle, cancel: cancel}
 	trace := &httptrace.ClientTrace{
 		GotConn: func(httptrace.GotConnInfo) { connected.Store(true) },
@@ -44,16 +42,17 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 		WroteHeaders:     func() { written.Store(true) },
 		WroteRequest: func(httptrace.WroteRequestInfo) {
 			written.Store(true)
-			hw.start()
+			hw.wrote()
 		},
 	}
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, r.URL, bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, r.URL, nil)
 	if err != nil {
 		// Only a broken endpoint can fail here, and Route validated it:
 		// a plain error, never a network wait.
 		cancel()
 		return nil, fmt.Errorf("%s: building the HTTP request: %w", m.Name, err)
 	}
+	hw.setBody(hreq, body)
 	for name, values := range r.Header {
 		hreq.Header[name] = values
 	}
@@ -66,9 +65,7 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 			resp.Body.Close()
 		}
 		cancel()
-		return nil, &provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true,
-			Message: "no response headers for " + r.Idle.String() + " after the request was sent",
-			Err:     fmt.Errorf("%s: waiting for the response headers: %w", m.Name, ErrIdleTimeout)}
+		return nil, hw.timeoutError(m.Name)
 	}
 	if err != nil {
 		cancel()
@@ -93,54 +90,20 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 		defer rb.Close()
 		return nil, m.jsonBodyError(ctx, r.Scrub, resp, rb)
 	}
+	dec := m.Decode(rb, r.MaxEvent)
+	limit := r.MaxOutput
+	if limit <= 0 {
+		limit = provider.OutputLimit(0)
+	}
+	dec.SetOutputLimit(limit)
 	return &stream{
-		dec:   m.Decode(rb, r.MaxEvent),
+		dec:   dec,
 		body:  rb,
 		ctx:   ctx,
 		mode:  m.Name,
 		idle:  r.Idle,
 		scrub: r.Scrub,
 	}, nil
-}
-
-// headerWatch is the idle timer of the wait between the written request
-// and the response headers. start may run after Do returned (a server can
-// answer before the request is fully written), so stop disarms it for good.
-type headerWatch struct {
-	idle   time.Duration
-	cancel context.CancelFunc
-
-	mu    sync.Mutex
-	timer *time.Timer
-	done  bool // Do returned: start does nothing
-	fired bool // the timer canceled the request
-}
-
-func (w *headerWatch) start() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.done || w.timer != nil {
-		return
-	}
-	w.timer = time.AfterFunc(w.idle, func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if !w.done {
-			w.fired = true
-			w.cancel()
-		}
-	})
-}
-
-// stop disarms the watch and reports whether its timer fired.
-func (w *headerWatch) stop() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.done = true
-	if w.timer != nil {
-		w.timer.Stop()
-	}
-	return w.fired
 }
 
 // requestError classifies a failure before any response arrived.

@@ -24,12 +24,21 @@ type Queue struct {
 	next    int
 	cur     provider.StreamEvent
 	started bool
+
+	// The output budget (see SetOutputLimit and AppendArgs).
+	limit, used, dropped int
+	over                 bool
 }
 
-// Push queues a content event and records that content started.
+// Push queues a content event and records that content started. Its text
+// is charged to the output budget.
 func (q *Queue) Push(ev provider.StreamEvent) {
 	q.started = true
 	q.events = append(q.events, ev)
+	if ev.Text != "" {
+		q.used += len(ev.Text)
+		q.check()
+	}
 }
 
 // Add queues an event without marking content: usage, the finish, or a
@@ -77,6 +86,10 @@ type Decoder interface {
 	Finished() bool
 	// Started reports whether any content was decoded.
 	Started() bool
+	// SetOutputLimit bounds the bytes of text, reasoning and tool-call
+	// arguments the response may produce (Queue implements it); past
+	// them the decoder fails with an output_too_large FailDecode.
+	SetOutputLimit(n int)
 }
 
 // Failure returns the *provider.Error of a decoding failure. The stream

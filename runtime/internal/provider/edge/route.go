@@ -66,6 +66,10 @@ type Route struct {
 	Client   *http.Client
 	Idle     time.Duration
 	MaxEvent int
+	// MaxOutput bounds the bytes of text, reasoning and tool-call
+	// arguments one response may produce (provider.Request's
+	// MaxOutputBytes); zero means provider.OutputLimit(0).
+	MaxOutput int
 	// Now is the clock for HTTP-date Retry-After values.
 	Now   func() time.Time
 	Scrub Scrubber

@@ -229,7 +229,7 @@ type blockState struct {
 	index    int64
 	kind     tag
 	id, name string
-	args     []byte         // tool_use: the input_json_delta pieces
+	args     edge.Args      // tool_use: the input_json_delta pieces
 	input    jsontext.Value // tool_use: the input given in content_block_start
 	sig      string         // thinking: the signature
 	stopped  bool
@@ -273,6 +273,9 @@ func decodeStream(r io.Reader, maxEventBytes int) *decoder {
 func (d *decoder) Next() bool {
 	for !d.Pop() {
 		if d.done || d.err != nil {
+			return false
+		}
+		if d.err = d.LimitErr(); d.err != nil {
 			return false
 		}
 		d.step()
@@ -438,7 +441,7 @@ func (d *decoder) blockDelta(w *wireEvent) {
 		if i := d.block(w.Index); i != noBlock && d.blocks[i].kind == tagToolUse && !d.blocks[i].stopped {
 			b := &d.blocks[i]
 			d.MarkStarted()
-			b.args = append(b.args, dl.PartialJSON...)
+			d.AppendArgs(&b.args, dl.PartialJSON)
 		}
 	}
 	// citations_delta and unknown deltas are skipped.
@@ -518,19 +521,17 @@ func (d *decoder) release() {
 	}
 	b := &d.blocks[d.held]
 	d.held = noBlock
-	args := string(b.args)
-	if len(bytes.TrimSpace(b.args)) == 0 {
+	call := b.args.ToolCall(b.id, b.name)
+	if call.ArgumentsDropped == 0 && len(bytes.TrimSpace(b.args.Bytes())) == 0 {
 		// No input_json_delta pieces: the input came whole in
 		// content_block_start, or the call takes no arguments.
-		args = "{}"
+		call.Arguments = "{}"
 		if in := bytes.TrimSpace(b.input); len(in) > 0 && string(in) != "{}" {
-			args = string(in)
+			call.Arguments = string(in)
 		}
 	}
 	d.calls++
-	d.Add(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: provider.ToolCall{
-		ID: b.id, Name: b.name, Arguments: args,
-	}})
+	d.Add(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: call})
 }
 
 // block returns the position in blocks of the latest block with index,

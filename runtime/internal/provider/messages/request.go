@@ -126,6 +126,9 @@ func buildRequest(req provider.Request, tc thinkingConfig) ([]byte, error) {
 	if req.Model == "" {
 		return nil, errors.New("messages: request has no model")
 	}
+	// Each call and its results carry one id the wire accepts, never
+	// one repeated (a history from before the host assigned ids).
+	req.Messages = provider.UniqueCallIDs(req.Messages, provider.HostCallIDs)
 	body := messagesRequest{
 		Model:     req.Model,
 		MaxTokens: req.MaxOutputTokens,

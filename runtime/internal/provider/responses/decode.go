@@ -86,7 +86,7 @@ type item struct {
 	index        int
 	typ          string // "" until an output_item event names it
 	callID, name string
-	args         []byte
+	args         edge.Args
 	argsFinal    bool // function_call_arguments.done gave the whole arguments
 	texted       bool // answer text was streamed for it
 	reasoned     bool // reasoning text was streamed for it
@@ -126,6 +126,9 @@ func decodeStream(r io.Reader, maxEventBytes int) *decoder {
 func (d *decoder) Next() bool {
 	for !d.Pop() {
 		if d.done || d.err != nil {
+			return false
+		}
+		if d.err = d.LimitErr(); d.err != nil {
 			return false
 		}
 		d.step()
@@ -252,7 +255,7 @@ func (d *decoder) decodeEvent(sseType string, data []byte) {
 				it.typ = itemFunctionCall
 			}
 			if ev.Arguments != "" {
-				it.args = append(it.args[:0], ev.Arguments...)
+				d.SetArgs(&it.args, string(ev.Arguments))
 			}
 			it.argsFinal = true
 			d.MarkStarted()
@@ -342,7 +345,7 @@ func (d *decoder) delta(kind eventKind, index, summary int, text string) {
 		if it.typ == "" {
 			it.typ = itemFunctionCall
 		}
-		it.args = append(it.args, text...)
+		d.AppendArgs(&it.args, text)
 		d.MarkStarted()
 	}
 }
@@ -414,8 +417,8 @@ func (d *decoder) itemAdded(index int, w *wireItem) {
 	if w.Name != "" {
 		it.name = string(w.Name)
 	}
-	if w.Arguments != "" && len(it.args) == 0 {
-		it.args = append(it.args, w.Arguments...)
+	if w.Arguments != "" && it.args.Len() == 0 {
+		d.AppendArgs(&it.args, string(w.Arguments))
 	}
 }
 
@@ -439,7 +442,7 @@ func (d *decoder) itemDone(index int, w *wireItem) {
 			it.name = string(w.Name)
 		}
 		if w.Arguments != "" {
-			it.args = append(it.args[:0], w.Arguments...)
+			d.SetArgs(&it.args, string(w.Arguments))
 			it.argsFinal = true
 		}
 		if w.Status == "incomplete" {
@@ -504,9 +507,7 @@ func (d *decoder) emitCall(it *item) {
 		id = "call_" + strconv.Itoa(it.index)
 	}
 	d.calls++
-	d.Push(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: provider.ToolCall{
-		ID: id, Name: it.name, Arguments: string(it.args),
-	}})
+	d.Push(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: it.args.ToolCall(id, it.name)})
 }
 
 // end handles response.completed and response.incomplete: function calls

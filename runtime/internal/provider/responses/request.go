@@ -116,6 +116,9 @@ func buildRequest(req provider.Request, opts requestOptions) ([]byte, error) {
 	if req.Model == "" {
 		return nil, errors.New("responses: request has no model")
 	}
+	// Each call and its results carry one id the wire accepts, never
+	// one repeated (a history from before the host assigned ids).
+	req.Messages = provider.UniqueCallIDs(req.Messages, provider.HostCallIDs)
 	body := request{
 		Model:           req.Model,
 		Instructions:    req.System,

@@ -1,0 +1,32 @@
+// Package schema is the JSON Schema (draft 2020-12) of native-host
+// protocol 1: every request and every event, in one document with $defs,
+// generated from the vocabulary package protocol and embedded here so
+// that the binary can print it (octet-host --schema).
+//
+// The document's root accepts any frame; #/$defs/Request is one request
+// line and #/$defs/Event one event line, with a definition per command
+// (HelloRequest, ModelsRequest, RunRequest, ShutdownRequest) and per event
+// type (the CamelCase of the type plus Event: ModelDeltaEvent). Requests
+// are closed and never null, as the host decodes them; events are open,
+// since clients must tolerate members added later.
+//
+// Regenerate after changing package protocol: go generate ./spec/schema.
+// A test fails while the committed file is stale.
+package schema
+
+import (
+	_ "embed"
+	"slices"
+)
+
+//go:generate go run ./gen -o protocol-1.schema.json -protocol ../../protocol
+
+// FileName is the schema's file in this directory.
+const FileName = "protocol-1.schema.json"
+
+//go:embed protocol-1.schema.json
+var document []byte
+
+// JSON returns the schema document (a copy: the caller may keep or change
+// it).
+func JSON() []byte { return slices.Clone(document) }

@@ -235,7 +235,7 @@ func TestDocsFlag(t *testing.T) {
 		t.Fatalf("dirs %v errs %v", dirs, errs)
 	}
 	dir := dirs[0]
-	for _, f := range []string{"README.md", "spec/CONTRACT.md", "ERRORS.md", "SKILL.md"} {
+	for _, f := range []string{"README.md", "spec/CONTRACT.md", "spec/schema/protocol-1.schema.json", "ERRORS.md", "SKILL.md"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}

@@ -7,6 +7,14 @@ import "strings"
 // same inputs give the same bytes; "" when there is nothing to add.
 func Prompt(contexts []Context, skills []Skill) string {
 	var b strings.Builder
+	n := 1024
+	for _, c := range contexts {
+		n += len(c.Label) + len(c.Text) + 32
+	}
+	for _, k := range skills {
+		n += 2*len(k.Name) + len(k.Description) + 32
+	}
+	b.Grow(n)
 	for _, c := range contexts {
 		if b.Len() > 0 {
 			b.WriteString("\n\n")

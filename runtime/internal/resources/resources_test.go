@@ -415,3 +415,12 @@ func errorsIsNotFound(err error) bool {
 	i, ok := err.(iser)
 	return ok && i.Is(confine.ErrNotFound)
 }
+
+func TestOneLine(t *testing.T) {
+	for in, want := range map[string]string{"a b": "a b", " a b": "a b", "a  b": "a b", "a\nb": "a b", "a b ": "a b",
+		"a\tb\r\n c\x00d": "a b c d", "": "", "   ": "", "é ü": "é ü", "a\u00a0b": "a b"} {
+		if got := oneLine(in); got != want {
+			t.Errorf("oneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"io/fs"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode"
 	"unicode/utf8"
 
@@ -105,12 +108,21 @@ func (s *Set) Skills(builtins ...Skill) []Skill {
 
 	var out []Skill
 	examined := 0
-	buf := make([]byte, maxFrontMatterBytes) // every SKILL.md head, in turn
+	var buf []byte // the SKILL.md heads the loop reads itself, in turn
+	// The highest layer's SKILL.md of the next names is parsed ahead, in
+	// parallel (pre[i-from] for names[i]); the loop below decides in name
+	// order, so the outcome is the same as parsing one by one.
+	var pre []parsed
+	from := 0
 	for i, name := range names {
 		if len(out) == MaxSkills || examined >= maxExamined {
 			s.add(Diagnostic{Code: DiagSkillsTruncated, Message: strconv.Itoa(len(names)-i) + " more skill folders were not offered: at most " +
 				strconv.Itoa(MaxSkills) + " skills are offered to a run (and at most " + strconv.Itoa(maxExamined) + " examined); the first by name were"})
 			break
+		}
+		if i >= from+len(pre) {
+			n := min(MaxSkills-len(out), maxExamined-examined, len(names)-i)
+			from, pre = i, s.prefetch(names[i:i+n], byName)
 		}
 		cands := byName[name]
 		var won *Skill
@@ -127,7 +139,16 @@ func (s *Set) Skills(builtins ...Skill) []Skill {
 				continue
 			}
 			examined++
-			k, d := s.parseSkill(c.layer, name, buf)
+			var k Skill
+			var d *Diagnostic
+			if p := pre[i-from]; j == len(cands)-1 && p.done {
+				k, d = p.k, p.d
+			} else {
+				if buf == nil {
+					buf = make([]byte, maxFrontMatterBytes)
+				}
+				k, d = s.parseSkill(c.layer, name, buf)
+			}
 			if d != nil {
 				s.add(*d)
 				continue
@@ -138,6 +159,42 @@ func (s *Set) Skills(builtins ...Skill) []Skill {
 			out = append(out, *won)
 		}
 	}
+	return out
+}
+
+// parsed is a SKILL.md parsed ahead.
+type parsed struct {
+	k    Skill
+	d    *Diagnostic
+	done bool
+}
+
+// prefetch parses the highest layer's SKILL.md of each of names (builtins
+// need none) on up to GOMAXPROCS goroutines. It adds no diagnostic: the
+// caller takes them in order.
+func (s *Set) prefetch(names []string, byName map[string][]candidate) []parsed {
+	out := make([]parsed, len(names))
+	var next atomic.Int64
+	work := func() {
+		buf := make([]byte, maxFrontMatterBytes)
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(names) {
+				return
+			}
+			cands := byName[names[i]]
+			if c := cands[len(cands)-1]; c.builtin == nil {
+				out[i].k, out[i].d = s.parseSkill(c.layer, names[i], buf)
+				out[i].done = true
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(goruntime.GOMAXPROCS(0), 8, len(names)) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
 	return out
 }
 
@@ -260,9 +317,31 @@ func CheckName(n string) error {
 	return nil
 }
 
-// oneLine folds runs of white space and control characters to one space.
+// oneLine folds runs of white space and control characters to one space
+// and trims them at both ends.
 func oneLine(s string) string {
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }), " ")
+	blank := func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
+	clean := true // already one line: single spaces between words only
+	prev := ' '
+	for _, r := range s {
+		if blank(r) && (r != ' ' || prev == ' ') {
+			clean = false
+			break
+		}
+		prev = r
+	}
+	if clean && !strings.HasSuffix(s, " ") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, w := range strings.FieldsFunc(s, blank) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(w)
+	}
+	return b.String()
 }
 
 func quote(s string) string { return strconv.Quote(truncate(s, 80)) }

@@ -21,6 +21,9 @@ var rules = []struct {
 	{"wire/client", []string{"wire", "protocol", "internal/linuxonly"}},
 	{"spec", []string{"spec", "protocol"}},
 	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly"}},
+	{"runtime/copilot", []string{"runtime"}},                      // the Copilot login of the CLI, over runtime's seam
+	{"runtime/internal/copilot", []string{"runtime/internal"}},    // the Copilot device flow, exchange, inventory, transport
+	{"runtime/internal/credfile", []string{"internal/linuxonly"}}, // the credential store's file primitives
 	{"internal/linuxonly", nil},
 	{"internal/schematest", []string{"spec/schema"}}, // tests' schema validation
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm", "protocol"}},

@@ -81,6 +81,12 @@ type Options struct {
 	// Version names the documentation's directory (the host's version).
 	// Default: "(devel)".
 	Version string
+	// Copilot is the GitHub Copilot provider (copilot.go) on the
+	// embedder's CopilotHost. Default (nil): one on the coding adapter's
+	// file host (~/.octet/credentials/copilot.json and the "copilot"
+	// member of ~/.octet/settings.json), whose models are listed only
+	// while a login is stored.
+	Copilot *CopilotProvider
 }
 
 // PolicyLayer is one source's partial tool-policy settings.
@@ -111,6 +117,7 @@ type Agent struct {
 
 	docsMu  sync.Mutex
 	docsDir string // materialized documentation (DocsDir), once known
+	copilotSt copilotState // the Copilot provider (copilot.go)
 
 	shells *shell.Registry // process groups of running bash commands
 	runs   sync.WaitGroup  // runs not yet ended (their sessions still open)

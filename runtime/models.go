@@ -47,8 +47,15 @@ func (a *Agent) models(ctx context.Context, offline bool) ([]protocol.ModelInfo,
 	if offline {
 		return out, nil, nil
 	}
+	// Copilot models join the online inventory (copilot.go); a failure
+	// leaves them out and is one issue.
+	cms, cissue := a.copilotModels(ctx, cat)
+	out = append(out, cms...)
 	eps := discovery.FromCatalog(ms, func(m catalog.Model) string { return a.credential(ctx, m) })
 	if len(eps) == 0 {
+		if cissue != nil {
+			return out, []protocol.DiscoveryIssue{*cissue}, nil
+		}
 		return out, nil, nil
 	}
 	modes := map[string]string{}
@@ -73,6 +80,9 @@ func (a *Agent) models(ctx context.Context, offline bool) ([]protocol.ModelInfo,
 	}
 	out, trimmed := fitInventory(out, catalogued, len(eps))
 	var issues []protocol.DiscoveryIssue
+	if cissue != nil {
+		issues = append(issues, *cissue)
+	}
 	for _, p := range problems {
 		if p.Code == protocol.CodeDiscoveryTruncated {
 			trimmed[p.Provider] += p.Omitted

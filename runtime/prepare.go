@@ -303,17 +303,24 @@ func (p *prepared) selectTools(names []string) *RunError {
 		return nil
 	}
 	seen := map[string]bool{}
-	p.tools = []toolDef{}
 	for _, n := range names {
 		if seen[n] {
 			return refuse(protocol.CodeToolsInvalid, "tools names %s twice", strconv.Quote(trunc(n, 64)))
 		}
 		seen[n] = true
-		i := slices.IndexFunc(all, func(d toolDef) bool { return d.spec.Name == n })
-		if i < 0 {
+		if !slices.ContainsFunc(all, func(d toolDef) bool { return d.spec.Name == n }) {
 			return refuse(protocol.CodeToolsInvalid, "unknown tool %s; the tools are read, ls, grep, find, edit, write, bash", strconv.Quote(trunc(n, 64)))
 		}
-		p.tools = append(p.tools, all[i])
+	}
+	// The selected tools keep the fixed order of allTools, whatever order
+	// the request names them in: the tools array heads every model
+	// request, and the same tools in another order would make the
+	// provider's prompt cache miss on the whole conversation.
+	p.tools = []toolDef{}
+	for _, d := range all {
+		if seen[d.spec.Name] {
+			p.tools = append(p.tools, d)
+		}
 	}
 	return nil
 }
@@ -359,6 +366,15 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 		}
 		p.model, key = m, r.APIKey
 		headers = r.Headers
+	} else if name, ok := copilotName(req.Model); ok {
+		// A Copilot route carries no key: the Copilot client adds the
+		// session to every request (copilot.go).
+		m, prov, err := a.copilotRoute(ctx, name)
+		if err != nil {
+			return err
+		}
+		p.model, p.prov, p.key, p.red = m, prov, "", newRedactor("", nil)
+		return nil
 	} else if name, ok := strings.CutPrefix(req.Model, codexPrefix); ok {
 		m, k, h, err := a.codexRoute(ctx, name)
 		if err != nil {
@@ -452,7 +468,8 @@ func (a *Agent) credential(ctx context.Context, m catalog.Model) string {
 // credential and extra headers.
 func routeFor(m catalog.Model, key string, headers map[string]string) Route {
 	return Route{ModelID: m.ID, APIModel: m.APIModel, Provider: m.Provider, Mode: string(m.Mode),
-		BaseURL: m.BaseURL, APIKey: key, Headers: headers, SupportsReasoning: m.SupportsReasoning}
+		BaseURL: m.BaseURL, APIKey: key, Headers: headers, SupportsReasoning: m.SupportsReasoning,
+		AcceptsPromptCacheKey: acceptsPromptCacheKey(m)}
 }
 
 func (a *Agent) sessionsDir() string {

@@ -57,6 +57,10 @@ type Route struct {
 	// SupportsReasoning reports whether the model reasons (Responses routes
 	// then carry encrypted reasoning forward).
 	SupportsReasoning bool
+	// AcceptsPromptCacheKey reports that the route's Chat Completions
+	// endpoint is known to accept prompt_cache_key (OpenAI's own API, the
+	// built-in openai entries); Responses routes always get one.
+	AcceptsPromptCacheKey bool
 }
 
 // ProviderFactory builds the Provider for a route. It returns an error
@@ -75,7 +79,8 @@ func (e errUnsupportedMode) Error() string {
 func (a *Agent) defaultFactory(r Route) (Provider, error) {
 	switch catalog.Mode(r.Mode) {
 	case catalog.ModeOpenAICompatible:
-		return chat.New(chat.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now})
+		return chat.New(chat.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now,
+			PromptCacheKey: r.AcceptsPromptCacheKey})
 	case catalog.ModeOpenAIResponses:
 		// store:false keeps nothing at the provider; encrypted reasoning is
 		// requested and carried forward so that reasoning survives turns.

@@ -306,6 +306,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 	if p.req.SystemPrompt != "" {
 		system += "\n\n" + p.req.SystemPrompt
 	}
+	cacheKey := promptCacheKey(p.sess.ID(), p.model)
 
 	for step := 1; ; step++ {
 		if step > p.maxSteps {
@@ -328,7 +329,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		turn, err := d.modelTurn(ctx, step, provider.Request{
 			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
 			MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
-			MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens),
+			MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens), CacheKey: cacheKey,
 		})
 		if err != nil {
 			var tf *errTurnFailed

@@ -134,7 +134,9 @@ func TestRunMediaOtherModes(t *testing.T) {
 		}},
 		{fakeprovider.ModeAnthropic, "messages", []any{
 			map[string]any{"type": "text", "text": "Describe."},
-			map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": base64.StdEncoding.EncodeToString(pngBytes)}},
+			// The last block of the newest user turn is a cache breakpoint.
+			map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": base64.StdEncoding.EncodeToString(pngBytes)},
+				"cache_control": map[string]any{"type": "ephemeral"}},
 		}},
 	} {
 		t.Run(string(tc.mode), func(t *testing.T) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,16 +19,22 @@ import (
 // and a number padded to width bytes.
 func modelList(t *testing.T, n, width int, prefix string) string {
 	t.Helper()
+	// The body is built once and written in one piece, so that the
+	// server's own speed (under -race, on a busy machine) does not eat the
+	// host's 2 s discovery timeout.
+	var b strings.Builder
+	b.WriteString(`{"object":"list","data":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":"%s%0*d"}`, prefix, width-len(prefix), i)
+	}
+	b.WriteString(`]}`)
+	body := b.String()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"object":"list","data":[`)
-		for i := range n {
-			if i > 0 {
-				fmt.Fprint(w, ",")
-			}
-			fmt.Fprintf(w, `{"id":"%s%0*d"}`, prefix, width-len(prefix), i)
-		}
-		fmt.Fprint(w, `]}`)
+		io.WriteString(w, body)
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/v1"

@@ -26,7 +26,11 @@
 // platform's /v1/responses accepts. A model
 // request must be a JSON object with a "model" and "stream": true (chat and
 // Anthropic also need "messages", Anthropic "max_tokens"); anything else
-// gets a 400 in the provider's own error envelope.
+// gets a 400 in the provider's own error envelope. Anthropic requests also
+// get the API's prompt-cache checks: cache_control breakpoints (null, or
+// {"type":"ephemeral"} with an optional "ttl" of "5m" or "1h") on tools,
+// system text blocks, content blocks other than thinking, or the top
+// level, at most MaxCacheBreakpoints, no "1h" after a "5m".
 //
 // # Answers
 //
@@ -73,9 +77,9 @@
 //
 // # Requests
 //
-// Requests returns every request received, with its decoded JSON body and
-// its headers; credential values are redacted, and only whether a key was
-// sent and its KeyFingerprint are kept.
+// Requests returns every request received, with its body as received and
+// decoded from JSON, and its headers; credential values are redacted, and
+// only whether a key was sent and its KeyFingerprint are kept.
 //
 // # Concurrency
 //

@@ -127,13 +127,17 @@ func encodeChat(p *encodeParams) encoded {
 	chunk(obj{}, finish)
 	if p.includeUsage {
 		u := t.Usage
+		promptDetails := obj{"cached_tokens", u.CacheRead, "audio_tokens", 0}
+		if u.CacheWrite > 0 {
+			promptDetails = append(promptDetails, "cache_write_tokens", u.CacheWrite)
+		}
 		out = append(out, dataEvent(encode(obj{
 			"id", id, "object", "chat.completion.chunk", "created", p.created,
 			"model", p.model, "system_fingerprint", "fp_fake", "choices", arr{},
 			"usage", obj{
 				"prompt_tokens", u.Input, "completion_tokens", u.Output,
 				"total_tokens", u.Input + u.Output,
-				"prompt_tokens_details", obj{"cached_tokens", u.CacheRead, "audio_tokens", 0},
+				"prompt_tokens_details", promptDetails,
 				"completion_tokens_details", obj{
 					"reasoning_tokens", u.Reasoning, "audio_tokens", 0,
 					"accepted_prediction_tokens", 0, "rejected_prediction_tokens", 0,

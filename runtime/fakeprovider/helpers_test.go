@@ -243,8 +243,9 @@ func summarize(t *testing.T, mode Mode, body []byte) summary {
 				}
 				s.Usage = Usage{
 					Input: num(u["prompt_tokens"]), Output: num(u["completion_tokens"]),
-					CacheRead: num(at(u, "prompt_tokens_details", "cached_tokens")),
-					Reasoning: num(at(u, "completion_tokens_details", "reasoning_tokens")),
+					CacheRead:  num(at(u, "prompt_tokens_details", "cached_tokens")),
+					CacheWrite: num(at(u, "prompt_tokens_details", "cache_write_tokens")),
+					Reasoning:  num(at(u, "completion_tokens_details", "reasoning_tokens")),
 				}
 			}
 			d := at(m, "choices", 0, "delta")

@@ -121,7 +121,8 @@ func (c *ToolCall) UnmarshalJSON(data []byte) error {
 
 // Usage is the token accounting a turn reports. The figures are written
 // into each mode's own fields as they are, without conversion: chat
-// prompt_tokens / prompt_tokens_details.cached_tokens / completion_tokens /
+// prompt_tokens / prompt_tokens_details.cached_tokens (and
+// cache_write_tokens when set) / completion_tokens /
 // completion_tokens_details.reasoning_tokens; Responses input_tokens /
 // input_tokens_details.cached_tokens (and cache_write_tokens when set) /
 // output_tokens / output_tokens_details.reasoning_tokens; Anthropic

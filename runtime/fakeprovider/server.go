@@ -128,6 +128,10 @@ type Request struct {
 	// Body is the decoded JSON body; nil when the body was not a JSON
 	// object. Treat it as read-only.
 	Body map[string]any
+	// RawBody is the body exactly as received (what was read of it when
+	// reading failed; nil when it was never read, FaultNoRead). Treat it
+	// as read-only.
+	RawBody []byte
 	// Turn is the index of the script turn the request was answered with,
 	// -1 when none.
 	Turn int
@@ -494,7 +498,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	rec.Header, rec.HadKey, rec.KeySHA256 = redactHeader(r.Header)
 	var body map[string]any
 	decodeErr := json.Unmarshal(raw, &body)
-	rec.Body = body
+	rec.Body, rec.RawBody = body, raw
 	idx := s.record(rec)
 
 	switch {
@@ -657,6 +661,9 @@ func validate(mode Mode, raw []byte, body map[string]any, decodeErr error) *apiE
 		}
 		if mt, ok := body["max_tokens"].(float64); !ok || mt < 1 {
 			return fail("max_tokens", "max_tokens: Field required (a positive integer)")
+		}
+		if e := checkCacheControl(body); e != nil {
+			return e
 		}
 	}
 	return nil

@@ -48,7 +48,6 @@ func TestScriptEachMode(t *testing.T) {
 			switch mode {
 			case ModeChat:
 				want.Stop = "tool_calls"
-				want.Usage.CacheWrite = 0 // chat has no field for it
 			case ModeResponses:
 				want.Stop = "completed"
 			case ModeAnthropic:

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Settings is an operator settings file: ~/.octet/settings.json, or a
@@ -19,6 +20,10 @@ type Settings struct {
 	// TrustedWorkspaces lists absolute workspace paths whose
 	// .octet/settings.json is applied; only the user file may set it.
 	TrustedWorkspaces []string `json:"trusted_workspaces"`
+	// Copilot is the GitHub Copilot identity (OAuth client id, editor
+	// headers); runtime/internal/copilot reads and validates it, from the
+	// user file only.
+	Copilot jsontext.Value `json:"copilot"`
 }
 
 // FileToolPolicy is the tool_policy object of a settings file, named like

@@ -249,6 +249,13 @@ type Request struct {
 	// reasoning and tool-call arguments together (see OutputLimit). Past
 	// it the stream fails (FailDecode). Zero means OutputLimit(0).
 	MaxOutputBytes int
+	// CacheKey, when set, is the prompt-cache key of the conversation:
+	// stable across its steps and runs and free of secrets (the host
+	// derives it from the session and the route). Responses routes send it
+	// as prompt_cache_key, Chat Completions routes only when configured to
+	// (not every compatible server accepts the field); Messages routes
+	// mark cache breakpoints instead and ignore it.
+	CacheKey string
 }
 
 // OutputLimit is the most one model call may produce, in bytes of text,

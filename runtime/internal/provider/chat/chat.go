@@ -45,6 +45,10 @@ type Config struct {
 	MaxEventBytes int
 	// Now is the clock for HTTP-date Retry-After values; nil means time.Now.
 	Now func() time.Time
+	// PromptCacheKey sends Request.CacheKey as prompt_cache_key. Set it
+	// only for a server known to accept the field (OpenAI's own API): an
+	// OpenAI-compatible server may refuse a member it does not know.
+	PromptCacheKey bool
 }
 
 // Provider is a Chat Completions route. It is safe for concurrent use.
@@ -58,6 +62,7 @@ type Provider struct {
 	maxEvent int
 	now      func() time.Time
 	scrub    edge.Scrubber
+	cacheKey bool // Config.PromptCacheKey
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -84,6 +89,7 @@ func New(cfg Config) (*Provider, error) {
 	return &Provider{
 		endpoint: r.URL, header: r.Header, client: r.Client,
 		idle: r.Idle, maxEvent: r.MaxEvent, now: r.Now, scrub: r.Scrub,
+		cacheKey: cfg.PromptCacheKey,
 	}, nil
 }
 
@@ -95,6 +101,9 @@ func (p *Provider) CloseIdleConnections() { p.client.CloseIdleConnections() }
 // HTTP status, cancel) is returned as *provider.Error; a request that cannot
 // be encoded (no model, unknown role, invalid tool schema) is a plain error.
 func (p *Provider) Stream(ctx context.Context, req provider.Request) (provider.Stream, error) {
+	if !p.cacheKey {
+		req.CacheKey = ""
+	}
 	body, err := buildRequest(req)
 	if err != nil {
 		return nil, err

@@ -58,6 +58,9 @@ type wireUsage struct {
 	TotalTokens         int64 `json:"total_tokens"`
 	PromptTokensDetails struct {
 		CachedTokens int64 `json:"cached_tokens"`
+		// CacheWriteTokens are the prompt tokens written to the cache
+		// (OpenAI's CompletionUsage).
+		CacheWriteTokens int64 `json:"cache_write_tokens"`
 	} `json:"prompt_tokens_details"`
 	CompletionTokensDetails struct {
 		ReasoningTokens int64 `json:"reasoning_tokens"`
@@ -76,11 +79,12 @@ func (u *wireUsage) neutral() provider.Usage {
 		total = u.PromptTokens + u.CompletionTokens
 	}
 	return provider.Usage{
-		InputTokens:     u.PromptTokens,
-		OutputTokens:    u.CompletionTokens,
-		CacheReadTokens: cached,
-		ReasoningTokens: u.CompletionTokensDetails.ReasoningTokens,
-		TotalTokens:     total,
+		InputTokens:      u.PromptTokens,
+		OutputTokens:     u.CompletionTokens,
+		CacheReadTokens:  cached,
+		CacheWriteTokens: u.PromptTokensDetails.CacheWriteTokens,
+		ReasoningTokens:  u.CompletionTokensDetails.ReasoningTokens,
+		TotalTokens:      total,
 	}
 }
 

@@ -95,6 +95,17 @@ func TestDecodeQuirks(t *testing.T) {
 			want: summary{Text: "x", Usage: usage(10, 5, 15, 4, 0), Finish: provider.FinishStop},
 		},
 		{
+			// OpenAI's CompletionUsage reports the prompt tokens read from
+			// and written to the cache in prompt_tokens_details.
+			name: "cache reads and writes",
+			body: sseOf(
+				`{"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}`,
+				`{"choices":[],"usage":{"prompt_tokens":2048,"completion_tokens":7,"total_tokens":2055,"prompt_tokens_details":{"cached_tokens":1024,"audio_tokens":0,"cache_write_tokens":512},"completion_tokens_details":{"reasoning_tokens":3}}}`,
+				`[DONE]`),
+			want: summary{Text: "x", Usage: &provider.Usage{InputTokens: 2048, OutputTokens: 7, TotalTokens: 2055,
+				CacheReadTokens: 1024, CacheWriteTokens: 512, ReasoningTokens: 3}, Finish: provider.FinishStop},
+		},
+		{
 			name: "content_filter is a refusal",
 			body: sseOf(`{"choices":[{"index":0,"delta":{"refusal":"No."},"finish_reason":"content_filter"}]}`, `[DONE]`),
 			want: summary{Text: "No.", Finish: provider.FinishRefusal},

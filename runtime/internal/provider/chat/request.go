@@ -20,6 +20,7 @@ type chatRequest struct {
 	Tools               []chatTool    `json:"tools,omitempty"`
 	MaxCompletionTokens int           `json:"max_completion_tokens,omitzero"`
 	ReasoningEffort     string        `json:"reasoning_effort,omitempty"`
+	PromptCacheKey      string        `json:"prompt_cache_key,omitempty"`
 }
 
 type streamOptions struct {
@@ -98,6 +99,7 @@ func buildRequest(req provider.Request) ([]byte, error) {
 		StreamOptions:       streamOptions{IncludeUsage: true},
 		MaxCompletionTokens: max(req.MaxOutputTokens, 0),
 		ReasoningEffort:     req.ReasoningEffort,
+		PromptCacheKey:      req.CacheKey, // empty unless the route accepts it (Provider.Stream)
 	}
 	if req.System != "" {
 		body.Messages = append(body.Messages, chatMessage{Role: "system", Content: &req.System})

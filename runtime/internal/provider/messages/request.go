@@ -39,7 +39,7 @@ type thinkingConfig struct {
 type messagesRequest struct {
 	Model        string        `json:"model"`
 	MaxTokens    int           `json:"max_tokens"`
-	System       string        `json:"system,omitempty"`
+	System       []systemBlock `json:"system,omitempty"`
 	Messages     []outMessage  `json:"messages"`
 	Tools        []wireTool    `json:"tools,omitempty"`
 	Thinking     *wireThinking `json:"thinking,omitempty"`
@@ -63,14 +63,16 @@ type outMessage struct {
 }
 
 type textBlock struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type         string        `json:"type"`
+	Text         string        `json:"text"`
+	CacheControl *cacheControl `json:"cache_control,omitzero"`
 }
 
 // imageBlock is an image sent inline as base64.
 type imageBlock struct {
-	Type   string      `json:"type"`
-	Source imageSource `json:"source"`
+	Type         string        `json:"type"`
+	Source       imageSource   `json:"source"`
+	CacheControl *cacheControl `json:"cache_control,omitzero"`
 }
 
 type imageSource struct {
@@ -98,16 +100,18 @@ type toolUseBlock struct {
 }
 
 type toolResultBlock struct {
-	Type      string `json:"type"`
-	ToolUseID string `json:"tool_use_id"`
-	Content   string `json:"content,omitempty"`
-	IsError   bool   `json:"is_error"`
+	Type         string        `json:"type"`
+	ToolUseID    string        `json:"tool_use_id"`
+	Content      string        `json:"content,omitempty"`
+	IsError      bool          `json:"is_error"`
+	CacheControl *cacheControl `json:"cache_control,omitzero"`
 }
 
 type wireTool struct {
-	Name        string         `json:"name"`
-	Description string         `json:"description,omitempty"`
-	InputSchema jsontext.Value `json:"input_schema"`
+	Name         string         `json:"name"`
+	Description  string         `json:"description,omitempty"`
+	InputSchema  jsontext.Value `json:"input_schema"`
+	CacheControl *cacheControl  `json:"cache_control,omitzero"`
 }
 
 // emptyObject is the input of a tool call whose arguments are not a JSON
@@ -132,7 +136,7 @@ func buildRequest(req provider.Request, tc thinkingConfig) ([]byte, error) {
 	body := messagesRequest{
 		Model:     req.Model,
 		MaxTokens: req.MaxOutputTokens,
-		System:    req.System,
+		System:    systemBlocks(req.System),
 		Stream:    true,
 	}
 	if body.MaxTokens <= 0 {
@@ -147,6 +151,7 @@ func buildRequest(req provider.Request, tc thinkingConfig) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	markMessages(msgs)
 	body.Messages = msgs
 	tools, err := buildTools(req.Tools)
 	if err != nil {
@@ -167,6 +172,9 @@ func buildTools(specs []provider.ToolSpec) ([]wireTool, error) {
 			return nil, fmt.Errorf("messages: tool %q parameters are not valid JSON", t.Name)
 		}
 		out = append(out, wireTool{Name: t.Name, Description: t.Description, InputSchema: schema})
+	}
+	if n := len(out); n > 0 {
+		out[n-1].CacheControl = ephemeral // see cache.go
 	}
 	return out, nil
 }

@@ -26,6 +26,7 @@ type request struct {
 	Reasoning       *reasoning `json:"reasoning,omitempty"`
 	MaxOutputTokens int        `json:"max_output_tokens,omitzero"`
 	Include         []string   `json:"include,omitempty"`
+	PromptCacheKey  string     `json:"prompt_cache_key,omitempty"`
 	Store           bool       `json:"store"`
 	Stream          bool       `json:"stream"`
 }
@@ -124,6 +125,7 @@ func buildRequest(req provider.Request, opts requestOptions) ([]byte, error) {
 		Instructions:    req.System,
 		Input:           make([]any, 0, len(req.Messages)+2),
 		MaxOutputTokens: max(req.MaxOutputTokens, 0),
+		PromptCacheKey:  req.CacheKey,
 		Store:           opts.store,
 		Stream:          true,
 	}

@@ -131,7 +131,8 @@ type wireUsage struct {
 	TotalTokens        int64 `json:"total_tokens"`
 	InputTokensDetails struct {
 		CachedTokens int64 `json:"cached_tokens"`
-		// CacheWriteTokens is sent by GitHub Copilot's endpoint.
+		// CacheWriteTokens are the input tokens written to the cache
+		// (OpenAI's ResponseUsage; GitHub Copilot's endpoint sends it too).
 		CacheWriteTokens int64 `json:"cache_write_tokens"`
 	} `json:"input_tokens_details"`
 	OutputTokensDetails struct {

@@ -1,0 +1,151 @@
+package copilot
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+)
+
+// Redacted is what every printed, logged or marshalled form of a Secret
+// shows.
+const Redacted = "[redacted]"
+
+// Secret holds a credential: the GitHub token, the Copilot session token,
+// a device code or an Authorization header value. Its String, GoString,
+// every fmt verb, its slog value and its JSON and text encodings are
+// "[redacted]"; only Reveal gives the value, at the one place that sends
+// it. The zero Secret is empty.
+type Secret struct{ v string }
+
+// NewSecret wraps v.
+func NewSecret(v string) Secret { return Secret{v: v} }
+
+// Reveal returns the value. Call it only where the value leaves for the
+// wire or the private store.
+func (s Secret) Reveal() string { return s.v }
+
+// Empty reports whether the secret has no value.
+func (s Secret) Empty() bool { return s.v == "" }
+
+// Equal reports whether s and o hold the same value.
+func (s Secret) Equal(o Secret) bool { return s.v == o.v }
+
+func (s Secret) String() string   { return Redacted }
+func (s Secret) GoString() string { return Redacted }
+
+// Format prints Redacted for every verb (quoted for %q).
+func (s Secret) Format(f fmt.State, verb rune) {
+	if verb == 'q' {
+		io.WriteString(f, strconv.Quote(Redacted))
+		return
+	}
+	io.WriteString(f, Redacted)
+}
+
+// LogValue logs Redacted.
+func (s Secret) LogValue() slog.Value { return slog.StringValue(Redacted) }
+
+// MarshalJSON encodes Redacted: a Secret never serializes its value.
+func (s Secret) MarshalJSON() ([]byte, error) { return []byte(`"` + Redacted + `"`), nil }
+
+// MarshalText encodes Redacted.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(Redacted), nil }
+
+// scrub removes every secret value from msg: messages are built from fixed
+// text, statuses and error codes, so this is a last defence only.
+func scrub(msg string, secrets ...Secret) string {
+	for _, s := range secrets {
+		if len(s.v) >= 4 {
+			msg = strings.ReplaceAll(msg, s.v, Redacted)
+		}
+	}
+	return msg
+}
+
+// isCode reports whether v looks like an error code: 1 to 64 bytes of
+// letters, digits, '_', '-' and '.'. Anything else of a GitHub error body
+// is never echoed.
+func isCode(v string) bool {
+	if v == "" || len(v) > 64 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// headerSafe reports whether v can go in an HTTP header value unchanged:
+// visible ASCII and spaces, no control characters.
+func headerSafe(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e {
+			return false
+		}
+	}
+	return v != ""
+}
+
+// String describes a session without its token.
+func (s Session) String() string {
+	return "copilot.Session{Token:" + Redacted + ", API:" + s.API.String() + ", RefreshAt:" + s.RefreshAt.UTC().Format("2006-01-02T15:04:05Z") + "}"
+}
+
+// GoString is String.
+func (s Session) GoString() string { return s.String() }
+
+// Format writes String for every verb, so no verb reaches the fields
+// (fmt would print an unexported Secret's value by reflection).
+func (s Session) Format(f fmt.State, verb rune) { formatString(f, verb, s.String()) }
+
+// LogValue logs String.
+func (s Session) LogValue() slog.Value { return slog.StringValue(s.String()) }
+
+// MarshalJSON encodes String.
+func (s Session) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(s.String())), nil }
+
+// String describes a credential without its token.
+func (c Credential) String() string {
+	return "copilot.Credential{Token:" + Redacted + ", ID:" + strconv.Quote(c.ID) + "}"
+}
+
+// GoString is String.
+func (c Credential) GoString() string { return c.String() }
+
+// Format writes String for every verb.
+func (c Credential) Format(f fmt.State, verb rune) { formatString(f, verb, c.String()) }
+
+// LogValue logs String.
+func (c Credential) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// MarshalJSON encodes String.
+func (c Credential) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(c.String())), nil }
+
+// String describes a device login without its device code.
+func (l DeviceLogin) String() string {
+	return "copilot.DeviceLogin{UserCode:" + strconv.Quote(l.UserCode) + ", VerificationURI:" + strconv.Quote(l.VerificationURI) + ", Interval:" + l.Interval.String() + ", DeviceCode:" + Redacted + "}"
+}
+
+// GoString is String.
+func (l DeviceLogin) GoString() string { return l.String() }
+
+// Format writes String for every verb.
+func (l DeviceLogin) Format(f fmt.State, verb rune) { formatString(f, verb, l.String()) }
+
+// LogValue logs String.
+func (l DeviceLogin) LogValue() slog.Value { return slog.StringValue(l.String()) }
+
+func formatString(f fmt.State, verb rune, s string) {
+	if verb == 'q' {
+		io.WriteString(f, strconv.Quote(s))
+		return
+	}
+	io.WriteString(f, s)
+}

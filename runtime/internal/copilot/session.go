@@ -1,0 +1,349 @@
+package copilot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-json-experiment/json"
+
+	"octet.dev/host/runtime/internal/nofollow"
+)
+
+// DefaultSkew is how long before the local refresh deadline a session is
+// exchanged again.
+const DefaultSkew = 60 * time.Second
+
+// maxRefreshIn bounds refresh_in (GitHub answers about 1500 s).
+const maxRefreshIn = 24 * time.Hour
+
+// Session is a short-lived Copilot API session. RefreshAt is local: the
+// time the exchange was sent plus refresh_in, so a skewed clock cannot make
+// a fresh session look expired (or an expired one fresh). Token is the
+// bearer of the Copilot API; API is the allowlisted inference origin.
+type Session struct {
+	Token     Secret
+	API       Endpoint
+	FetchedAt time.Time
+	RefreshAt time.Time
+	ExpiresAt time.Time // the server's expires_at, informational
+	login     Credential
+}
+
+// Reasons of an ExchangeError.
+const (
+	ReasonCredentialInvalid = "credential_invalid" // 401: the GitHub login is bad; log in again
+	ReasonNotEntitled       = "not_entitled"       // 403 with a notification id
+	ReasonRateLimited       = "rate_limited"       // GitHub's API rate limit
+	ReasonProtocolError     = "protocol_error"     // a malformed answer
+	ReasonOriginNotAllowed  = "origin_not_allowed" // endpoints.api off the allowlist
+	ReasonHTTPStatus        = "http_status"        // any other non-2xx status
+	ReasonUnreachable       = "unreachable"        // no answer
+)
+
+// ExchangeError is a failed session exchange. It carries the status and
+// codes, never GitHub's message or body.
+type ExchangeError struct {
+	Status         int
+	Reason         string
+	NotificationID string        // error_details.notification_id of a 403
+	RetryAfter     time.Duration // of a rate limit, when given
+	msg            string
+	err            error
+}
+
+func (e *ExchangeError) Error() string { return "copilot: the session exchange failed: " + e.msg }
+func (e *ExchangeError) Unwrap() error { return e.err }
+
+// tokenEnvelope is the exchange answer's part this package reads; unknown
+// members are ignored.
+type tokenEnvelope struct {
+	Token     *string  `json:"token"`
+	ExpiresAt *float64 `json:"expires_at"`
+	RefreshIn *float64 `json:"refresh_in"`
+	Endpoints *struct {
+		API *string `json:"api"`
+	} `json:"endpoints"`
+}
+
+type errorEnvelope struct {
+	Message      string `json:"message"`
+	ErrorDetails *struct {
+		NotificationID string `json:"notification_id"`
+	} `json:"error_details"`
+}
+
+// Provider exchanges and refreshes Copilot sessions for a Host's login,
+// keeps the model table, and sends inference through Transport. A Provider
+// is safe for concurrent use; configure it before first use.
+type Provider struct {
+	Host Host
+	// HTTPClient sends every request; nil: http.DefaultClient. Redirects
+	// are never followed.
+	HTTPClient *http.Client
+	Now        func() time.Time
+	// Skew is how long before RefreshAt a session is replaced; 0 means
+	// DefaultSkew.
+	Skew time.Duration
+
+	mu     sync.Mutex // the invalidation lock: sess and flight change under it
+	sess   *Session
+	flight *flight
+
+	exchanges atomic.Int64
+	regMu     sync.Mutex // one registration at a time
+	table     atomic.Pointer[Table]
+}
+
+type flight struct {
+	done chan struct{}
+	s    Session
+	err  error
+}
+
+func (p *Provider) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+func (p *Provider) skew() time.Duration {
+	if p.Skew > 0 {
+		return p.Skew
+	}
+	return DefaultSkew
+}
+
+func (p *Provider) client() *http.Client { return nofollow.Client(p.HTTPClient) }
+
+// Exchanges counts the session exchanges sent (for tests and diagnostics).
+func (p *Provider) Exchanges() int64 { return p.exchanges.Load() }
+
+// Session returns a usable session: the cached one while its login is
+// still the Host's current one and the local deadline minus the skew has
+// not passed, else a new exchange. Concurrent callers share one exchange.
+func (p *Provider) Session(ctx context.Context) (Session, error) {
+	if p.Host == nil {
+		return Session{}, ErrNotLoggedIn
+	}
+	for {
+		p.mu.Lock()
+		s := p.sess
+		p.mu.Unlock()
+		if s != nil {
+			if err := p.Host.Available(ctx, s.login); err != nil {
+				p.drop(s)
+				if !errors.Is(err, ErrLoginReplaced) {
+					return Session{}, err
+				}
+			} else if p.now().Before(s.RefreshAt.Add(-p.skew())) {
+				return *s, nil
+			}
+		}
+		p.mu.Lock()
+		if p.sess != nil && p.sess != s {
+			p.mu.Unlock()
+			continue // another caller replaced it meanwhile: check that one
+		}
+		f := p.flight
+		leader := f == nil
+		if leader {
+			f = &flight{done: make(chan struct{})}
+			p.flight = f
+			p.sess = nil // the old session is discarded whatever happens next
+		}
+		p.mu.Unlock()
+		if leader {
+			ns, err := p.exchangeCurrent(ctx)
+			p.mu.Lock()
+			p.flight = nil
+			if err == nil {
+				p.sess = &ns
+			}
+			p.mu.Unlock()
+			f.s, f.err = ns, err
+			close(f.done)
+			return ns, err
+		}
+		select {
+		case <-ctx.Done():
+			return Session{}, ctx.Err()
+		case <-f.done:
+		}
+		if f.err != nil && ctx.Err() == nil && (errors.Is(f.err, context.Canceled) || errors.Is(f.err, context.DeadlineExceeded)) {
+			continue // the leader gave up; this caller still wants a session
+		}
+		return f.s, f.err
+	}
+}
+
+// drop discards s if it is still the cached session.
+func (p *Provider) drop(s *Session) {
+	p.mu.Lock()
+	if p.sess == s {
+		p.sess = nil
+	}
+	p.mu.Unlock()
+}
+
+// Invalidate discards the cached session if it is s (the Copilot API
+// refused s's token); the next Session exchanges again.
+func (p *Provider) Invalidate(s Session) {
+	p.mu.Lock()
+	if p.sess != nil && p.sess.Token.Equal(s.Token) {
+		p.sess = nil
+	}
+	p.mu.Unlock()
+}
+
+// Exchange discards the cached session and exchanges a new one now.
+func (p *Provider) Exchange(ctx context.Context) (Session, error) {
+	p.mu.Lock()
+	p.sess = nil
+	p.mu.Unlock()
+	return p.Session(ctx)
+}
+
+// Logout drops the cached session and the model table (after the Host's
+// login was removed).
+func (p *Provider) Logout() {
+	p.mu.Lock()
+	p.sess = nil
+	p.mu.Unlock()
+	p.table.Store(nil)
+}
+
+func (p *Provider) exchangeCurrent(ctx context.Context) (Session, error) {
+	cred, err := p.Host.LoadCredential(ctx)
+	if err != nil {
+		return Session{}, err
+	}
+	if err := p.Host.Available(ctx, cred); err != nil {
+		return Session{}, err
+	}
+	id, err := p.Host.Identity()
+	if err != nil {
+		return Session{}, err
+	}
+	return p.exchange(ctx, cred, id)
+}
+
+// exchange sends GET https://api.github.com/copilot_internal/v2/token
+// with the GitHub token and reads the session.
+func (p *Provider) exchange(ctx context.Context, cred Credential, id Identity) (Session, error) {
+	fail := func(status int, reason, msg string, err error) (Session, error) {
+		return Session{}, &ExchangeError{Status: status, Reason: reason, msg: scrub(msg, cred.Token), err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, GitHubAPIOrigin+"/copilot_internal/v2/token", nil)
+	if err != nil {
+		return fail(0, ReasonUnreachable, "building the request", nil)
+	}
+	for k, v := range id.Headers() {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("Authorization", "token "+cred.Token.Reveal())
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("X-GitHub-Api-Version", "2025-04-01")
+	p.exchanges.Add(1)
+	fetched := p.now()
+	resp, err := p.client().Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		if ctx.Err() != nil {
+			return fail(0, ReasonUnreachable, "canceled", ctx.Err())
+		}
+		return fail(0, ReasonUnreachable, "api.github.com cannot be reached: "+err.Error(), err)
+	}
+	defer resp.Body.Close()
+	data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
+	st := resp.StatusCode
+	if st < 200 || st > 299 {
+		var e errorEnvelope
+		_ = json.Unmarshal(data, &e)
+		low := strings.ToLower(e.Message)
+		switch {
+		case nofollow.IsRedirect(st):
+			return fail(st, ReasonHTTPStatus, fmt.Sprintf("HTTP %d: %s", st, nofollow.Refused), nil)
+		case st == http.StatusUnauthorized:
+			return fail(st, ReasonCredentialInvalid, "HTTP 401: GitHub refused the stored login; log in again (octet --login copilot)", nil)
+		case st == http.StatusTooManyRequests || (st == http.StatusForbidden && strings.Contains(low, "rate limit")):
+			s, err := fail(st, ReasonRateLimited, fmt.Sprintf("HTTP %d: GitHub's API rate limit was exceeded", st), nil)
+			err.(*ExchangeError).RetryAfter = retryAfter(resp.Header, p.now())
+			return s, err
+		case st == http.StatusForbidden:
+			nid := ""
+			if e.ErrorDetails != nil && isCode(e.ErrorDetails.NotificationID) {
+				nid = e.ErrorDetails.NotificationID
+			}
+			msg := "HTTP 403: this GitHub account has no Copilot access"
+			if nid != "" {
+				msg += " (" + nid + ")"
+			}
+			s, err := fail(st, ReasonNotEntitled, msg, nil)
+			err.(*ExchangeError).NotificationID = nid
+			return s, err
+		}
+		return fail(st, ReasonHTTPStatus, fmt.Sprintf("HTTP %d", st), nil)
+	}
+	if rerr != nil || len(data) > maxAnswerBytes {
+		return fail(st, ReasonProtocolError, "the answer could not be read or is larger than 1 MiB", rerr)
+	}
+	var env tokenEnvelope
+	if err := json.Unmarshal(data, &env); err != nil {
+		return fail(st, ReasonProtocolError, "the answer is not a JSON object of the expected shape", nil)
+	}
+	switch {
+	case env.Token == nil || *env.Token == "" || !headerSafe(*env.Token) || len(*env.Token) > 8192:
+		return fail(st, ReasonProtocolError, "the answer has no usable token", nil)
+	case env.ExpiresAt == nil || *env.ExpiresAt <= 0:
+		return fail(st, ReasonProtocolError, "the answer has no expires_at", nil)
+	case env.RefreshIn == nil || *env.RefreshIn <= 0 || *env.RefreshIn > maxRefreshIn.Seconds():
+		return fail(st, ReasonProtocolError, "the answer has no usable refresh_in", nil)
+	}
+	tok := NewSecret(*env.Token)
+	api := MustEndpoint(DefaultInferenceOrigin)
+	if env.Endpoints != nil && env.Endpoints.API != nil {
+		api, err = inferenceEndpoint(*env.Endpoints.API)
+		if err != nil {
+			return Session{}, &ExchangeError{Status: st, Reason: ReasonOriginNotAllowed, msg: scrub(err.Error(), cred.Token, tok), err: ErrOriginNotAllowed}
+		}
+	}
+	return Session{
+		Token: tok, API: api, FetchedAt: fetched,
+		RefreshAt: fetched.Add(time.Duration(*env.RefreshIn * float64(time.Second))),
+		ExpiresAt: time.Unix(int64(*env.ExpiresAt), 0), login: cred,
+	}, nil
+}
+
+// retryAfter reads Retry-After (seconds or an HTTP date), else GitHub's
+// x-ratelimit-reset (Unix seconds); zero when neither is usable.
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	if v := h.Get("Retry-After"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+			return time.Duration(n) * time.Second
+		}
+		if t, err := http.ParseTime(v); err == nil && t.After(now) {
+			return t.Sub(now)
+		}
+	}
+	if v := h.Get("X-Ratelimit-Reset"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			if d := time.Unix(n, 0).Sub(now); d > 0 {
+				return d
+			}
+		}
+	}
+	return 0
+}

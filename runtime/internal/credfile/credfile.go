@@ -1,0 +1,214 @@
+// Package credfile holds the file primitives of the host's private
+// credential store, ~/.octet/credentials: the 0700 directory, the
+// cross-process lock file beside each credential (<name>.json.lock, an
+// exclusive flock polled with LOCK_NB so that waiting honours a context),
+// reading without following a symbolic link, and atomic replacement and
+// removal (a temporary file renamed over the target, then the directory
+// fsynced). The layout is the Codex credential's (runtime/internal/codex);
+// the GitHub Copilot credential uses it through this package.
+package credfile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// MaxFileBytes bounds what is read of a credential file.
+const MaxFileBytes = 1 << 20
+
+// Paths are the files of one credential.
+type Paths struct {
+	Dir  string // ~/.octet/credentials
+	File string // <name>.json
+	Tmp  string // <name>.json.tmp
+	Lock string // <name>.json.lock
+}
+
+// For returns the paths of credential name (e.g. "copilot") under home.
+func For(home, name string) Paths {
+	dir := filepath.Join(home, ".octet", "credentials")
+	file := filepath.Join(dir, name+".json")
+	return Paths{Dir: dir, File: file, Tmp: file + ".tmp", Lock: file + ".lock"}
+}
+
+// EnsureDir creates dir (and parents) with mode 0700 and narrows an
+// existing one to 0700: it holds credentials.
+func EnsureDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("creating the credentials directory: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("credentials directory: %w", err)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(dir, 0o700); err != nil {
+			return fmt.Errorf("narrowing the credentials directory to 0700: %w", err)
+		}
+	}
+	return nil
+}
+
+const (
+	lockPollMin = time.Millisecond
+	lockPollMax = 20 * time.Millisecond
+)
+
+// Lock opens (creating it 0600) and exclusively flocks path, polling with
+// LOCK_NB until it succeeds or ctx ends. flock locks belong to the open
+// file description, so two goroutines of one process exclude each other as
+// two processes do. Closing the returned file releases the lock.
+func Lock(ctx context.Context, path string) (*os.File, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("waiting for the credential lock: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("opening the credential lock: %w", err)
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm() != 0o600 {
+		_ = f.Chmod(0o600)
+	}
+	delay := lockPollMin
+	for {
+		err := withFD(f, func(fd int) error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) })
+		switch {
+		case err == nil:
+			return f, nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case !errors.Is(err, unix.EWOULDBLOCK):
+			f.Close()
+			return nil, fmt.Errorf("locking the credential store: %w", err)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			f.Close()
+			return nil, fmt.Errorf("waiting for the credential lock: %w", ctx.Err())
+		case <-t.C:
+		}
+		delay = min(2*delay, lockPollMax)
+	}
+}
+
+func withFD(f *os.File, fn func(fd int) error) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var opErr error
+	if err := rc.Control(func(fd uintptr) { opErr = fn(int(fd)) }); err != nil {
+		return err
+	}
+	return opErr
+}
+
+// Reasons Read gives for a file it refuses.
+var (
+	ErrSymlink    = errors.New("is a symbolic link, which is not followed")
+	ErrNotRegular = errors.New("is not a regular file")
+	ErrTooLarge   = errors.New("is larger than 1 MiB")
+)
+
+// Read reads a regular file of at most MaxFileBytes without following a
+// symbolic link in its last component, read-only and non-blocking. A
+// missing file is an error matching fs.ErrNotExist.
+func Read(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
+			return nil, ErrSymlink
+		}
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, ErrNotRegular
+	}
+	if fi.Size() > MaxFileBytes {
+		return nil, ErrTooLarge
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, ErrTooLarge
+	}
+	return data, nil
+}
+
+// Write replaces p.File atomically with data: p.Tmp is written (mode 0600),
+// fsynced, renamed over p.File, and the directory is fsynced. The caller
+// holds the lock, so the fixed temporary name is not contended.
+func Write(p Paths, data []byte) error {
+	f, err := os.OpenFile(p.Tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("writing the credential: %w", err)
+	}
+	err = f.Chmod(0o600)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(p.Tmp, p.File)
+	}
+	if err != nil {
+		_ = os.Remove(p.Tmp)
+		return fmt.Errorf("writing the credential: %w", err)
+	}
+	if err := syncDir(p.Dir); err != nil {
+		return fmt.Errorf("writing the credential: %w", err)
+	}
+	return nil
+}
+
+// Remove deletes p.File atomically (one unlink) and fsyncs the directory.
+// It reports whether a file was there. The lock file stays: another
+// process may hold it.
+func Remove(p Paths) (bool, error) {
+	err := os.Remove(p.File)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("deleting the credential: %w", err)
+	}
+	_ = os.Remove(p.Tmp)
+	if err := syncDir(p.Dir); err != nil {
+		return true, fmt.Errorf("deleting the credential: %w", err)
+	}
+	return true, nil
+}
+
+func syncDir(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	if err := unix.Fsync(fd); err != nil {
+		return &os.PathError{Op: "fsync", Path: dir, Err: err}
+	}
+	return nil
+}

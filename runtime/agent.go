@@ -115,8 +115,8 @@ type Agent struct {
 	maxRetries     int             // -1: recovery's default
 	toolBudget     int             // bytes of the serialized tool array a run may send
 
-	docsMu  sync.Mutex
-	docsDir string // materialized documentation (DocsDir), once known
+	docsMu    sync.Mutex
+	docsDir   string       // materialized documentation (DocsDir), once known
 	copilotSt copilotState // the Copilot provider (copilot.go)
 
 	shells *shell.Registry // process groups of running bash commands

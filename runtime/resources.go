@@ -140,8 +140,8 @@ func (a *Agent) DocsDir() (string, error) {
 	}
 	a.docsMu.Lock()
 	defer a.docsMu.Unlock()
-	if a.docsDir != "" {
-		return a.docsDir, nil
+	if a.docsDir != "" && docs.Complete(a.docsDir) {
+		return a.docsDir, nil // written by this process and still there
 	}
 	base := a.opts.Getenv("XDG_DATA_HOME")
 	if !filepath.IsAbs(base) { // unset, or relative: the XDG rules ignore it

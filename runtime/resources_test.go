@@ -239,6 +239,16 @@ func TestRunDocsSkill(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "spec/CONTRACT.md")); err != nil || string(b) != "# contract\n" {
 		t.Errorf("materialized contract %q %v", b, err)
 	}
+	// Removed while the host runs: written again on the next use.
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := f.agent.DocsDir(); err != nil || again != dir {
+		t.Fatalf("DocsDir after removal %q %v", again, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
+		t.Errorf("not written again: %v", err)
+	}
 	// The generated SKILL.md is a valid skill by the layers' own rules.
 	md, err := os.ReadFile(filepath.Join(dir, "SKILL.md"))
 	if err != nil {

@@ -118,6 +118,13 @@ func Materialize(base, version string, files map[string][]byte) (string, error) 
 	return dir, nil
 }
 
+// Complete reports whether dir holds a complete tree (its stamp, written
+// last, is there), whatever its content.
+func Complete(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, stampFile))
+	return err == nil
+}
+
 func current(dir, stamp string) bool {
 	b, err := os.ReadFile(filepath.Join(dir, stampFile))
 	return err == nil && strings.TrimSpace(string(b)) == stamp

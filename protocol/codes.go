@@ -49,7 +49,7 @@ const (
 	CodeMediaTooLarge        = "media_too_large"       // a media file or the media together over their caps
 	CodeMediaUnsupported     = "media_unsupported"     // the route does not take the medium or its format
 	CodeToolSchemaTooLarge   = "tool_schema_too_large" // (Go API) the tool array is over the agent's budget
-	CodeUnsupported          = "unsupported"           // a wire mode or resource roots this build does not serve
+	CodeUnsupported          = "unsupported"           // a wire mode this build does not serve
 	CodeOutputIncomplete     = "output_incomplete"     // the output hit max_output_tokens
 	CodeMaxStepsReached      = "max_steps_reached"     // with status blocked: the step limit came first
 	CodeInternalError        = "internal_error"        // a broken invariant or a panic inside the run

@@ -117,12 +117,16 @@ type FinalResult struct {
 }
 
 // Accepted is the data of accepted: the resolved model (no Cost), the
-// session file, the registered tools and the effective tool policy.
+// session file, the registered tools, the effective tool policy and the
+// skills offered.
 type Accepted struct {
 	Model               ModelInfo       `json:"model"`
 	SessionFile         string          `json:"session_file"`
 	Tools               []string        `json:"tools"`
 	EffectiveToolPolicy EffectivePolicy `json:"effective_tool_policy"`
+	// Skills names the skills offered to the model, sorted (CONTRACT §18);
+	// empty when none.
+	Skills []string `json:"skills"`
 }
 
 // Started is the data of started: {}.

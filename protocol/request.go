@@ -64,10 +64,9 @@ type RunRequest struct {
 	Vision              *bool             `json:"vision,omitzero"`
 	SupportsReasoning   *bool             `json:"supports_reasoning,omitzero"`
 
-	History       []HistoryMessage `json:"history,omitzero"`
-	ResourceRoots []string         `json:"resource_roots,omitzero"`
-	MaxSteps      *int64           `json:"max_steps,omitzero"`
-	Reasoning     *Reasoning       `json:"reasoning,omitzero"`
+	History   []HistoryMessage `json:"history,omitzero"`
+	MaxSteps  *int64           `json:"max_steps,omitzero"`
+	Reasoning *Reasoning       `json:"reasoning,omitzero"`
 }
 
 // Media is one typed media input (CONTRACT §16): Type is MediaImage or

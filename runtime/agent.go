@@ -3,10 +3,12 @@ package runtime
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -64,8 +66,21 @@ type Options struct {
 	CodexBaseURL  string
 	// TrustWorkspace applies every run's workspace .octet/settings.json, as
 	// if the workspace were listed in trusted_workspaces of
-	// ~/.octet/settings.json.
+	// ~/.octet/settings.json. The workspace's .octet is then a resource
+	// layer too (CONTRACT §18).
 	TrustWorkspace bool
+	// ResourceRoots are the operator's explicit resource layers, absolute
+	// directories, above ~/.octet and the trusted workspace's .octet in
+	// the order given (CONTRACT §18): their AGENTS.md reaches the model and
+	// their skills/ are offered. See ResourceRootsFromEnv.
+	ResourceRoots []string
+	// Docs is the documentation the binary carries (octethost.Docs): when
+	// set, runs offer the built-in octet-docs skill, whose files DocsDir
+	// materializes on first use. Default: none.
+	Docs fs.FS
+	// Version names the documentation's directory (the host's version).
+	// Default: "(devel)".
+	Version string
 	// Copilot is the GitHub Copilot provider (copilot.go) on the
 	// embedder's CopilotHost. Default (nil): one on the coding adapter's
 	// file host (~/.octet/credentials/copilot.json and the "copilot"
@@ -100,6 +115,8 @@ type Agent struct {
 	maxRetries     int             // -1: recovery's default
 	toolBudget     int             // bytes of the serialized tool array a run may send
 
+	docsMu    sync.Mutex
+	docsDir   string       // materialized documentation (DocsDir), once known
 	copilotSt copilotState // the Copilot provider (copilot.go)
 
 	shells *shell.Registry // process groups of running bash commands
@@ -137,6 +154,14 @@ func New(opts Options) (*Agent, error) {
 	if opts.SessionDir != "" && !filepath.IsAbs(opts.SessionDir) {
 		errs = append(errs, errors.New("runtime: Options.SessionDir must be absolute"))
 	}
+	roots := make([]string, len(opts.ResourceRoots))
+	for i, r := range opts.ResourceRoots {
+		if !filepath.IsAbs(r) {
+			errs = append(errs, errors.New("runtime: Options.ResourceRoots["+strconv.Itoa(i)+"] must be absolute"))
+		}
+		roots[i] = filepath.Clean(r)
+	}
+	opts.ResourceRoots = roots
 	for _, l := range opts.PolicyLayers {
 		if err := policy.CheckLayer(l); err != nil {
 			errs = append(errs, err)

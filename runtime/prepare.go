@@ -22,6 +22,7 @@ import (
 	"octet.dev/host/runtime/internal/media"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/resources"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/internal/tools"
 )
@@ -42,6 +43,11 @@ type prepared struct {
 	key      string         // the route's credential, scrubbed from every message
 	red      *redactor      // every credential sent, redacted from the run's output (redact.go)
 	guard    *confine.Guard // the operator's directories edit and write never change (protect.go)
+
+	resources      *resources.Set     // the run's resource layers, open (resources.go)
+	skills         *resources.Catalog // the skills offered, by name
+	skillNames     []string           // the same, sorted, for accepted
+	resourcePrompt string             // context files and skills for the system prompt
 }
 
 func (p *prepared) close() {
@@ -51,6 +57,7 @@ func (p *prepared) close() {
 	if p.root != nil {
 		p.root.Close()
 	}
+	p.resources.Close()
 }
 
 // toolDef is a tool registered for a run.
@@ -102,9 +109,6 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 	if err := checkDisplayText(req.DisplayText); err != nil {
 		return nil, err
 	}
-	if len(req.ResourceRoots) > 0 {
-		return nil, refuse(protocol.CodeUnsupported, "resource_roots are not served by this build yet")
-	}
 	p.maxSteps = DefaultMaxSteps
 	if req.MaxSteps != nil {
 		if *req.MaxSteps < 1 || *req.MaxSteps > MaxMaxSteps {
@@ -144,7 +148,7 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 		return nil, refuse(protocol.CodeWorkspaceInvalid, "workspace cannot be opened")
 	}
 	p.root = root
-	p.guard = operatorGuard(root, a.opts.Home, req.Workspace)
+	p.guard = operatorGuard(root, a.opts.Home, req.Workspace, a.opts.ResourceRoots)
 
 	if err := a.resolveRoute(ctx, p); err != nil {
 		return nil, err
@@ -158,7 +162,7 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 	if err := p.loadMedia(); err != nil {
 		return nil, err
 	}
-	layers, perr := a.policyLayers(p.root, req.Workspace)
+	layers, trusted, perr := a.policyLayers(p.root, req.Workspace)
 	if perr != nil {
 		return nil, perr
 	}
@@ -168,6 +172,7 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 		hostLayer.AllowEdit, hostLayer.AllowWrite = &yes, &yes
 	}
 	p.policy = policy.Resolve(nil, nil, append(layers, hostLayer)...)
+	a.loadResources(p, trusted)
 
 	// The session comes last: it takes a lock and may create a file.
 	if err := a.openSession(p); err != nil {
@@ -509,30 +514,31 @@ func (a *Agent) openSession(p *prepared) *RunError {
 // workspace is trusted, then the embedder's (environment, CLI) layers
 // (CONTRACT §10). The workspace file is read through the workspace root,
 // so a symlink cannot substitute another file.
-func (a *Agent) policyLayers(root *confine.Root, workspace string) ([]policy.Layer, *RunError) {
+func (a *Agent) policyLayers(root *confine.Root, workspace string) (layers []policy.Layer, trusted bool, _ *RunError) {
 	user, err := policy.LoadSettings(filepath.Join(a.opts.Home, ".octet", "settings.json"), "~/.octet/settings.json")
 	if err != nil {
-		return nil, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
+		return nil, false, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
 	}
-	layers := []policy.Layer{user.Layer()}
-	if a.opts.TrustWorkspace || user.Trusts(workspace) {
+	layers = []policy.Layer{user.Layer()}
+	trusted = a.opts.TrustWorkspace || user.Trusts(workspace)
+	if trusted {
 		data, err := root.ReadFile(".octet/settings.json")
 		switch {
 		case errors.Is(err, confine.ErrNotFound):
 		case err != nil:
-			return nil, refuse(protocol.CodeConfigInvalid, "the workspace's .octet/settings.json cannot be read")
+			return nil, false, refuse(protocol.CodeConfigInvalid, "the workspace's .octet/settings.json cannot be read")
 		default:
 			ws, err := policy.ParseSettings(data, "workspace .octet/settings.json")
 			if err != nil {
-				return nil, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
+				return nil, false, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
 			}
 			if len(ws.TrustedWorkspaces) > 0 {
-				return nil, refuse(protocol.CodeConfigInvalid, "workspace .octet/settings.json may not set trusted_workspaces")
+				return nil, false, refuse(protocol.CodeConfigInvalid, "workspace .octet/settings.json may not set trusted_workspaces")
 			}
 			layers = append(layers, ws.Layer())
 		}
 	}
-	return append(layers, a.opts.PolicyLayers...), nil
+	return append(layers, a.opts.PolicyLayers...), trusted, nil
 }
 
 // discoveredRoute resolves "provider/model" for a configured (not built-in)

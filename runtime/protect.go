@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"path/filepath"
+	"strconv"
 
 	"octet.dev/host/runtime/internal/confine"
 )
@@ -13,12 +14,15 @@ import (
 // inside ~/.octet, a link or a bind mount to either: the guard compares
 // the identity (device and inode) of every directory a mutation opens,
 // not spellings, and remembers a directory that does not exist yet by its
-// name below the nearest one that does. Resource roots would be protected
-// here too; this build refuses them (prepare).
-func operatorGuard(root *confine.Root, home, workspace string) *confine.Guard {
+// name below the nearest one that does. The operator's explicit resource
+// roots (CONTRACT §18) are protected the same way.
+func operatorGuard(root *confine.Root, home, workspace string, roots []string) *confine.Guard {
 	dirs := []confine.ProtectedDir{{Path: filepath.Join(workspace, ".octet"), Name: "the workspace's .octet"}}
 	if home != "" {
 		dirs = append(dirs, confine.ProtectedDir{Path: filepath.Join(home, ".octet"), Name: "~/.octet"})
+	}
+	for i, r := range roots {
+		dirs = append(dirs, confine.ProtectedDir{Path: r, Name: "resource root " + strconv.Itoa(i+1)})
 	}
 	return root.Guard(dirs...)
 }

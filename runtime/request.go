@@ -42,9 +42,6 @@ type RunRequest struct {
 	// Media are typed inputs (images, audio) read from the workspace and
 	// sent with the prompt, in order (CONTRACT §16).
 	Media []protocol.Media
-	// ResourceRoots are decoded by the protocol but not served by this
-	// build: a run that sets them is refused as unsupported.
-	ResourceRoots []string
 	// ConfirmDelivery makes the run hold its session after its
 	// final_result until the consumer says whether the events reached
 	// their reader: Wait (they did) or AbandonWith (they did not; the

@@ -199,6 +199,7 @@ func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 		SessionFile:         p.sess.Path(),
 		Tools:               names,
 		EffectiveToolPolicy: p.policy.EffectivePolicy,
+		Skills:              p.skillNames,
 	}})
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrStart}, Event{})
 	d.sessionUncertain(p.sess) // sticky across resume: every later run says so again
@@ -367,6 +368,9 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		specs[i] = t.spec
 	}
 	system := defaultSystemPrompt
+	if p.resourcePrompt != "" {
+		system += "\n\n" + p.resourcePrompt
+	}
 	if p.req.SystemPrompt != "" {
 		system += "\n\n" + p.req.SystemPrompt
 	}
@@ -720,7 +724,7 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if !isObject {
 		return fail(tools.CodeInvalidArguments, "the arguments are not a JSON object")
 	}
-	env := tools.Env{Root: d.p.root, MaxOutputBytes: int(d.p.policy.MaxOutputBytes.Value), Guard: d.p.guard}
+	env := tools.Env{Root: d.p.root, MaxOutputBytes: int(d.p.policy.MaxOutputBytes.Value), Guard: d.p.guard, Skills: d.p.skills.Resolve}
 	// Malformed arguments end the call before it is announced as allowed;
 	// a path refused by a workspace gate (confinement, link refusal,
 	// protected path) is a policy denial with the same code.

@@ -70,7 +70,6 @@ var runFields = map[string]field[protocol.RunRequest]{
 	"vision":                {func(r *protocol.RunRequest) any { return &r.Vision }, "a boolean"},
 	"supports_reasoning":    {func(r *protocol.RunRequest) any { return &r.SupportsReasoning }, "a boolean"},
 	"history":               {func(r *protocol.RunRequest) any { return &r.History }, `an array of {"role","content"} objects`},
-	"resource_roots":        {func(r *protocol.RunRequest) any { return &r.ResourceRoots }, "an array of strings"},
 	"max_steps":             {func(r *protocol.RunRequest) any { return &r.MaxSteps }, "an integer"},
 	"reasoning":             {func(r *protocol.RunRequest) any { return &r.Reasoning }, `an object {"effort"}`},
 }

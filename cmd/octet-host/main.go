@@ -12,12 +12,15 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
 	"golang.org/x/sys/unix"
 
+	octethost "octet.dev/host"
 	"octet.dev/host/internal/host"
 	"octet.dev/host/runtime"
 	"octet.dev/host/spec/schema"
@@ -50,6 +53,9 @@ func run(args []string) int {
 	shellPath := fs.String("shell-path", "", "absolute path of the shell the bash tool runs")
 	trustWorkspace := fs.Bool("trust-workspace", false, "apply each run's workspace .octet/settings.json")
 	idleTimeout := fs.Int64("provider-idle-timeout-ms", 60000, "longest a provider stream may go without a byte before the attempt counts as failed")
+	var roots rootList
+	fs.Var(&roots, "resource-root", "an explicit resource layer, an absolute directory (repeatable; after OCTET_RESOURCE_ROOTS, in the order given)")
+	showDocs := fs.Bool("docs", false, "write the embedded documentation to ${XDG_DATA_HOME:-$HOME/.local/share}/octet/docs/<version>/ if needed, print that path and exit")
 	fs.Usage = func() {
 		fmt.Fprint(os.Stderr, usage)
 		fs.PrintDefaults()
@@ -76,6 +82,25 @@ func run(args []string) int {
 			return 1
 		}
 		return 0
+	}
+	envRoots, err := runtime.ResourceRootsFromEnv(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
+		return 2
+	}
+	resourceRoots := append(envRoots, roots...)
+	if *showDocs {
+		// Like --version, not a protocol session: the path is the output.
+		agent, err := runtime.New(runtime.Options{Docs: octethost.Docs, Version: sdkVersion()})
+		if err == nil {
+			var dir string
+			if dir, err = agent.DocsDir(); err == nil {
+				fmt.Fprintln(os.Stdout, dir)
+				return 0
+			}
+		}
+		fmt.Fprintf(os.Stderr, "octet-host: the documentation cannot be written: %v\n", err)
+		return 1
 	}
 	lvl, err := zerolog.ParseLevel(*logLevel)
 	if err != nil || *logLevel == "" {
@@ -130,7 +155,8 @@ func run(args []string) int {
 		return 2
 	}
 	agent, err := runtime.New(runtime.Options{Logger: slogger, PolicyLayers: []runtime.PolicyLayer{envLayer, cli},
-		TrustWorkspace: *trustWorkspace, IdleTimeout: time.Duration(*idleTimeout) * time.Millisecond})
+		TrustWorkspace: *trustWorkspace, IdleTimeout: time.Duration(*idleTimeout) * time.Millisecond,
+		ResourceRoots: resourceRoots, Docs: octethost.Docs, Version: sdkVersion()})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
 		return 2
@@ -196,6 +222,19 @@ func exitCode(log zerolog.Logger, err error) int {
 	}
 	log.Error().Err(err).Msg("octet-host exiting")
 	return 1
+}
+
+// rootList collects --resource-root flags, each an absolute directory.
+type rootList []string
+
+func (l *rootList) String() string { return strings.Join(*l, string(filepath.ListSeparator)) }
+
+func (l *rootList) Set(v string) error {
+	if !filepath.IsAbs(v) {
+		return errors.New("must be an absolute directory")
+	}
+	*l = append(*l, filepath.Clean(v))
+	return nil
 }
 
 // reserveStdout moves the protocol stream to a private descriptor and points

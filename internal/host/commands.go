@@ -25,6 +25,7 @@ func features() protocol.Features {
 		TypedImageInput:    true, // TestRunMediaOtherModes: all three wire modes
 		TypedAudioInput:    true, // TestRunMediaInOrderAndAcrossResume: WAV on an OpenAI Chat audio route
 		Tools:              true, // TestRunScriptedConversation, TestRunToolPathsStayInWorkspace
+		Skills:             true, // TestResourcesThroughTheBinary, TestRunSkillsAndContext: offered, read through skill://, read-only
 		ProcessGroupAbort:  true,
 		InBandAbort:        false,
 	}
@@ -142,7 +143,7 @@ func runRequest(r *protocol.RunRequest) runtime.RunRequest {
 		RunID: r.RunID, Workspace: r.Workspace, Model: r.Model, Prompt: r.Prompt,
 		SessionID: deref(r.SessionID), SessionDir: deref(r.SessionDir), SystemPrompt: deref(r.SystemPrompt),
 		AllowFileMutation: deref(r.AllowFileMutation), DisplayText: deref(r.DisplayText), ConfirmDelivery: true,
-		MaxSteps: optInt(r.MaxSteps, 0, runtime.MaxMaxSteps+1), ResourceRoots: r.ResourceRoots,
+		MaxSteps: optInt(r.MaxSteps, 0, runtime.MaxMaxSteps+1),
 	}
 	if r.Tools != nil {
 		rr.Tools = append([]string{}, (*r.Tools)...)

@@ -117,8 +117,8 @@ func TestRealHostRunAllFields(t *testing.T) {
 		CustomHeaders: map[string]string{"x-tenant": "t"}, ProviderMode: ptr("openai-compatible"),
 		ContextWindowTokens: ptr[int64](32768), MaxOutputTokens: ptr[int64](4096),
 		InputModalities: &[]string{"image"}, Vision: ptr(true), SupportsReasoning: ptr(false),
-		History:       []protocol.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}},
-		ResourceRoots: []string{}, MaxSteps: ptr[int64](3), Reasoning: &protocol.Reasoning{Effort: "low"},
+		History:  []protocol.HistoryMessage{{Role: "user", Content: "hi"}, {Role: "assistant", Content: "hello"}},
+		MaxSteps: ptr[int64](3), Reasoning: &protocol.Reasoning{Effort: "low"},
 	}
 	st, err := c.Run(ctx, req)
 	if err != nil {

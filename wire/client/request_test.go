@@ -19,9 +19,9 @@ func TestMarshalRun(t *testing.T) {
 		{"absent stays absent", protocol.RunRequest{RunID: "r", Workspace: "/w", Model: "m", Prompt: "p"},
 			map[string]any{"protocol_version": 1.0, "request_id": "req-1", "command": "run", "run_id": "r", "workspace": "/w", "model": "m", "prompt": "p"}},
 		{"empty values stay present", protocol.RunRequest{RunID: "r", Workspace: "/w", Model: "m", Prompt: "p",
-			Tools: &[]string{}, AllowFileMutation: ptr(false), MaxSteps: ptr[int64](0), ResourceRoots: []string{}, CustomHeaders: map[string]string{}},
+			Tools: &[]string{}, AllowFileMutation: ptr(false), MaxSteps: ptr[int64](0), CustomHeaders: map[string]string{}},
 			map[string]any{"protocol_version": 1.0, "request_id": "req-1", "command": "run", "run_id": "r", "workspace": "/w", "model": "m", "prompt": "p",
-				"tools": []any{}, "allow_file_mutation": false, "max_steps": 0.0, "resource_roots": []any{}, "custom_headers": map[string]any{}}},
+				"tools": []any{}, "allow_file_mutation": false, "max_steps": 0.0, "custom_headers": map[string]any{}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -76,7 +76,7 @@ func runFind(ctx context.Context, env Env, a *args) (Result, error) {
 			return fs.SkipAll
 		}
 		n++
-		out.WriteString(cleanLine([]byte(rel), 0) + typeSuffix(d.Type()&fs.ModeDir) + "\n")
+		out.WriteString(cleanLine([]byte(env.prefix+rel), 0) + typeSuffix(d.Type()&fs.ModeDir) + "\n")
 		return nil
 	})
 	if err != nil {

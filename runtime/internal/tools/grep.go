@@ -619,6 +619,13 @@ func runGrep(ctx context.Context, env Env, a *args) (Result, error) {
 	if ctx.Err() != nil {
 		return Result{}, canceled()
 	}
+	if env.prefix != "" { // a skill folder's files are named by their skill path
+		for _, h := range g.res {
+			if h != nil {
+				h.rel = env.prefix + h.rel
+			}
+		}
+	}
 	return Result{}.withOutput(formatGrep(g, limit, ctxLines, env.maxOutput())), nil
 }
 

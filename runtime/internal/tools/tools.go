@@ -35,6 +35,46 @@ type Env struct {
 	// from edit and write wherever they lie, by file identity
 	// (confine.Guard); its refusals are protected_path.
 	Guard *confine.Guard
+	// Skills, when set, resolves the path of a skill offered to the run
+	// (skill://<name>/…) to the skill's folder: the folder opened as a root
+	// of its own, the path beneath it, and the prefix by which output names
+	// the folder's files. For any other path it returns a nil root. Such a
+	// path is read-only: read, ls, find and grep work beneath the folder as
+	// they do beneath the workspace (no link followed, nothing above it
+	// reachable), and edit and write are refused (protected_path).
+	Skills func(p string) (root *confine.Root, rel, prefix string, err error)
+
+	prefix string // names the files of a skill folder in find and grep output
+}
+
+// skillEnv points env at a skill's folder when the call's path argument is
+// a skill path, rewriting the argument to the path beneath the folder. The
+// returned release closes the folder (nil when env is unchanged).
+func skillEnv(env Env, t *tool, a *args) (Env, func(), error) {
+	if env.Skills == nil {
+		return env, nil, nil
+	}
+	for _, p := range t.params {
+		v, ok := a.str[p.name]
+		if !p.path || !ok {
+			continue
+		}
+		root, rel, prefix, err := env.Skills(v)
+		if err != nil {
+			return env, nil, pathError(err)
+		}
+		if root == nil {
+			return env, nil, nil
+		}
+		if t.effect != EffectWorkspaceRead {
+			root.Close()
+			return env, nil, newError(CodeProtectedPath, "skill folders are read-only: "+truncate(v, 200)+" cannot be changed")
+		}
+		a.str[p.name] = rel
+		env.Root, env.Guard, env.prefix = root, nil, prefix
+		return env, func() { root.Close() }, nil
+	}
+	return env, nil, nil
 }
 
 func (e Env) maxOutput() int {
@@ -141,6 +181,13 @@ func Gate(env Env, name string, args []byte) error {
 	if env.Root == nil {
 		return newError(CodeIOError, "no workspace is open")
 	}
+	env, release, err := skillEnv(env, t, a)
+	if err != nil {
+		return err
+	}
+	if release != nil {
+		defer release()
+	}
 	for _, p := range t.params {
 		if !p.path {
 			continue
@@ -188,6 +235,13 @@ func Run(ctx context.Context, env Env, name string, args []byte) (Result, error)
 	a, err := decodeArgs(args, t.params)
 	if err != nil {
 		return Result{}, err
+	}
+	env, release, err := skillEnv(env, t, a)
+	if err != nil {
+		return Result{}, err
+	}
+	if release != nil {
+		defer release()
 	}
 	res, err := t.run(ctx, env, a)
 	if err != nil {

@@ -16,11 +16,12 @@ var rules = []struct {
 }{
 	{"protocol", nil}, // the vocabulary is a leaf: nothing of the module
 	{"fsm", []string{"fsm", "protocol"}},
-	{"wire", []string{"wire", "protocol"}},
+	{"wire", []string{"wire", "protocol", "internal/textutil"}},
 	{"wire/client", []string{"wire", "protocol", "internal/linuxonly"}},
 	{"spec", []string{"spec", "protocol"}},
-	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly"}},
+	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}},
 	{"internal/linuxonly", nil},
+	{"internal/textutil", nil},                       // UTF-8-safe cuts: a leaf, shared by the wire and the runtime
 	{"internal/schematest", []string{"spec/schema"}}, // tests' schema validation
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm", "protocol"}},
 	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "runtime", "protocol", "spec/schema"}},

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"octet.dev/host/internal/textutil"
 )
 
 // Defaults and limits for inline routes.
@@ -189,7 +191,7 @@ func ValidateHeaderNames(names []string) error {
 	seen := make(map[string]bool, len(names))
 	for _, n := range names {
 		if !isToken(n) {
-			return fmt.Errorf("custom_headers: %q is not a valid header name", truncate(n, 64))
+			return fmt.Errorf("custom_headers: %q is not a valid header name", textutil.Truncate(n, 64))
 		}
 		lower := strings.ToLower(n)
 		if hopByHop[lower] || strings.HasPrefix(lower, "proxy-") {
@@ -234,7 +236,7 @@ func validateProviderName(name string) error {
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
 		default:
-			return fmt.Errorf("provider name %q may contain only ASCII letters, digits, '-', '_' and '.'", truncate(name, 64))
+			return fmt.Errorf("provider name %q may contain only ASCII letters, digits, '-', '_' and '.'", textutil.Truncate(name, 64))
 		}
 	}
 	if name == "." || name == ".." {
@@ -280,15 +282,4 @@ func tokenLimits(window, output int) (int, int, error) {
 		return 0, 0, errors.New("max_output_tokens must be smaller than context_window_tokens")
 	}
 	return window, output, nil
-}
-
-// truncate shortens s to at most n bytes for use in an error message.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

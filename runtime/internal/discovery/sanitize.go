@@ -5,7 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode/utf8"
+
+	"octet.dev/host/internal/textutil"
 )
 
 // redacted replaces a credential in a message.
@@ -42,7 +43,7 @@ func (s scrubber) sanitize(msg string) string {
 	msg = redactMasked(msg)
 	msg = clean(msg)
 	msg = s.scrub(msg)
-	return truncate(msg, MaxMessageBytes)
+	return textutil.Fit(msg, MaxMessageBytes)
 }
 
 func (s scrubber) scrub(msg string) string {
@@ -68,19 +69,6 @@ func clean(msg string) string {
 // isControl reports C0 controls, DEL and C1 controls.
 func isControl(r rune) bool {
 	return r < 0x20 || r >= 0x7f && r < 0xa0
-}
-
-// truncate bounds s to n bytes on a rune boundary, marking a cut with "…".
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const ellipsis = "…"
-	cut := n - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
 }
 
 // redactMasked replaces key-like words that contain a run of '*', the way

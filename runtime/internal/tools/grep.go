@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp/syntax"
 
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/runtime/internal/confine"
 )
 
@@ -57,9 +58,9 @@ func runGrep(ctx context.Context, env Env, a *args) (Result, error) {
 	if err != nil {
 		var se *syntax.Error
 		if errors.As(err, &se) {
-			return Result{}, invalidArgs("pattern is not a valid RE2 regular expression: %s (use literal=true for a plain string)", truncate(se.Error(), 300))
+			return Result{}, invalidArgs("pattern is not a valid RE2 regular expression: %s (use literal=true for a plain string)", textutil.Truncate(se.Error(), 300))
 		}
-		return Result{}, invalidArgs("pattern: %s", truncate(err.Error(), 300))
+		return Result{}, invalidArgs("pattern: %s", textutil.Truncate(err.Error(), 300))
 	}
 	var glob *matcher
 	if g := a.string("glob", ""); g != "" {

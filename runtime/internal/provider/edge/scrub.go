@@ -3,7 +3,8 @@ package edge
 import (
 	"sort"
 	"strings"
-	"unicode/utf8"
+
+	"octet.dev/host/internal/textutil"
 )
 
 // MaxMessage bounds provider.Error.Message, in bytes.
@@ -55,15 +56,7 @@ func (s Scrubber) Sanitize(msg string) string {
 		return r
 	}, msg)
 	msg = strings.TrimSpace(msg)
-	if len(msg) > MaxMessage {
-		const ellipsis = "…"
-		cut := MaxMessage - len(ellipsis)
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + ellipsis
-	}
-	return msg
+	return textutil.Fit(msg, MaxMessage)
 }
 
 // redactMasked replaces key-like words that contain a run of '*', the way

@@ -13,6 +13,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/sys/unix"
+
+	"octet.dev/host/runtime/internal/flock"
 )
 
 // maxFileBytes bounds what is read of auth.json, codex.json and a token
@@ -161,15 +163,13 @@ func lock(ctx context.Context, path string) (*os.File, error) {
 	}
 	delay := lockPollMin
 	for {
-		err := withFD(f, func(fd int) error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) })
+		ok, err := flock.TryLock(f)
 		switch {
-		case err == nil:
-			return f, nil
-		case errors.Is(err, unix.EINTR):
-			continue
-		case !errors.Is(err, unix.EWOULDBLOCK):
+		case err != nil:
 			f.Close()
 			return nil, fmt.Errorf("codex: locking the credential store: %w", err)
+		case ok:
+			return f, nil
 		}
 		t := time.NewTimer(delay)
 		select {
@@ -181,20 +181,6 @@ func lock(ctx context.Context, path string) (*os.File, error) {
 		}
 		delay = min(2*delay, lockPollMax)
 	}
-}
-
-// withFD runs fn on f's descriptor without switching it to blocking mode
-// (as f.Fd would).
-func withFD(f *os.File, fn func(fd int) error) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var opErr error
-	if err := rc.Control(func(fd uintptr) { opErr = fn(int(fd)) }); err != nil {
-		return err
-	}
-	return opErr
 }
 
 // Reasons readNoFollow gives for a file it refuses.

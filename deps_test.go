@@ -21,10 +21,10 @@ var rules = []struct {
 	{"spec", []string{"spec", "protocol"}},
 	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}},
 	{"internal/linuxonly", nil},
-	{"runtime/internal/flock", []string{"internal/linuxonly"}}, // flock(2) on lock files: a leaf, shared by the store and codex
-	{"runtime/internal/customheader", nil},                     // custom_headers syntax and reserved names: a leaf, shared by catalog and edge
-	{"internal/textutil", nil},                                 // UTF-8-safe cuts: a leaf, shared by the wire and the runtime
-	{"internal/schematest", []string{"spec/schema"}},           // tests' schema validation
+	{"runtime/internal/sysfile", []string{"internal/linuxonly"}}, // flock(2), directory fsync: a leaf, shared by the store and codex
+	{"runtime/internal/customheader", nil},                       // custom_headers syntax and reserved names: a leaf, shared by catalog and edge
+	{"internal/textutil", nil},                                   // UTF-8-safe cuts: a leaf, shared by the wire and the runtime
+	{"internal/schematest", []string{"spec/schema"}},             // tests' schema validation
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm", "protocol"}},
 	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "runtime", "protocol", "spec/schema"}},
 	{"cmd/octet-fake-provider", []string{"runtime/fakeprovider"}},

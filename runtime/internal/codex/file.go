@@ -14,7 +14,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/sys/unix"
 
-	"octet.dev/host/runtime/internal/flock"
+	"octet.dev/host/runtime/internal/sysfile"
 )
 
 // maxFileBytes bounds what is read of auth.json, codex.json and a token
@@ -163,7 +163,7 @@ func lock(ctx context.Context, path string) (*os.File, error) {
 	}
 	delay := lockPollMin
 	for {
-		ok, err := flock.TryLock(f)
+		ok, err := sysfile.TryLock(f)
 		switch {
 		case err != nil:
 			f.Close()
@@ -288,21 +288,8 @@ func writeRecord(p paths, r record) error {
 		_ = os.Remove(p.tmp)
 		return fmt.Errorf("codex: writing the credential: %w", err)
 	}
-	if err := syncDir(p.dir); err != nil {
+	if err := sysfile.SyncDir(p.dir); err != nil {
 		return fmt.Errorf("codex: writing the credential: %w", err)
-	}
-	return nil
-}
-
-// syncDir fsyncs a directory so that a rename in it survives a crash.
-func syncDir(dir string) error {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &os.PathError{Op: "open", Path: dir, Err: err}
-	}
-	defer unix.Close(fd)
-	if err := unix.Fsync(fd); err != nil {
-		return &os.PathError{Op: "fsync", Path: dir, Err: err}
 	}
 	return nil
 }

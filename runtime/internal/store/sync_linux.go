@@ -5,13 +5,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"octet.dev/host/runtime/internal/flock"
+	"octet.dev/host/runtime/internal/sysfile"
 )
 
 // syncData makes f's data and size durable. fdatasync suffices: it also
 // flushes the metadata needed to read the data back, including the size.
 func syncData(f *os.File) error {
-	err := flock.WithFD(f, func(fd int) error {
+	err := sysfile.WithFD(f, func(fd int) error {
 		for {
 			if err := unix.Fdatasync(fd); err != unix.EINTR {
 				return err

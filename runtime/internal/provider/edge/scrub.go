@@ -47,7 +47,7 @@ func (s Scrubber) Sanitize(msg string) string {
 	for _, sec := range s.secrets {
 		msg = strings.ReplaceAll(msg, sec, redacted)
 	}
-	msg = redactMasked(msg)
+	msg = RedactMasked(msg)
 	msg = strings.ToValidUTF8(msg, "\uFFFD")
 	msg = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
@@ -59,10 +59,10 @@ func (s Scrubber) Sanitize(msg string) string {
 	return textutil.Fit(msg, MaxMessage)
 }
 
-// redactMasked replaces key-like words that contain a run of '*', the way
+// RedactMasked replaces key-like words that contain a run of '*', the way
 // APIs echo a wrong key ("sk-abc***********wxyz"): the visible ends are
 // still part of a credential.
-func redactMasked(msg string) string {
+func RedactMasked(msg string) string {
 	if !strings.Contains(msg, "***") {
 		return msg
 	}

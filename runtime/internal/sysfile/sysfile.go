@@ -1,10 +1,12 @@
-// Package flock takes and releases the advisory locks (flock(2)) that
-// guard the host's files: a session's <name>.lock in the store and the
-// Codex credential lock. It is a leaf.
+// Package sysfile holds the file system calls the session store and the
+// Codex credential store share: the advisory locks (flock(2)) that guard a
+// session's <name>.lock and the credential lock, the fsync of a directory
+// that makes a rename in it durable, and access to a file's descriptor.
+// It is a leaf.
 //
 // flock locks belong to the open file description, so a second open of the
 // same lock file in this process conflicts just as another process does.
-package flock
+package sysfile
 
 import (
 	"errors"
@@ -52,4 +54,18 @@ func WithFD(f *os.File, fn func(fd int) error) error {
 		return err
 	}
 	return opErr
+}
+
+// SyncDir fsyncs a directory so that a file created or renamed in it
+// survives a crash.
+func SyncDir(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	defer unix.Close(fd)
+	if err := unix.Fsync(fd); err != nil {
+		return &os.PathError{Op: "fsync", Path: dir, Err: err}
+	}
+	return nil
 }

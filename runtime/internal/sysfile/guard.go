@@ -1,4 +1,4 @@
-package flock
+package sysfile
 
 // The package uses flock(2); on other systems the build stops
 // here with one readable error (see internal/linuxonly).

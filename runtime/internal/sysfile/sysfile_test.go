@@ -1,4 +1,4 @@
-package flock
+package sysfile
 
 import (
 	"os"

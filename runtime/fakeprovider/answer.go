@@ -27,10 +27,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, mode Mode, p pla
 		s.endless(w, r, mode, f, body, n, requestID)
 		return false
 	case FaultResetAfterHeaders:
-		h := w.Header()
-		h.Set("Content-Type", "text/event-stream; charset=utf-8")
-		h.Set("Cache-Control", "no-cache")
-		setRequestID(h, mode, requestID)
+		streamHeader(w.Header(), mode, requestID)
 		w.WriteHeader(http.StatusOK)
 		rc := http.NewResponseController(w)
 		_ = rc.Flush()
@@ -65,9 +62,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, mode Mode, p pla
 		if enc.respID != "" {
 			respID = enc.respID
 		}
-		header.Set("Content-Type", "text/event-stream; charset=utf-8")
-		header.Set("Cache-Control", "no-cache")
-		setRequestID(header, mode, requestID)
+		streamHeader(header, mode, requestID)
 	case p.fault == nil:
 		typ := "server_error"
 		if mode == ModeAnthropic {
@@ -141,4 +136,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, mode Mode, p pla
 		return send(events[k:])
 	}
 	return send(events)
+}
+
+// streamHeader sets the headers of a streamed answer: the event-stream
+// type, no caching and the mode's request ID.
+func streamHeader(h http.Header, mode Mode, requestID string) {
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	setRequestID(h, mode, requestID)
 }

@@ -26,16 +26,7 @@ func (c *Client) Close() error {
 }
 
 func (c *Client) close() error {
-	c.mu.Lock()
-	if c.broken == nil {
-		c.broken = ErrClosed
-	}
-	cur := c.cur
-	c.cur = nil
-	c.mu.Unlock()
-	if cur != nil {
-		cur.fail(ErrClosed)
-	}
+	c.end(ErrClosed, false)
 	c.closeStdin()
 
 	var err error
@@ -68,20 +59,27 @@ func (c *Client) close() error {
 // fails with an error wrapping ErrKilled, and so does every later request.
 // Close must still be called to reap the process and release resources.
 func (c *Client) Kill() error {
+	c.end(ErrKilled, true)
+	err := c.killGroup()
+	c.closeStdin()
+	return err
+}
+
+// end refuses every later request with err (unless an earlier cause
+// already does), records whether the client is about to signal the group,
+// and fails the request in flight with err.
+func (c *Client) end(err error, killing bool) {
 	c.mu.Lock()
 	if c.broken == nil {
-		c.broken = ErrKilled
+		c.broken = err
 	}
-	c.killedByUs = true
+	c.killedByUs = c.killedByUs || killing
 	cur := c.cur
 	c.cur = nil
 	c.mu.Unlock()
 	if cur != nil {
-		cur.fail(ErrKilled)
+		cur.fail(err)
 	}
-	err := c.killGroup()
-	c.closeStdin()
-	return err
 }
 
 // Wait waits for the host process to exit and returns its exit error: nil

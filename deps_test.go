@@ -17,15 +17,18 @@ var rules = []struct {
 }{
 	{"protocol", nil}, // the vocabulary is a leaf: nothing of the module
 	{"fsm", []string{"fsm", "protocol"}},
-	{"wire", []string{"wire", "protocol"}},
+	{"wire", []string{"wire", "protocol", "internal/textutil"}},
 	{"wire/client", []string{"wire", "protocol", "internal/linuxonly"}},
 	{"spec", []string{"spec", "protocol"}},
-	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly"}},
-	{"runtime/copilot", []string{"runtime"}},                      // the Copilot login of the CLI, over runtime's seam
-	{"runtime/internal/copilot", []string{"runtime/internal"}},    // the Copilot device flow, exchange, inventory, transport
-	{"runtime/internal/credfile", []string{"internal/linuxonly"}}, // the credential store's file primitives
+	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}},
+	{"runtime/copilot", []string{"runtime"}},                                                  // the Copilot login of the CLI, over runtime's seam
+	{"runtime/internal/copilot", []string{"runtime/internal"}},                                // the Copilot device flow, exchange, inventory, transport
+	{"runtime/internal/credfile", []string{"internal/linuxonly", "runtime/internal/sysfile"}}, // the credential store's file primitives
 	{"internal/linuxonly", nil},
-	{"internal/schematest", []string{"spec/schema"}}, // tests' schema validation
+	{"runtime/internal/sysfile", []string{"internal/linuxonly"}}, // flock(2), directory fsync: a leaf, shared by the store and codex
+	{"runtime/internal/customheader", nil},                       // custom_headers syntax and reserved names: a leaf, shared by catalog and edge
+	{"internal/textutil", nil},                                   // UTF-8-safe cuts: a leaf, shared by the wire and the runtime
+	{"internal/schematest", []string{"spec/schema"}},             // tests' schema validation
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm", "protocol"}},
 	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "runtime", "protocol", "spec/schema", "."}}, // ".": the root package alone (its embedded documentation)
 	{"cmd/octet-fake-provider", []string{"runtime/fakeprovider"}},

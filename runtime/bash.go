@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/shell"
 )
@@ -77,7 +77,7 @@ func (d *driver) runBash(ctx context.Context, call ToolCall, args []byte) *proto
 		switch {
 		case streamed < limit:
 			if len(chunk) > limit-streamed {
-				chunk = truncUTF8(chunk, limit-streamed)
+				chunk = textutil.Cut(chunk, limit-streamed)
 			}
 			streamed += len(chunk)
 			d.stream(protocol.TypeToolProgress, &protocol.ToolProgress{CallID: call.ID, Tool: call.Name, Stream: stream, Text: chunk})
@@ -146,10 +146,6 @@ func childEnv(env []string) []string {
 	return out
 }
 
-// truncUTF8 cuts s to at most n bytes at a rune boundary.
-func truncUTF8(s string, n int) string {
-	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
+// truncUTF8 cuts s to at most n bytes at a rune boundary. It remains for
+// prepare.go's trunc; new code calls textutil.Cut.
+func truncUTF8(s string, n int) string { return textutil.Cut(s, n) }

@@ -6,9 +6,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"octet.dev/host/fsm/recovery"
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 )
 
@@ -169,15 +169,7 @@ func lifecycleDetail(status int, msg string) string {
 		return r
 	}, s)
 	s = strings.TrimSpace(s)
-	if len(s) > maxLifecycleDetail {
-		const ellipsis = "…"
-		cut := maxLifecycleDetail - len(ellipsis)
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + ellipsis
-	}
-	return s
+	return textutil.Fit(s, maxLifecycleDetail)
 }
 
 // callReady makes one attempt of op as the recovery machine sees it. With

@@ -3,6 +3,7 @@ package runtime
 import (
 	"strings"
 
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 )
 
@@ -94,4 +95,4 @@ func refuse(code, format string, args ...string) *RunError {
 }
 
 // bound cuts a message to 1 KiB at a rune boundary.
-func bound(s string) string { return trunc(s, 1024-len("…")) }
+func bound(s string) string { return textutil.Truncate(s, 1024-len(textutil.Ellipsis)) }

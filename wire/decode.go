@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 )
 
@@ -479,26 +480,13 @@ func kindName(k jsontext.Kind) string {
 func quoteName(s string) string {
 	const max = 64
 	if len(s) > max {
-		cut := max
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		return strconv.Quote(s[:cut]) + "…"
+		return strconv.Quote(textutil.Cut(s, max)) + textutil.Ellipsis
 	}
 	return strconv.Quote(s)
 }
 
 // bound cuts a message to MaxMessageBytes at a rune boundary.
-func bound(s string) string {
-	if len(s) <= MaxMessageBytes {
-		return s
-	}
-	cut := MaxMessageBytes - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+func bound(s string) string { return textutil.Fit(s, MaxMessageBytes) }
 
 // Bound cuts an error message to the wire's 1 KiB bound (CONTRACT §5).
 func Bound(s string) string { return bound(s) }

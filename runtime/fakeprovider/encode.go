@@ -1,8 +1,6 @@
 package fakeprovider
 
-import (
-	"fmt"
-)
+import "fmt"
 
 // defaultSignature is the Anthropic thinking signature sent when
 // Turn.Signature is empty (base64 of "fakeprovider-signature").

@@ -31,10 +31,7 @@ func (s *Server) endless(w http.ResponseWriter, r *http.Request, mode Mode, f Fa
 	if k == len(enc.events) {
 		panic("fakeprovider: FaultEndless: no event carries the piece")
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream; charset=utf-8")
-	h.Set("Cache-Control", "no-cache")
-	setRequestID(h, mode, requestID)
+	streamHeader(w.Header(), mode, requestID)
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	for i := 0; ; i++ {

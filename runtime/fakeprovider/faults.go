@@ -232,3 +232,91 @@ func writeRedirect(w http.ResponseWriter, r *http.Request, f FaultRedirect, mode
 	w.WriteHeader(f.Code)
 	_, _ = io.WriteString(w, `<html><body><a href="`+html.EscapeString(loc)+`">Moved</a></body></html>`)
 }
+
+// InjectFault queues f for the next request to a model endpoint (any of
+// the three modes; GET /v1/models is never faulted, and neither is a
+// request rejected with a 400 or 401). Faults are applied in the order
+// injected, one per request. A faulted request does not consume its script
+// turn or queued fixture (see SetScript), so the retry gets the same
+// answer; a stream fault plays on the events of that answer.
+//
+// FaultRefuse is the exception: it acts when it reaches the head of the
+// queue rather than on a request (see FaultRefuse). InjectFault panics on a
+// nil fault, a pointer to a fault, or a FaultStatus code outside 400–599.
+func (s *Server) InjectFault(f Fault) {
+	f = normalizeFault(f)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.faults = append(s.faults, f)
+	s.refuseAtHeadLocked()
+}
+
+// refuseAtHeadLocked plays the FaultRefuse values at the head of the queue.
+func (s *Server) refuseAtHeadLocked() {
+	for len(s.faults) > 0 {
+		f, ok := s.faults[0].(FaultRefuse)
+		if !ok {
+			return
+		}
+		s.faults = s.faults[1:]
+		if s.ln != nil {
+			_ = s.ln.Close()
+			s.ln = nil
+			// Drops idle keep-alive connections too, so the client's next
+			// request must dial, and is refused.
+			s.srv.SetKeepAlivesEnabled(false)
+		}
+		if s.reopen != nil {
+			s.reopen.Stop()
+			s.reopen = nil
+		}
+		if f.For > 0 {
+			s.reopen = time.AfterFunc(f.For, func() { _ = s.Reopen() })
+		}
+	}
+}
+
+// takeNoRead takes a FaultNoRead at the head of the fault queue, before
+// the body is read, and records the request without its body.
+func (s *Server) takeNoRead(r *http.Request) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.faults) == 0 {
+		return false
+	}
+	f, ok := s.faults[0].(FaultNoRead)
+	if !ok {
+		return false
+	}
+	s.faults = s.faults[1:]
+	s.refuseAtHeadLocked()
+	rec := Request{Mode: modeOfPath(r.URL.Path), Method: r.Method, Path: r.URL.Path, Turn: -1, Fault: f.describe()}
+	rec.Header, rec.HadKey, rec.KeySHA256 = redactHeader(r.Header)
+	s.requests = append(s.requests, rec)
+	return true
+}
+
+func writeFaultStatus(w http.ResponseWriter, mode Mode, f FaultStatus, requestID string) {
+	h := w.Header()
+	if f.RetryAfter != "" {
+		h.Set("Retry-After", f.RetryAfter)
+	}
+	if f.RetryAfterMS != "" {
+		h.Set("Retry-After-Ms", f.RetryAfterMS)
+	}
+	if f.Body == "" {
+		statusError(mode, f.Code).write(w, mode, requestID)
+		return
+	}
+	setRequestID(h, mode, requestID)
+	if isJSON(f.Body) {
+		h.Set("Content-Type", "application/json")
+	} else {
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+	}
+	w.WriteHeader(f.Code)
+	_, _ = io.WriteString(w, f.Body)
+}

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -305,6 +307,72 @@ func TestFakeBusy(t *testing.T) {
 	}
 	if _, err := c.Models(ctx, true); err != nil {
 		t.Fatalf("Models after the run: %v", err)
+	}
+}
+
+// TestNoRequestWhileALineIsWritten: a host may answer a request before it
+// has read the request's line whole. Until that line is written, another
+// request gets ErrBusy, so two lines never interleave on the host's stdin.
+func TestNoRequestWhileALineIsWritten(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	answered := make(chan struct{})
+	var once sync.Once
+	cfg := fakeConfig(t, "early-answer", gateEnv+"="+gate)
+	cfg.tap = func(out bool, line []byte) {
+		if !out && bytes.Contains(line, []byte("answered early")) {
+			once.Do(func() { close(answered) })
+		}
+	}
+	c := start(t, cfg)
+	ctx := testContext(t)
+	type result struct {
+		st  *RunStream
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// More than a pipe holds: the write blocks until the host reads.
+		st, err := c.Run(ctx, protocol.RunRequest{RunID: "r1", Workspace: "/w", Model: "m", Prompt: strings.Repeat("p", 256<<10)})
+		done <- result{st, err}
+	}()
+	select {
+	case <-answered:
+	case <-ctx.Done():
+		t.Fatal("the fake host did not answer early")
+	}
+	for { // until the reader has ended the call
+		c.mu.Lock()
+		idle := c.cur == nil
+		c.mu.Unlock()
+		if idle {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if _, err := c.Models(short, true); !errors.Is(err, ErrBusy) {
+		t.Fatalf("Models while the run's line is being written: %v, want ErrBusy", err)
+	}
+	select {
+	case r := <-done:
+		t.Fatalf("Run returned (%v) before the host read its line", r.err)
+	default:
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	err := r.err
+	if err == nil {
+		_, _, err = r.st.Wait(ctx)
+	}
+	var pe *ProtocolError
+	if !errors.As(err, &pe) || pe.Message != "answered early" {
+		t.Fatalf("the run ended with %v, want the early protocol_error", err)
+	}
+	if _, err := c.Models(ctx, true); err != nil {
+		t.Fatalf("Models once the line was written: %v", err)
 	}
 }
 

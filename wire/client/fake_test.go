@@ -121,6 +121,9 @@ func (f *fakeHost) answer(req fakeRequest) bool {
 		default:
 			f.event(req, 1, "hello", fakeHelloData)
 		}
+		if f.scenario == "early-answer" {
+			f.earlyAnswer()
+		}
 	case "shutdown":
 		f.event(req, 1, "shutdown", `{}`)
 		return true
@@ -200,13 +203,7 @@ func (f *fakeHost) answerRun(req fakeRequest) {
 		f.event(req, 1, "protocol_error", `{"code":"unknown_field","message":"unknown member \"colour\""}`)
 	case "slow-run":
 		f.runEvent(req, 1, "accepted", `{}`)
-		gate := os.Getenv(gateEnv)
-		for gate != "" {
-			if _, err := os.Stat(gate); err == nil {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitGate()
 		f.runEvent(req, 2, "final_result", finalCompleted)
 	case "many-events":
 		n := 2000
@@ -223,5 +220,33 @@ func (f *fakeHost) answerRun(req fakeRequest) {
 		f.runEvent(req, 6, "model_delta", `{"step":1,"channel":"text","text":"world."}`)
 		f.runEvent(req, 7, "settled", `{"status":"completed"}`)
 		f.runEvent(req, 8, "final_result", finalCompleted)
+	}
+}
+
+// waitGate waits until the file gateEnv names exists (at once without one).
+func waitGate() {
+	gate := os.Getenv(gateEnv)
+	for gate != "" {
+		if _, err := os.Stat(gate); err == nil {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// earlyAnswer answers the request after hello (req-2) with a
+// protocol_error as soon as the first byte of its line arrives, leaves the
+// rest of the line unread until the gate opens, then skips it.
+func (f *fakeHost) earlyAnswer() {
+	b := make([]byte, 1)
+	if _, err := os.Stdin.Read(b); err != nil {
+		return
+	}
+	f.event(fakeRequest{ID: idPrefix + "2"}, 1, "protocol_error", `{"code":"invalid_field","message":"answered early"}`)
+	waitGate()
+	for b[0] != '\n' {
+		if _, err := os.Stdin.Read(b); err != nil {
+			return
+		}
 	}
 }

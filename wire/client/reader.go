@@ -134,13 +134,16 @@ func (c *Client) endOfOutput() {
 		broken = &HostExitedError{Err: c.exitErr, Stderr: c.Stderr()}
 	}
 	c.mu.Lock()
-	if c.broken == nil {
+	first := c.broken == nil
+	if first {
 		c.broken = broken
-		c.logf("%v", broken)
 	}
 	cur := c.cur
 	c.cur = nil
 	c.mu.Unlock()
+	if first {
+		c.logf("%v", broken)
+	}
 	if cur != nil {
 		cur.fail(broken)
 	}

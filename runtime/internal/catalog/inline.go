@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"octet.dev/host/internal/textutil"
+	"octet.dev/host/runtime/internal/customheader"
 )
 
 // Defaults and limits for inline routes.
@@ -163,20 +166,6 @@ func ValidateBaseURL(raw string) error {
 	return nil
 }
 
-// hopByHop lists header names a route may not set (lower case): hop-by-hop
-// and routing headers that belong to the transport. Names starting with
-// "proxy-" are refused as well.
-var hopByHop = map[string]bool{
-	"connection":        true,
-	"keep-alive":        true,
-	"te":                true,
-	"trailer":           true,
-	"transfer-encoding": true,
-	"upgrade":           true,
-	"host":              true,
-	"content-length":    true,
-}
-
 // ValidateHeaderNames checks the names of a route's custom headers: at most
 // MaxHeaderCount, each a valid HTTP field name, none repeated (letter case
 // ignored), and none a hop-by-hop or routing header (Connection, Keep-Alive,
@@ -188,11 +177,11 @@ func ValidateHeaderNames(names []string) error {
 	}
 	seen := make(map[string]bool, len(names))
 	for _, n := range names {
-		if !isToken(n) {
-			return fmt.Errorf("custom_headers: %q is not a valid header name", truncate(n, 64))
+		if !customheader.ValidName(n) {
+			return fmt.Errorf("custom_headers: %q is not a valid header name", textutil.Truncate(n, 64))
 		}
 		lower := strings.ToLower(n)
-		if hopByHop[lower] || strings.HasPrefix(lower, "proxy-") {
+		if customheader.Reserved(n) {
 			return fmt.Errorf("custom_headers: %s is a hop-by-hop or routing header and cannot be set", n)
 		}
 		if seen[lower] {
@@ -201,23 +190,6 @@ func ValidateHeaderNames(names []string) error {
 		seen[lower] = true
 	}
 	return nil
-}
-
-// isToken reports whether s is a non-empty RFC 9110 token.
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 // validateProviderName checks a configured or inline provider name: 1 to 64
@@ -234,7 +206,7 @@ func validateProviderName(name string) error {
 		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.':
 		default:
-			return fmt.Errorf("provider name %q may contain only ASCII letters, digits, '-', '_' and '.'", truncate(name, 64))
+			return fmt.Errorf("provider name %q may contain only ASCII letters, digits, '-', '_' and '.'", textutil.Truncate(name, 64))
 		}
 	}
 	if name == "." || name == ".." {
@@ -280,15 +252,4 @@ func tokenLimits(window, output int) (int, int, error) {
 		return 0, 0, errors.New("max_output_tokens must be smaller than context_window_tokens")
 	}
 	return window, output, nil
-}
-
-// truncate shortens s to at most n bytes for use in an error message.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 )
 
@@ -37,7 +38,7 @@ func ParseMode(s string) (Mode, error) {
 	m := Mode(s)
 	if !m.Valid() {
 		return "", fmt.Errorf("provider_mode must be %q, %q or %q, not %q",
-			ModeOpenAICompatible, ModeOpenAIResponses, ModeAnthropicMessages, truncate(s, 64))
+			ModeOpenAICompatible, ModeOpenAIResponses, ModeAnthropicMessages, textutil.Truncate(s, 64))
 	}
 	return m, nil
 }

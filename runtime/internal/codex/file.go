@@ -13,6 +13,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"golang.org/x/sys/unix"
+
+	"octet.dev/host/runtime/internal/sysfile"
 )
 
 // maxFileBytes bounds what is read of auth.json, codex.json and a token
@@ -161,15 +163,13 @@ func lock(ctx context.Context, path string) (*os.File, error) {
 	}
 	delay := lockPollMin
 	for {
-		err := withFD(f, func(fd int) error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) })
+		ok, err := sysfile.TryLock(f)
 		switch {
-		case err == nil:
-			return f, nil
-		case errors.Is(err, unix.EINTR):
-			continue
-		case !errors.Is(err, unix.EWOULDBLOCK):
+		case err != nil:
 			f.Close()
 			return nil, fmt.Errorf("codex: locking the credential store: %w", err)
+		case ok:
+			return f, nil
 		}
 		t := time.NewTimer(delay)
 		select {
@@ -181,20 +181,6 @@ func lock(ctx context.Context, path string) (*os.File, error) {
 		}
 		delay = min(2*delay, lockPollMax)
 	}
-}
-
-// withFD runs fn on f's descriptor without switching it to blocking mode
-// (as f.Fd would).
-func withFD(f *os.File, fn func(fd int) error) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var opErr error
-	if err := rc.Control(func(fd uintptr) { opErr = fn(int(fd)) }); err != nil {
-		return err
-	}
-	return opErr
 }
 
 // Reasons readNoFollow gives for a file it refuses.
@@ -302,21 +288,8 @@ func writeRecord(p paths, r record) error {
 		_ = os.Remove(p.tmp)
 		return fmt.Errorf("codex: writing the credential: %w", err)
 	}
-	if err := syncDir(p.dir); err != nil {
+	if err := sysfile.SyncDir(p.dir); err != nil {
 		return fmt.Errorf("codex: writing the credential: %w", err)
-	}
-	return nil
-}
-
-// syncDir fsyncs a directory so that a rename in it survives a crash.
-func syncDir(dir string) error {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &os.PathError{Op: "open", Path: dir, Err: err}
-	}
-	defer unix.Close(fd)
-	if err := unix.Fsync(fd); err != nil {
-		return &os.PathError{Op: "fsync", Path: dir, Err: err}
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"octet.dev/host/runtime/internal/sysfile"
 	"os"
 	"path/filepath"
 	"time"
@@ -79,15 +80,13 @@ func Lock(ctx context.Context, path string) (*os.File, error) {
 	}
 	delay := lockPollMin
 	for {
-		err := withFD(f, func(fd int) error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) })
+		ok, err := sysfile.TryLock(f)
 		switch {
-		case err == nil:
-			return f, nil
-		case errors.Is(err, unix.EINTR):
-			continue
-		case !errors.Is(err, unix.EWOULDBLOCK):
+		case err != nil:
 			f.Close()
 			return nil, fmt.Errorf("locking the credential store: %w", err)
+		case ok:
+			return f, nil
 		}
 		t := time.NewTimer(delay)
 		select {
@@ -99,18 +98,6 @@ func Lock(ctx context.Context, path string) (*os.File, error) {
 		}
 		delay = min(2*delay, lockPollMax)
 	}
-}
-
-func withFD(f *os.File, fn func(fd int) error) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var opErr error
-	if err := rc.Control(func(fd uintptr) { opErr = fn(int(fd)) }); err != nil {
-		return err
-	}
-	return opErr
 }
 
 // Reasons Read gives for a file it refuses.
@@ -177,7 +164,7 @@ func Write(p Paths, data []byte) error {
 		_ = os.Remove(p.Tmp)
 		return fmt.Errorf("writing the credential: %w", err)
 	}
-	if err := syncDir(p.Dir); err != nil {
+	if err := sysfile.SyncDir(p.Dir); err != nil {
 		return fmt.Errorf("writing the credential: %w", err)
 	}
 	return nil
@@ -195,20 +182,8 @@ func Remove(p Paths) (bool, error) {
 		return false, fmt.Errorf("deleting the credential: %w", err)
 	}
 	_ = os.Remove(p.Tmp)
-	if err := syncDir(p.Dir); err != nil {
+	if err := sysfile.SyncDir(p.Dir); err != nil {
 		return true, fmt.Errorf("deleting the credential: %w", err)
 	}
 	return true, nil
-}
-
-func syncDir(dir string) error {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &os.PathError{Op: "open", Path: dir, Err: err}
-	}
-	defer unix.Close(fd)
-	if err := unix.Fsync(fd); err != nil {
-		return &os.PathError{Op: "fsync", Path: dir, Err: err}
-	}
-	return nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/internal/textutil"
 )
 
 // Bounds on what one list entry may contribute.
@@ -166,7 +168,7 @@ func decodeEntry(raw jsontext.Value) (entry, bool) {
 		return entry{}, false
 	}
 	if owner, ok := stringValue(r.OwnedBy); ok {
-		e.ownedBy = truncate(clean(owner), maxOwnedByBytes)
+		e.ownedBy = textutil.Fit(clean(owner), maxOwnedByBytes)
 	}
 	var nCtxTrain jsontext.Value
 	if r.Meta.Kind() == '{' {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"octet.dev/host/internal/textutil"
 )
 
 func TestParseList(t *testing.T) {
@@ -34,7 +36,7 @@ func TestParseList(t *testing.T) {
 		{"id falls back to model, then name", `{"models":[{"model":"m1","name":"n1"},{"name":"n2"},{"id":"i3","model":"m3"}]}`,
 			[]entry{{id: "m1"}, {id: "n2"}, {id: "i3"}}},
 		{"owned_by sanitized and bounded", `{"data":[{"id":"a","owned_by":"x\ty` + strings.Repeat("z", 200) + `"},{"id":"b","owned_by":5}]}`,
-			[]entry{{id: "a", ownedBy: truncate("x y"+strings.Repeat("z", 200), maxOwnedByBytes)}, {id: "b"}}},
+			[]entry{{id: "a", ownedBy: textutil.Fit("x y"+strings.Repeat("z", 200), maxOwnedByBytes)}, {id: "b"}}},
 		// Read as it streams: a repeated "data" array adds its entries
 		// (Discover folds duplicate ids), a repeated member in an entry
 		// takes the last value.

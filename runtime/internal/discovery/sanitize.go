@@ -5,7 +5,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"unicode/utf8"
+
+	"octet.dev/host/internal/textutil"
+	"octet.dev/host/runtime/internal/provider/edge"
 )
 
 // redacted replaces a credential in a message.
@@ -39,10 +41,10 @@ func newScrubber(key string) scrubber {
 // key split by a control character cannot survive.
 func (s scrubber) sanitize(msg string) string {
 	msg = s.scrub(msg)
-	msg = redactMasked(msg)
+	msg = edge.RedactMasked(msg)
 	msg = clean(msg)
 	msg = s.scrub(msg)
-	return truncate(msg, MaxMessageBytes)
+	return textutil.Fit(msg, MaxMessageBytes)
 }
 
 func (s scrubber) scrub(msg string) string {
@@ -68,51 +70,4 @@ func clean(msg string) string {
 // isControl reports C0 controls, DEL and C1 controls.
 func isControl(r rune) bool {
 	return r < 0x20 || r >= 0x7f && r < 0xa0
-}
-
-// truncate bounds s to n bytes on a rune boundary, marking a cut with "…".
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	const ellipsis = "…"
-	cut := n - len(ellipsis)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + ellipsis
-}
-
-// redactMasked replaces key-like words that contain a run of '*', the way
-// OpenAI-style servers echo a wrong key ("sk-abc***********wxyz"): the
-// visible ends are still part of a credential.
-func redactMasked(msg string) string {
-	if !strings.Contains(msg, "***") {
-		return msg
-	}
-	var b strings.Builder
-	i := 0
-	for i < len(msg) {
-		if !isKeyChar(msg[i]) {
-			b.WriteByte(msg[i])
-			i++
-			continue
-		}
-		j := i
-		for j < len(msg) && isKeyChar(msg[j]) {
-			j++
-		}
-		if word := msg[i:j]; strings.Contains(word, "***") {
-			b.WriteString(redacted)
-		} else {
-			b.WriteString(word)
-		}
-		i = j
-	}
-	return b.String()
-}
-
-func isKeyChar(c byte) bool {
-	return c == '-' || c == '_' || c == '*' || c == '.' ||
-		'0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"octet.dev/host/internal/textutil"
 )
 
 // ChunkBytes bounds each chunk passed to Spec.OnOutput.
@@ -56,7 +58,7 @@ func (c *collector) read(r io.Reader, stream string) {
 		data := buf[:carry+n]
 		cut := len(data)
 		if err == nil {
-			cut = completeCut(data)
+			cut = textutil.CompleteLen(data)
 		}
 		if cut > 0 {
 			c.add(stream, data[:cut])
@@ -66,20 +68,6 @@ func (c *collector) read(r io.Reader, stream string) {
 		}
 		carry = copy(buf, data[cut:])
 	}
-}
-
-// completeCut returns the length of the longest prefix of b that does not
-// end inside a UTF-8 sequence which more bytes could still complete.
-func completeCut(b []byte) int {
-	for i := 1; i < utf8.UTFMax && i <= len(b); i++ {
-		if utf8.RuneStart(b[len(b)-i]) {
-			if !utf8.FullRune(b[len(b)-i:]) {
-				return len(b) - i
-			}
-			break
-		}
-	}
-	return len(b)
 }
 
 // add records b, read from stream, and passes it to onOutput in chunks of
@@ -94,7 +82,7 @@ func (c *collector) add(stream string, b []byte) {
 	for len(b) > 0 {
 		n := len(b)
 		if n > ChunkBytes {
-			n = utf8Cut(b, ChunkBytes)
+			n = textutil.CutLen(b, ChunkBytes)
 		}
 		c.keep(b[:n])
 		if c.onOutput != nil {
@@ -141,7 +129,7 @@ func (c *collector) result() (string, bool) {
 	headRoom := room * 2 / 5
 	tailRoom := room - headRoom
 
-	h := c.head[:utf8Cut(c.head, headRoom)]
+	h := c.head[:textutil.CutLen(c.head, headRoom)]
 	if i := bytes.LastIndexByte(h, '\n'); i >= 0 && i+1 >= headRoom/2 {
 		h = h[:i+1]
 	}
@@ -174,21 +162,4 @@ func (c *collector) result() (string, bool) {
 // same words.
 func truncationMarker(shown, total int) string {
 	return fmt.Sprintf("[output truncated: %d of %d bytes shown]", shown, total)
-}
-
-// utf8Cut returns the largest n' ≤ n such that b[:n'] ends at a character
-// boundary of b (n itself when b is not UTF-8 there).
-func utf8Cut(b []byte, n int) int {
-	if n >= len(b) {
-		return len(b)
-	}
-	if n <= 0 {
-		return 0
-	}
-	for i := n; i >= 0 && i > n-utf8.UTFMax; i-- {
-		if utf8.RuneStart(b[i]) {
-			return i
-		}
-	}
-	return n
 }

@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"pgregory.net/rapid"
+
+	"octet.dev/host/internal/textutil"
 )
 
 // splitReader returns its data in reads of the given sizes (the last size
@@ -131,8 +133,8 @@ func TestCompleteCut(t *testing.T) {
 		{"", 0}, {"abc", 3}, {"a\xc3", 1}, {"a\xc3\xa9", 3}, {"\xe2\x82", 0},
 		{"a\xf0\x9d\x84", 1}, {"a\xf0\x9d\x84\x9e", 5}, {"a\xff", 2}, {"a\x80", 2},
 	} {
-		if got := completeCut([]byte(tc.in)); got != tc.want {
-			t.Errorf("completeCut(%q) = %d, want %d", tc.in, got, tc.want)
+		if got := textutil.CompleteLen([]byte(tc.in)); got != tc.want {
+			t.Errorf("CompleteLen(%q) = %d, want %d", tc.in, got, tc.want)
 		}
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"octet.dev/host/runtime/internal/sysfile"
 )
 
 // Media objects. A message's media are recorded as references (type, MIME
@@ -80,7 +82,7 @@ func (s *Session) PutMedia(data []byte) (string, error) {
 		err = os.Rename(tmp, final)
 	}
 	if err == nil {
-		err = syncDir(dir)
+		err = sysfile.SyncDir(dir)
 	}
 	if err != nil {
 		_ = os.Remove(tmp)

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/sysfile"
 )
 
 // Options configures Open. The zero value is ready to use.
@@ -102,7 +103,7 @@ func makeDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(filepath.Clean(dir)))
+	return sysfile.SyncDir(filepath.Dir(filepath.Clean(dir)))
 }
 
 // load opens or creates the session file; the caller holds the lock.
@@ -178,7 +179,7 @@ func create(dir, path, id string, createdAt time.Time) error {
 		err = os.Rename(tmp, path)
 	}
 	if err == nil {
-		err = syncDir(dir)
+		err = sysfile.SyncDir(dir)
 	}
 	if err != nil {
 		_ = os.Remove(tmp)

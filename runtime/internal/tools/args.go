@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/internal/textutil"
 )
 
 // kind is the JSON type of a tool parameter.
@@ -174,7 +176,7 @@ func (p param) decode(a *args, val jsontext.Value) error {
 		}
 		n, ok := parseInteger(string(val))
 		if !ok {
-			return invalidArgs("argument %q must be an integer, not %s", p.name, truncate(string(val), 40))
+			return invalidArgs("argument %q must be an integer, not %s", p.name, textutil.Truncate(string(val), 40))
 		}
 		if n < int64(p.min) {
 			return invalidArgs("argument %q must be at least %d, not %d", p.name, p.min, n)
@@ -211,18 +213,18 @@ func unknownArg(name string, params []param) error {
 	var names []string
 	for _, p := range params {
 		if strings.EqualFold(p.name, name) {
-			return invalidArgs("unknown argument %q (names are case-sensitive: did you mean %q?)", truncate(name, 64), p.name)
+			return invalidArgs("unknown argument %q (names are case-sensitive: did you mean %q?)", textutil.Truncate(name, 64), p.name)
 		}
 		names = append(names, p.name)
 	}
-	return invalidArgs("unknown argument %q; accepted: %s", truncate(name, 64), strings.Join(names, ", "))
+	return invalidArgs("unknown argument %q; accepted: %s", textutil.Truncate(name, 64), strings.Join(names, ", "))
 }
 
 func decodeErr(err error) error {
 	if errors.Is(err, jsontext.ErrDuplicateName) {
 		var se *jsontext.SyntacticError
 		if errors.As(err, &se) {
-			return invalidArgs("duplicate argument %q", truncate(se.JSONPointer.LastToken(), 64))
+			return invalidArgs("duplicate argument %q", textutil.Truncate(se.JSONPointer.LastToken(), 64))
 		}
 		return invalidArgs("duplicate argument")
 	}
@@ -236,7 +238,7 @@ func jsonErrText(err error) string {
 	s := err.Error()
 	s = strings.TrimPrefix(s, "jsontext: ")
 	s = strings.TrimPrefix(s, "json: ")
-	return truncate(s, 200)
+	return textutil.Truncate(s, 200)
 }
 
 func kindName(k jsontext.Kind) string {
@@ -255,15 +257,6 @@ func kindName(k jsontext.Kind) string {
 		return "null"
 	}
 	return "invalid JSON"
-}
-
-// truncate shortens s to at most n bytes at a UTF-8 boundary, marking the
-// cut with "…".
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:utf8Cut(s, n)] + "…"
 }
 
 func invalidArgs(format string, a ...any) error {

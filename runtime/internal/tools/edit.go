@@ -30,14 +30,8 @@ func runEdit(ctx context.Context, env Env, a *args) (Result, error) {
 	if oldText == newText {
 		return Result{}, newError(CodeNoChange, "old_text and new_text are identical; nothing to change")
 	}
-	rel, err := env.Root.Rel(a.string("path", ""))
+	rel, err := mutableTarget(env, a.string("path", ""))
 	if err != nil {
-		return Result{}, err
-	}
-	if err := checkMutable(rel); err != nil {
-		return Result{}, err
-	}
-	if err := env.Guard.Check(rel); err != nil {
 		return Result{}, err
 	}
 	data, err := readForEdit(ctx, env, rel)

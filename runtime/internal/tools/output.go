@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"octet.dev/host/internal/textutil"
 )
 
 // sniffBytes is how much of a file the binary check looks at.
@@ -24,33 +26,9 @@ func isBinary(head []byte, atEOF bool) bool {
 	}
 	if !atEOF {
 		// Drop a trailing partial character (at most utf8.UTFMax-1 bytes).
-		for i := 1; i < utf8.UTFMax && i <= len(head); i++ {
-			if utf8.RuneStart(head[len(head)-i]) {
-				if !utf8.FullRune(head[len(head)-i:]) {
-					head = head[:len(head)-i]
-				}
-				break
-			}
-		}
+		head = head[:textutil.CompleteLen(head)]
 	}
 	return !utf8.Valid(head)
-}
-
-// utf8Cut returns the largest n' ≤ n such that s[:n'] ends at a character
-// boundary of s.
-func utf8Cut[T string | []byte](s T, n int) int {
-	if n >= len(s) {
-		return len(s)
-	}
-	if n <= 0 {
-		return 0
-	}
-	for i := n; i > 0 && i > n-utf8.UTFMax; i-- {
-		if utf8.RuneStart(s[i]) {
-			return i
-		}
-	}
-	return n
 }
 
 // output accumulates a tool's output up to a byte bound while counting the
@@ -113,7 +91,7 @@ func bound(text []byte, total, max int, atLeast bool) (string, bool) {
 	if room < 0 {
 		room = 0
 	}
-	cut := utf8Cut(text, room)
+	cut := textutil.CutLen(text, room)
 	if i := bytes.LastIndexByte(text[:cut], '\n'); i >= 0 && i+1 >= room/2 {
 		cut = i + 1
 	}
@@ -134,7 +112,7 @@ func cleanLine(line []byte, max int) string {
 	line = bytes.TrimSuffix(line, []byte("\r"))
 	cut := false
 	if max > 0 && len(line) > max {
-		line, cut = line[:utf8Cut(line, max)], true
+		line, cut = line[:textutil.CutLen(line, max)], true
 	}
 	s := string(line)
 	if !utf8.ValidString(s) {

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"octet.dev/host/internal/textutil"
 )
 
 var readTool = &tool{
@@ -103,7 +105,7 @@ func runRead(ctx context.Context, env Env, a *args) (Result, error) {
 			full = true
 			if shownLast == 0 {
 				// Not even the first line fits: show its beginning.
-				body = append(body, text[:utf8Cut(text, budget)]...)
+				body = append(body, text[:textutil.CutLen(text, budget)]...)
 				cutLine = num
 			}
 		} else {

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"pgregory.net/rapid"
+
+	"octet.dev/host/internal/textutil"
 )
 
 // TestReadAgreesWithReference: on files that end within the bounded scan,
@@ -114,7 +116,7 @@ func referenceRead(ctx context.Context, env Env, a *args) (Result, error) {
 			full = true
 			if shownLast == 0 {
 				// Not even the first line fits: show its beginning.
-				body = append(body, text[:utf8Cut(text, budget)]...)
+				body = append(body, text[:textutil.CutLen(text, budget)]...)
 				cutLine = lineNo
 			}
 		default:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/runtime/internal/confine"
 )
 
@@ -68,7 +69,7 @@ func skillEnv(env Env, t *tool, a *args) (Env, func(), error) {
 		}
 		if t.effect != EffectWorkspaceRead {
 			root.Close()
-			return env, nil, newError(CodeProtectedPath, "skill folders are read-only: "+truncate(v, 200)+" cannot be changed")
+			return env, nil, newError(CodeProtectedPath, "skill folders are read-only: "+textutil.Truncate(v, 200)+" cannot be changed")
 		}
 		a.str[p.name] = rel
 		env.Root, env.Guard, env.prefix = root, nil, prefix
@@ -112,7 +113,7 @@ func newError(code, msg string) *Error {
 
 // sanitize makes a message valid UTF-8 of at most maxMessageBytes.
 func sanitize(msg string) string {
-	return truncate(strings.ToValidUTF8(msg, "\uFFFD"), maxMessageBytes-len("…"))
+	return textutil.Truncate(strings.ToValidUTF8(msg, "\uFFFD"), maxMessageBytes-len("…"))
 }
 
 // Spec describes a tool to the model and to the policy.
@@ -171,7 +172,7 @@ func Specs() []Spec {
 func Gate(env Env, name string, args []byte) error {
 	i := slices.IndexFunc(registry, func(t *tool) bool { return t.name == name })
 	if i < 0 {
-		return newError(CodeUnknownTool, "there is no tool named "+quote(truncate(name, 64)))
+		return newError(CodeUnknownTool, "there is no tool named "+quote(textutil.Truncate(name, 64)))
 	}
 	t := registry[i]
 	a, err := decodeArgs(args, t.params)
@@ -223,7 +224,7 @@ func Gate(env Env, name string, args []byte) error {
 func Run(ctx context.Context, env Env, name string, args []byte) (Result, error) {
 	i := slices.IndexFunc(registry, func(t *tool) bool { return t.name == name })
 	if i < 0 {
-		return Result{}, newError(CodeUnknownTool, "there is no tool named "+quote(truncate(name, 64)))
+		return Result{}, newError(CodeUnknownTool, "there is no tool named "+quote(textutil.Truncate(name, 64)))
 	}
 	t := registry[i]
 	if env.Root == nil {

@@ -23,14 +23,8 @@ var writeTool = &tool{
 
 func runWrite(ctx context.Context, env Env, a *args) (Result, error) {
 	root := env.Root
-	rel, err := root.Rel(a.string("path", ""))
+	rel, err := mutableTarget(env, a.string("path", ""))
 	if err != nil {
-		return Result{}, err
-	}
-	if err := checkMutable(rel); err != nil {
-		return Result{}, err
-	}
-	if err := env.Guard.Check(rel); err != nil {
 		return Result{}, err
 	}
 	if rel == "." {
@@ -64,6 +58,23 @@ func runWrite(ctx context.Context, env Env, a *args) (Result, error) {
 // could enable the shell for the next, and process, shell and network
 // effects are enabled by the operator only, never through the protocol.
 const configDir = ".octet"
+
+// mutableTarget resolves path, the target of edit or write, to a
+// workspace-relative path the tools may change: inside the workspace, not
+// in its .octet directory, and not refused by the guard.
+func mutableTarget(env Env, path string) (string, error) {
+	rel, err := env.Root.Rel(path)
+	if err != nil {
+		return "", err
+	}
+	if err := checkMutable(rel); err != nil {
+		return "", err
+	}
+	if err := env.Guard.Check(rel); err != nil {
+		return "", err
+	}
+	return rel, nil
+}
 
 // checkMutable refuses a mutation of the workspace's .octet directory or
 // anything in it. rel is a cleaned path relative to the workspace root.

@@ -6,9 +6,9 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
+	"octet.dev/host/runtime/internal/customheader"
 	"octet.dev/host/runtime/internal/nofollow"
 )
 
@@ -92,7 +92,7 @@ func (m *Mode) Route(c Config) (r Route, errs []error) {
 	case u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		fail("base URL must not have userinfo, query or fragment")
 	}
-	if !validHeaderValue(c.APIKey) {
+	if !customheader.ValidValue(c.APIKey) {
 		fail("API key contains control characters")
 	}
 	header := make(http.Header, len(m.BaseHeaders)+len(c.Headers)+3)
@@ -100,11 +100,11 @@ func (m *Mode) Route(c Config) (r Route, errs []error) {
 		header.Set(name, value)
 	}
 	for name, value := range c.Headers {
-		if !validHeaderName(name) {
+		if !customheader.ValidName(name) {
 			fail(fmt.Sprintf("header name %q is not a valid token", name))
 			continue
 		}
-		if !validHeaderValue(value) {
+		if !customheader.ValidValue(value) {
 			fail(fmt.Sprintf("header %q value contains control characters", name))
 			continue
 		}
@@ -149,29 +149,4 @@ func (m *Mode) Route(c Config) (r Route, errs []error) {
 		r.Now = time.Now
 	}
 	return r, nil
-}
-
-// validHeaderName reports whether name is an RFC 9110 token.
-func validHeaderName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c >= 0x80 || c <= ' ' || c == 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// validHeaderValue rejects control characters other than tab, which would
-// split or corrupt the request.
-func validHeaderValue(v string) bool {
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
-			return false
-		}
-	}
-	return true
 }

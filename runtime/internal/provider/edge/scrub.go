@@ -3,7 +3,8 @@ package edge
 import (
 	"sort"
 	"strings"
-	"unicode/utf8"
+
+	"octet.dev/host/internal/textutil"
 )
 
 // MaxMessage bounds provider.Error.Message, in bytes.
@@ -46,7 +47,7 @@ func (s Scrubber) Sanitize(msg string) string {
 	for _, sec := range s.secrets {
 		msg = strings.ReplaceAll(msg, sec, redacted)
 	}
-	msg = redactMasked(msg)
+	msg = RedactMasked(msg)
 	msg = strings.ToValidUTF8(msg, "\uFFFD")
 	msg = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
@@ -55,21 +56,13 @@ func (s Scrubber) Sanitize(msg string) string {
 		return r
 	}, msg)
 	msg = strings.TrimSpace(msg)
-	if len(msg) > MaxMessage {
-		const ellipsis = "…"
-		cut := MaxMessage - len(ellipsis)
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + ellipsis
-	}
-	return msg
+	return textutil.Fit(msg, MaxMessage)
 }
 
-// redactMasked replaces key-like words that contain a run of '*', the way
+// RedactMasked replaces key-like words that contain a run of '*', the way
 // APIs echo a wrong key ("sk-abc***********wxyz"): the visible ends are
 // still part of a credential.
-func redactMasked(msg string) string {
+func RedactMasked(msg string) string {
 	if !strings.Contains(msg, "***") {
 		return msg
 	}

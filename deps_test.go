@@ -22,6 +22,8 @@ var rules = []struct {
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm"}},
 	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "runtime"}},
 	{"cmd/octet-fake-provider", []string{"runtime/fakeprovider"}},
+	{"internal/soak", []string{"internal/soak", "runtime/fakeprovider", "spec"}},
+	{"cmd/octet-soak", []string{"internal/soak"}},
 	{"proptest", []string{"proptest", "fsm", "wire", "runtime", "internal/host", "spec"}},
 	{"", []string{""}}, // the root package (this doc) only: see ruleFor
 }

@@ -314,6 +314,15 @@ func (d *decoder) flushTools() {
 		return
 	}
 	d.flushed = true
+	for _, a := range d.tools {
+		if a.name == "" {
+			// Nothing can run it, and the call would go back in the
+			// history, which strict servers refuse: the stream is not
+			// a valid answer.
+			d.fail(provider.FailDecode, "", "tool call at index "+strconv.Itoa(a.index)+" has no function name", nil)
+			return
+		}
+	}
 	// Insertion sort: a response has a handful of calls.
 	for i := 1; i < len(d.tools); i++ {
 		for j := i; j > 0 && d.tools[j].index < d.tools[j-1].index; j-- {
@@ -336,6 +345,9 @@ func (d *decoder) flushTools() {
 // end handles [DONE]: pending tool calls, then EventFinish.
 func (d *decoder) end() {
 	d.flushTools()
+	if d.err != nil {
+		return
+	}
 	reason := d.finish
 	if reason == "" {
 		// [DONE] without a finish_reason: the server ended normally.

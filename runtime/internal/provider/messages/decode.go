@@ -504,6 +504,9 @@ func (d *decoder) messageStop() {
 	if d.stop != "max_tokens" {
 		d.release()
 	}
+	if d.err != nil {
+		return
+	}
 	if d.usage.seen {
 		d.Add(provider.StreamEvent{Kind: provider.EventUsage, Usage: d.usage.neutral()})
 	}
@@ -527,9 +530,21 @@ func (d *decoder) release() {
 			args = string(in)
 		}
 	}
+	if b.name == "" {
+		// Nothing can run it, and the call would go back in the
+		// history, which the API refuses: not a valid answer.
+		d.fail(provider.FailDecode, "", "tool_use block at index "+strconv.FormatInt(b.index, 10)+" has no name", nil)
+		return
+	}
+	id := b.id
+	if id == "" {
+		// The loop must pair results with calls: a block without an id
+		// gets a stable one derived from its index.
+		id = "toolu_" + strconv.FormatInt(b.index, 10)
+	}
 	d.calls++
 	d.Add(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: provider.ToolCall{
-		ID: b.id, Name: b.name, Arguments: args,
+		ID: id, Name: b.name, Arguments: args,
 	}})
 }
 

@@ -497,6 +497,15 @@ func (d *decoder) reasoningFromParts(index int, w *wireItem) {
 // emitCall queues the tool call of a function-call item.
 func (d *decoder) emitCall(it *item) {
 	it.done = true
+	if d.err != nil {
+		return
+	}
+	if it.name == "" {
+		// Nothing can run it, and the call would go back in the
+		// history, which the API refuses: not a valid answer.
+		d.fail(provider.FailDecode, "", "function call at output index "+strconv.Itoa(it.index)+" has no name", nil)
+		return
+	}
 	id := it.callID
 	if id == "" {
 		// The loop must pair results with calls; a server that sends no
@@ -546,6 +555,9 @@ func (d *decoder) end(kind eventKind, data []byte) {
 			continue
 		}
 		d.emitCall(it)
+	}
+	if d.err != nil {
+		return
 	}
 	if resp.Usage != nil {
 		d.Add(provider.StreamEvent{Kind: provider.EventUsage, Usage: resp.Usage.neutral()})

@@ -126,7 +126,8 @@ type Report struct {
 	ToolCalls int `json:"tool_calls"`
 	Frames    int `json:"frames"`
 
-	Start, End Sample `json:"-"`
+	Start Sample `json:"start"`
+	End   Sample `json:"end"`
 	// PeakRSSKiB is the host's VmHWM at the end; PeakGoroutines the
 	// highest goroutine count of any scheduler dump.
 	PeakRSSKiB     int64    `json:"peak_rss_kib"`
@@ -201,6 +202,7 @@ type driver struct {
 	stdin   io.WriteCloser
 	frames  chan []byte
 	readErr chan error
+	quit    chan struct{} // closed by finish: readFrames stops passing lines
 	watch   *goroutineWatch
 	start   time.Time
 	ws      string
@@ -245,6 +247,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		plans:   map[int]*runPlan{},
 		frames:  make(chan []byte, 256),
 		readErr: make(chan error, 1),
+		quit:    make(chan struct{}),
 		watch:   newGoroutineWatch(),
 	}
 	if err := d.prepare(); err != nil {
@@ -314,27 +317,32 @@ func (d *driver) startHost() error {
 // frame bound is passed cut (and reported by the loop).
 func (d *driver) readFrames(r io.Reader) {
 	br := bufio.NewReaderSize(r, maxFrame+1)
+	pass := func(line []byte) bool {
+		select {
+		case d.frames <- append([]byte(nil), line...):
+			return true
+		case <-d.quit:
+			return false
+		}
+	}
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			d.frames <- append([]byte(nil), line...) // oversized: no newline within the bound
+			// Oversized: no newline within the bound. The rest of the
+			// line is skipped.
+			if !pass(line) {
+				return
+			}
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = br.ReadSlice('\n')
 			}
-			if err != nil {
-				d.readErr <- err
-				return
-			}
-			continue
+		} else if len(line) > 0 && !pass(line) {
+			return
 		}
 		if err != nil {
-			if len(line) > 0 {
-				d.frames <- append([]byte(nil), line...)
-			}
 			d.readErr <- err
 			return
 		}
-		d.frames <- append([]byte(nil), line...)
 	}
 }
 
@@ -364,6 +372,14 @@ func (d *driver) loop(ctx context.Context) {
 	case <-time.After(d.cfg.RunTimeout):
 		d.rep.problem("hello not answered within %v", d.cfg.RunTimeout)
 		return
+	}
+	if d.cfg.SchedTraceMS > 0 {
+		// Let the first scheduler dump come, for a goroutine count at
+		// the start too.
+		deadline := time.Now().Add(2*time.Duration(d.cfg.SchedTraceMS)*time.Millisecond + time.Second)
+		for n, _ := d.watch.goroutines(); n < 0 && time.Now().Before(deadline); n, _ = d.watch.goroutines() {
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 	d.rep.Start = d.sample()
 	d.rep.Samples = append(d.rep.Samples, d.rep.Start)
@@ -717,6 +733,7 @@ func (d *driver) finish() {
 		d.rep.End = d.sample()
 		d.rep.Samples = append(d.rep.Samples, d.rep.End)
 	}
+	close(d.quit)
 	d.stdin.Close()
 	done := make(chan error, 1)
 	go func() { done <- d.cmd.Wait() }()

@@ -137,7 +137,7 @@ func TestEndlessStreams(t *testing.T) {
 		edgetest.CheckEndlessEvent(t, openHostile, 1<<20, `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"a","function":{"name":"read","arguments":"`, "xxxxxxxx")
 	})
 	t.Run("deltas", func(t *testing.T) {
-		edgetest.CheckEndlessDeltas(t, openHostile, "", chunkEvent(`{"content":"some words "}`), 200000)
+		edgetest.CheckEndlessDeltas(t, openHostile, "", func(text string) string { return chunkEvent(`{"content":"` + text + `"}`) })
 	})
 }
 

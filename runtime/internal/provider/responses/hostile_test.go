@@ -119,11 +119,12 @@ func TestEndlessStreams(t *testing.T) {
 		edgetest.CheckEndlessEvent(t, openHostile, 1<<20, "event: response.output_text.delta\ndata: "+`{"type":"response.output_text.delta","output_index":0,"delta":"`, "abcdefgh")
 	})
 	t.Run("deltas", func(t *testing.T) {
-		edgetest.CheckEndlessDeltas(t, openHostile, "", hostileText(0, "some words "), 200000)
+		edgetest.CheckEndlessDeltas(t, openHostile, "", func(text string) string { return hostileText(0, text) })
 	})
 	t.Run("reasoning deltas", func(t *testing.T) {
-		delta := hostileEv("response.reasoning_summary_text.delta", `{"type":"response.reasoning_summary_text.delta","output_index":0,"summary_index":0,"delta":"hmm, "}`)
-		edgetest.CheckEndlessDeltas(t, openHostile, "", delta, 200000)
+		edgetest.CheckEndlessDeltas(t, openHostile, "", func(text string) string {
+			return hostileEv("response.reasoning_summary_text.delta", `{"type":"response.reasoning_summary_text.delta","output_index":0,"summary_index":0,"delta":"`+text+`"}`)
+		})
 	})
 }
 

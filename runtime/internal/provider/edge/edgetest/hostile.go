@@ -300,7 +300,7 @@ func HeapInUse() uint64 {
 // fill for ever): it must stop with a decode failure once the event
 // passes maxEventBytes, having read little more than that and allocated
 // no more than a few times the bound in all.
-func CheckEndlessEvent(t *testing.T, open OpenDecoder, maxEventBytes int, head, fill string) {
+func CheckEndlessEvent(t testing.TB, open OpenDecoder, maxEventBytes int, head, fill string) {
 	t.Helper()
 	r := NewEndless(head, fill)
 	var ms0, ms1 runtime.MemStats
@@ -321,28 +321,35 @@ func CheckEndlessEvent(t *testing.T, open OpenDecoder, maxEventBytes int, head, 
 	}
 }
 
-// CheckEndlessDeltas feeds a decoder a stream of small complete deltas
-// that never ends (head, then delta for ever) and reads events events of
-// it: the decoder must keep delivering them with a flat heap, holding
+// EndlessDeltaText is the text of each delta CheckEndlessDeltas feeds:
+// large enough that a decoder keeping what it delivered shows at once.
+var EndlessDeltaText = strings.Repeat("some words ", 36)
+
+// endlessDeltas is how many deltas CheckEndlessDeltas reads: 16 MB of
+// text, four times the growth it tolerates.
+const endlessDeltas = 40000
+
+// CheckEndlessDeltas feeds a decoder a stream of deltas that never ends
+// (head, then delta(EndlessDeltaText) for ever) and reads 40,000 events
+// of it: the decoder must keep delivering them with a flat heap, holding
 // nothing it has delivered (capping a whole step is the agent loop's job,
-// which can only do it if the decoder does not hoard).
-func CheckEndlessDeltas(t *testing.T, open OpenDecoder, head, delta string, events int) {
+// which it can only do if the decoder does not hoard).
+func CheckEndlessDeltas(t testing.TB, open OpenDecoder, head string, delta func(text string) string) {
 	t.Helper()
-	r := NewEndless(head, delta)
+	r := NewEndless(head, delta(EndlessDeltaText))
 	d := open(r, 0)
 	var base uint64
-	for i := 0; i < events; i++ {
+	for i := 0; i < endlessDeltas; i++ {
 		if !d.Next() {
 			t.Fatalf("endless deltas: stream ended after %d events: %v", i, d.Err())
 		}
-		if i == events/10 {
+		if i == endlessDeltas/10 {
 			base = HeapInUse()
 		}
 	}
-	after := HeapInUse()
-	if after > base+2<<20 {
+	if after := HeapInUse(); after > base+4<<20 {
 		t.Errorf("heap grew from %d to %d bytes over %d deltas (%d bytes read): the decoder keeps what it delivered",
-			base, after, events, r.BytesRead)
+			base, after, endlessDeltas, r.BytesRead)
 	}
 	runtime.KeepAlive(d)
 }

@@ -29,7 +29,7 @@ func TestShortSoak(t *testing.T) {
 		t.Skip("builds the host and runs 200 runs")
 	}
 	bin := buildHost(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	var progress []Sample
 	rep, err := Run(ctx, Config{
@@ -55,8 +55,13 @@ func TestShortSoak(t *testing.T) {
 	if rep.Completed < 150 {
 		t.Errorf("only %d of 200 runs completed (error codes %v)", rep.Completed, rep.ErrorCodes)
 	}
-	if rep.Start.RSSKiB <= 0 || rep.End.RSSKiB <= 0 || rep.End.FDs <= 0 || rep.End.Threads <= 0 {
+	if rep.Start.RSSKiB <= 0 || rep.End.RSSKiB <= 0 || rep.End.Threads <= 0 {
 		t.Errorf("host figures not read: start %+v end %+v", rep.Start, rep.End)
+	}
+	// The host is non-dumpable: only root (or its owner with
+	// CAP_SYS_PTRACE) may list its descriptors.
+	if os.Geteuid() == 0 && (rep.Start.FDs <= 0 || rep.End.FDs <= 0) {
+		t.Errorf("descriptors not counted as root: start %d end %d", rep.Start.FDs, rep.End.FDs)
 	}
 	if rep.PeakGoroutines <= 0 {
 		t.Errorf("no goroutine count from the scheduler dumps (peak %d)", rep.PeakGoroutines)

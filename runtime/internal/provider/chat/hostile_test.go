@@ -160,3 +160,18 @@ func FuzzDecodeHostile(f *testing.F) {
 		edgetest.CheckHostile(t, edgetest.Mutate(body, ops), openHostile, hostileBound)
 	})
 }
+
+// TestManyToolCallsLinear: thousands of tool calls (each index its own
+// call) cost time in proportion to the stream.
+func TestManyToolCallsLinear(t *testing.T) {
+	edgetest.CheckLinear(t, openHostile, 4000, func(n int) []byte {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(toolDelta(fmt.Sprint(i), "", `"ls"`, `"{}"`))
+		}
+		for i := range n {
+			b.WriteString(toolDelta(fmt.Sprint(i), "", `""`, `" "`))
+		}
+		return []byte(b.String() + chatDone)
+	})
+}

@@ -159,3 +159,19 @@ func FuzzDecodeHostile(f *testing.F) {
 		edgetest.CheckHostile(t, edgetest.Mutate(body, ops), openHostile, hostileBound)
 	})
 }
+
+// TestManyToolCallsLinear: thousands of tool_use blocks cost time in
+// proportion to the stream.
+func TestManyToolCallsLinear(t *testing.T) {
+	edgetest.CheckLinear(t, openHostile, 4000, func(n int) []byte {
+		var b strings.Builder
+		b.WriteString(hostileStart)
+		for i := range n {
+			b.WriteString(hostileToolStart(i, fmt.Sprintf(`"t%d"`, i), `"ls"`))
+		}
+		for i := range n {
+			b.WriteString(hostileInputDelta(i, `"{}"`) + hostileStop(i))
+		}
+		return []byte(b.String() + hostileEnd("tool_use"))
+	})
+}

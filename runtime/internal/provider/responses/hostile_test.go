@@ -145,3 +145,18 @@ func FuzzDecodeHostile(f *testing.F) {
 		edgetest.CheckHostile(t, edgetest.Mutate(body, ops), openHostile, hostileBound)
 	})
 }
+
+// TestManyToolCallsLinear: thousands of function-call items cost time in
+// proportion to the stream.
+func TestManyToolCallsLinear(t *testing.T) {
+	edgetest.CheckLinear(t, openHostile, 4000, func(n int) []byte {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(hostileCallAdded(i, fmt.Sprintf(`"c%d"`, i), `"ls"`))
+		}
+		for i := range n {
+			b.WriteString(hostileArgs(i, `"{}"`))
+		}
+		return []byte(b.String() + hostileCompleted)
+	})
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
@@ -352,4 +353,31 @@ func CheckEndlessDeltas(t testing.TB, open OpenDecoder, head string, delta func(
 			base, after, endlessDeltas, r.BytesRead)
 	}
 	runtime.KeepAlive(d)
+}
+
+// CheckLinear decodes build(n) and build(8n), best of three each, and
+// fails when the larger took more than 24 times as long: a stream's cost
+// must grow with its length, not with its square (a decoder that scans
+// every call it has seen for each new delta is quadratic in the number of
+// tool calls, which a hostile server controls).
+func CheckLinear(t testing.TB, open OpenDecoder, n int, build func(n int) []byte) {
+	t.Helper()
+	cost := func(body []byte) time.Duration {
+		best := time.Duration(1<<63 - 1)
+		for range 3 {
+			start := time.Now()
+			d := open(bytes.NewReader(body), 0)
+			for d.Next() {
+			}
+			if err := d.Err(); err != nil {
+				t.Fatalf("decoding %d bytes: %v", len(body), err)
+			}
+			best = min(best, time.Since(start))
+		}
+		return best
+	}
+	small, large := cost(build(n)), cost(build(8*n))
+	if large > 24*max(small, time.Millisecond) {
+		t.Errorf("decoding took %v for %d and %v for %d: more than linear", small, n, large, 8*n)
+	}
 }

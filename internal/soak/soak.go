@@ -495,8 +495,9 @@ func (d *driver) sendRun(i int) error {
 		"provider_mode": string(plan.mode),
 		"tools":         []string{"read", "ls", "grep", "find"},
 	}
-	// Runs come in sessions of up to 10, so sessions are created,
-	// resumed and left behind all along without one growing for ever.
+	// Two runs in three belong to a session of up to 20 runs, so
+	// sessions are created, resumed and left behind all along without
+	// one growing for ever.
 	if i%3 != 0 {
 		p.sessionID = fmt.Sprintf("soak-%d", i/30)
 		body["session_id"] = p.sessionID

@@ -128,8 +128,8 @@ type Report struct {
 
 	Start Sample `json:"start"`
 	End   Sample `json:"end"`
-	// PeakRSSKiB is the host's VmHWM at the end; PeakGoroutines the
-	// highest goroutine count of any scheduler dump.
+	// PeakRSSKiB is the highest VmHWM or VmRSS of any sample;
+	// PeakGoroutines the highest goroutine count of any scheduler dump.
 	PeakRSSKiB     int64    `json:"peak_rss_kib"`
 	PeakGoroutines int      `json:"peak_goroutines"`
 	Samples        []Sample `json:"samples"`
@@ -759,7 +759,11 @@ func (d *driver) finish() {
 	if elapsed > 0 {
 		d.rep.RunsPerSecond = float64(d.rep.Ended) / elapsed.Seconds()
 	}
-	d.rep.PeakRSSKiB = d.rep.End.HWMKiB
+	// Linux updates VmHWM lazily (it may read lower than an RSS seen
+	// before): the peak is the highest of both over every sample.
+	for _, s := range d.rep.Samples {
+		d.rep.PeakRSSKiB = max(d.rep.PeakRSSKiB, s.HWMKiB, s.RSSKiB)
+	}
 	_, d.rep.PeakGoroutines = d.watch.goroutines()
 	d.rep.HostLogTail = d.watch.logTail()
 }

@@ -164,7 +164,7 @@ func FuzzDecodeHostile(f *testing.F) {
 // TestManyToolCallsLinear: thousands of tool calls (each index its own
 // call) cost time in proportion to the stream.
 func TestManyToolCallsLinear(t *testing.T) {
-	edgetest.CheckLinear(t, openHostile, 4000, func(n int) []byte {
+	edgetest.CheckLinear(t, openHostile, 3000, func(n int) []byte {
 		var b strings.Builder
 		for i := range n {
 			b.WriteString(toolDelta(fmt.Sprint(i), "", `"ls"`, `"{}"`))

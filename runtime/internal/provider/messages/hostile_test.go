@@ -163,7 +163,7 @@ func FuzzDecodeHostile(f *testing.F) {
 // TestManyToolCallsLinear: thousands of tool_use blocks cost time in
 // proportion to the stream.
 func TestManyToolCallsLinear(t *testing.T) {
-	edgetest.CheckLinear(t, openHostile, 4000, func(n int) []byte {
+	edgetest.CheckLinear(t, openHostile, 3000, func(n int) []byte {
 		var b strings.Builder
 		b.WriteString(hostileStart)
 		for i := range n {

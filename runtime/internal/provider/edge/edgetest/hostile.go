@@ -355,13 +355,17 @@ func CheckEndlessDeltas(t testing.TB, open OpenDecoder, head string, delta func(
 	runtime.KeepAlive(d)
 }
 
-// CheckLinear decodes build(n) and build(8n), best of three each, and
+// CheckLinear decodes build(n) and build(8n) (n/4 under the race
+// detector, which slows everything tenfold), best of three each, and
 // fails when the larger took more than 24 times as long: a stream's cost
 // must grow with its length, not with its square (a decoder that scans
 // every call it has seen for each new delta is quadratic in the number of
 // tool calls, which a hostile server controls).
 func CheckLinear(t testing.TB, open OpenDecoder, n int, build func(n int) []byte) {
 	t.Helper()
+	if raceEnabled {
+		n = max(n/4, 1)
+	}
 	cost := func(body []byte) time.Duration {
 		best := time.Duration(1<<63 - 1)
 		for range 3 {

@@ -34,6 +34,8 @@ var rules = []struct {
 	{"cmd/octet-fake-provider", []string{"runtime/fakeprovider"}},
 	{"cmd/octet-conformance", []string{"spec", "protocol", "runtime/fakeprovider", "internal/linuxonly"}}, // a black-box kit: the wire only, never the host's packages
 	{"examples", []string{"runtime/fakeprovider"}},                                                        // tests of the client examples, against the built binary
+	{"internal/soak", []string{"internal/soak", "runtime/fakeprovider", "spec", "protocol", "internal/linuxonly"}},
+	{"cmd/octet-soak", []string{"internal/soak"}},
 	{"proptest", []string{"proptest", "fsm", "wire", "runtime", "internal/host", "spec", "protocol"}},
 	{"", []string{""}}, // the root package (this doc) only: see ruleFor
 }

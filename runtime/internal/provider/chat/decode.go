@@ -2,8 +2,10 @@ package chat
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/go-json-experiment/json"
@@ -131,9 +133,11 @@ type decoder struct {
 	edge.Queue
 
 	tools    []toolAcc
-	flushed  bool   // tool calls were emitted
-	finish   string // normalized finish reason of choice 0
-	done     bool   // [DONE] seen and EventFinish queued
+	byIndex  map[int]int // position in tools of each index, once there are many
+	nextIdx  int         // one past the highest index so far, at least 0
+	flushed  bool        // tool calls were emitted
+	finish   string      // normalized finish reason of choice 0
+	done     bool        // [DONE] seen and EventFinish queued
 	maxEvent int
 	err      error // *provider.Error or what edge.ReadFailure returned
 }
@@ -301,19 +305,37 @@ func (d *decoder) toolFor(t *toolCallDelta) *toolAcc {
 		if n > 0 && (t.ID == "" || d.tools[n-1].id == "" || d.tools[n-1].id == t.ID) {
 			return &d.tools[n-1]
 		}
-		idx = 0
-		for _, a := range d.tools {
-			idx = max(idx, a.index+1)
-		}
+		idx = d.nextIdx
 	}
-	for i := range d.tools {
-		if d.tools[i].index == idx {
-			return &d.tools[i]
+	// A response has a handful of calls, found fastest by a scan; a
+	// hostile one with thousands is looked up in a map, so that the
+	// stream's cost stays linear in its length.
+	if d.byIndex == nil {
+		for i := range d.tools {
+			if d.tools[i].index == idx {
+				return &d.tools[i]
+			}
 		}
+		if len(d.tools) == smallTools {
+			d.byIndex = make(map[int]int, 4*smallTools)
+			for i := range d.tools {
+				d.byIndex[d.tools[i].index] = i
+			}
+		}
+	} else if i, ok := d.byIndex[idx]; ok {
+		return &d.tools[i]
 	}
+	if d.byIndex != nil {
+		d.byIndex[idx] = len(d.tools)
+	}
+	d.nextIdx = max(d.nextIdx, idx+1)
 	d.tools = append(d.tools, toolAcc{index: idx})
 	return &d.tools[len(d.tools)-1]
 }
+
+// smallTools is how many calls are found by a scan before the decoder
+// indexes them.
+const smallTools = 16
 
 // flushTools emits the assembled tool calls in index order, once.
 func (d *decoder) flushTools() {
@@ -321,12 +343,19 @@ func (d *decoder) flushTools() {
 		return
 	}
 	d.flushed = true
-	// Insertion sort: a response has a handful of calls.
-	for i := 1; i < len(d.tools); i++ {
-		for j := i; j > 0 && d.tools[j].index < d.tools[j-1].index; j-- {
-			d.tools[j], d.tools[j-1] = d.tools[j-1], d.tools[j]
+	for _, a := range d.tools {
+		if a.name == "" {
+			// Nothing can run it, and the call would go back in the
+			// history, which strict servers refuse: the stream is not
+			// a valid answer.
+			d.fail(provider.FailDecode, "", "tool call at index "+strconv.Itoa(a.index)+" has no function name", nil)
+			return
 		}
 	}
+	// The sort moves calls: byIndex is stale from here on, which is
+	// fine since no delta is merged after the flush.
+	slices.SortStableFunc(d.tools, func(a, b toolAcc) int { return cmp.Compare(a.index, b.index) })
+	d.byIndex = nil
 	for _, a := range d.tools {
 		id := a.id
 		if id == "" {
@@ -341,6 +370,9 @@ func (d *decoder) flushTools() {
 // end handles [DONE]: pending tool calls, then EventFinish.
 func (d *decoder) end() {
 	d.flushTools()
+	if d.err != nil {
+		return
+	}
 	reason := d.finish
 	if reason == "" {
 		// [DONE] without a finish_reason: the server ended normally.

@@ -235,6 +235,10 @@ type blockState struct {
 	stopped  bool
 }
 
+// smallBlocks is how many blocks are found by a scan before the decoder
+// indexes them.
+const smallBlocks = 16
+
 // noBlock marks the absence of a held-back tool_use block.
 const noBlock = -1
 
@@ -247,6 +251,9 @@ type decoder struct {
 	edge.Queue
 
 	blocks []blockState
+	// latest maps a block index to the position in blocks of the latest
+	// block with it, once there are many blocks (see block).
+	latest map[int64]int
 	// held is the index in blocks of a closed tool_use block whose call is
 	// held back until the message goes on (noBlock when none).
 	held     int
@@ -394,6 +401,14 @@ func (d *decoder) blockStart(w *wireEvent) {
 	cb := &w.ContentBlock
 	d.MarkStarted()
 	d.blocks = append(d.blocks, blockState{index: w.Index, kind: cb.Type, id: cb.ID, name: cb.Name})
+	if d.latest == nil && len(d.blocks) > smallBlocks {
+		d.latest = make(map[int64]int, 4*smallBlocks)
+		for i := range d.blocks {
+			d.latest[d.blocks[i].index] = i
+		}
+	} else if d.latest != nil {
+		d.latest[w.Index] = len(d.blocks) - 1
+	}
 	b := &d.blocks[len(d.blocks)-1]
 	switch cb.Type {
 	case tagText:
@@ -507,6 +522,9 @@ func (d *decoder) messageStop() {
 	if d.stop != "max_tokens" {
 		d.release()
 	}
+	if d.err != nil {
+		return
+	}
 	if d.usage.seen {
 		d.Add(provider.StreamEvent{Kind: provider.EventUsage, Usage: d.usage.neutral()})
 	}
@@ -530,13 +548,35 @@ func (d *decoder) release() {
 			call.Arguments = string(in)
 		}
 	}
+	if b.name == "" {
+		// Nothing can run it, and the call would go back in the
+		// history, which the API refuses: not a valid answer.
+		d.fail(provider.FailDecode, "", "tool_use block at index "+strconv.FormatInt(b.index, 10)+" has no name", nil)
+		return
+	}
+	id := b.id
+	if id == "" {
+		// The loop must pair results with calls: a block without an id
+		// gets a stable one derived from its index.
+		id = "toolu_" + strconv.FormatInt(b.index, 10)
+	}
 	d.calls++
+	call.ID = id
 	d.Add(provider.StreamEvent{Kind: provider.EventToolCall, ToolCall: call})
 }
 
 // block returns the position in blocks of the latest block with index,
 // noBlock when none started.
 func (d *decoder) block(index int64) int {
+	// A message has a handful of blocks, found fastest by a scan; a
+	// hostile one with thousands is looked up in a map, so that the
+	// stream's cost stays linear in its length.
+	if d.latest != nil {
+		if i, ok := d.latest[index]; ok {
+			return i
+		}
+		return noBlock
+	}
 	for i := len(d.blocks) - 1; i >= 0; i-- {
 		if d.blocks[i].index == index {
 			return i

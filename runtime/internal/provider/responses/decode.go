@@ -2,7 +2,9 @@ package responses
 
 import (
 	"bytes"
+	"cmp"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -105,9 +107,10 @@ type decoder struct {
 	edge.Queue
 
 	items         []item
-	lastText      int // output_index of the last answer text, -1 for none
-	lastReasoning int // output_index of the last reasoning text, -1 for none
-	calls         int // function calls emitted
+	byIndex       map[int]int // position in items of each output_index, once there are many
+	lastText      int         // output_index of the last answer text, -1 for none
+	lastReasoning int         // output_index of the last reasoning text, -1 for none
+	calls         int         // function calls emitted
 	done          bool
 	maxEvent      int
 	err           error // *provider.Error or what edge.ReadFailure returned
@@ -391,14 +394,34 @@ func (d *decoder) reasoning(index, summary int, text string) {
 // item returns the item at output index, creating it. The pointer is valid
 // until the next call.
 func (d *decoder) item(index int) *item {
-	for i := range d.items {
-		if d.items[i].index == index {
-			return &d.items[i]
+	// A response has a handful of items, found fastest by a scan; a
+	// hostile one with thousands is looked up in a map, so that the
+	// stream's cost stays linear in its length.
+	if d.byIndex == nil {
+		for i := range d.items {
+			if d.items[i].index == index {
+				return &d.items[i]
+			}
 		}
+		if len(d.items) == smallItems {
+			d.byIndex = make(map[int]int, 4*smallItems)
+			for i := range d.items {
+				d.byIndex[d.items[i].index] = i
+			}
+		}
+	} else if i, ok := d.byIndex[index]; ok {
+		return &d.items[i]
+	}
+	if d.byIndex != nil {
+		d.byIndex[index] = len(d.items)
 	}
 	d.items = append(d.items, item{index: index})
 	return &d.items[len(d.items)-1]
 }
+
+// smallItems is how many items are found by a scan before the decoder
+// indexes them.
+const smallItems = 16
 
 // itemAdded records a new output item; only function calls carry anything
 // needed later (call id, name, sometimes the whole arguments).
@@ -500,6 +523,15 @@ func (d *decoder) reasoningFromParts(index int, w *wireItem) {
 // emitCall queues the tool call of a function-call item.
 func (d *decoder) emitCall(it *item) {
 	it.done = true
+	if d.err != nil {
+		return
+	}
+	if it.name == "" {
+		// Nothing can run it, and the call would go back in the
+		// history, which the API refuses: not a valid answer.
+		d.fail(provider.FailDecode, "", "function call at output index "+strconv.Itoa(it.index)+" has no name", nil)
+		return
+	}
 	id := it.callID
 	if id == "" {
 		// The loop must pair results with calls; a server that sends no
@@ -532,11 +564,10 @@ func (d *decoder) end(kind eventKind, data []byte) {
 	}
 	// Calls never marked done, in output order. A cut response emits
 	// only those whose arguments the server said were whole.
-	for i := 1; i < len(d.items); i++ {
-		for j := i; j > 0 && d.items[j].index < d.items[j-1].index; j-- {
-			d.items[j], d.items[j-1] = d.items[j-1], d.items[j]
-		}
-	}
+	// The sort moves items: byIndex is stale from here on, which is fine
+	// since nothing is decoded after the end.
+	slices.SortStableFunc(d.items, func(a, b item) int { return cmp.Compare(a.index, b.index) })
+	d.byIndex = nil
 	for i := range d.items {
 		it := &d.items[i]
 		if it.typ != itemFunctionCall || it.done {
@@ -547,6 +578,9 @@ func (d *decoder) end(kind eventKind, data []byte) {
 			continue
 		}
 		d.emitCall(it)
+	}
+	if d.err != nil {
+		return
 	}
 	if resp.Usage != nil {
 		d.Add(provider.StreamEvent{Kind: provider.EventUsage, Usage: resp.Usage.neutral()})

@@ -1,0 +1,5 @@
+//go:build !race
+
+package edgetest
+
+const raceEnabled = false

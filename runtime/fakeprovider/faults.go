@@ -204,7 +204,15 @@ func normalizeFault(f Fault) Fault {
 			panic("fakeprovider: FaultRedirect.To is empty")
 		}
 		return v
-	case FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders, FaultNoRead:
+	case FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders, FaultNoRead, FaultWSDropHandshake, FaultWSCloseAfterFrame:
+		return v
+	case FaultWSRefuse:
+		if v.Status == 0 {
+			v.Status = http.StatusUpgradeRequired
+		}
+		if v.Status < 400 || v.Status > 599 {
+			panic(fmt.Sprintf("fakeprovider: FaultWSRefuse.Status %d is not an error status (400-599)", v.Status))
+		}
 		return v
 	case FaultEndless:
 		if v.Channel == "" {

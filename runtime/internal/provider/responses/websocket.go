@@ -6,6 +6,7 @@ import (
 	"errors"
 	"hash/maphash"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -205,14 +206,21 @@ func (p *Provider) dial(ctx context.Context) (s *socket, refused bool, err error
 			return nil, true, err
 		}
 		// Nothing of the request left: the server cannot have seen the
-		// call (CONTRACT §12: a network wait).
+		// call (CONTRACT §12). A failed dial is FailConnect (a network
+		// wait when it is an outage); a handshake cut or unanswered on an
+		// open connection is a cut, retried, never uncertain.
 		e := &provider.Error{Kind: provider.FailConnect, Err: err,
 			Message: p.scrub.Sanitize("websocket handshake failed: " + transportText(err))}
+		var op *net.OpError
+		var dns *net.DNSError
 		switch {
 		case ctx.Err() != nil:
 			e.Kind, e.Message = provider.FailCanceled, "canceled"
 		case dctx.Err() != nil:
-			e.Message = "websocket handshake: no answer for " + p.idle.String()
+			e.Kind, e.Message = provider.FailIdleTimeout, "websocket handshake: no answer for "+p.idle.String()
+		case errors.As(err, &dns), errors.As(err, &op) && op.Op == "dial":
+		default:
+			e.Kind = provider.FailStreamCut
 		}
 		return nil, false, e
 	}

@@ -315,7 +315,7 @@ func TestWebSocketRecoveryFacts(t *testing.T) {
 		written bool
 		started bool
 	}{
-		{"handshake dropped", fakeprovider.FaultWSDropHandshake{}, provider.FailConnect, false, false},
+		{"handshake dropped", fakeprovider.FaultWSDropHandshake{}, provider.FailStreamCut, false, false},
 		{"closed after the frame", fakeprovider.FaultWSCloseAfterFrame{}, provider.FailStreamCut, true, false},
 		{"cut mid-stream", fakeprovider.FaultCutMidStream{AfterEvents: 7}, provider.FailStreamCut, true, true},
 		{"error event", fakeprovider.FaultErrorEvent{Type: "server_error"}, provider.FailErrorEvent, true, false},

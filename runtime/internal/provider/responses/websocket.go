@@ -409,8 +409,7 @@ type wsStream struct {
 	buf   bytes.Buffer
 	ahead bool // buf holds a message read ahead, for the decoder's next read
 
-	timer    *time.Timer
-	timedOut atomic.Bool
+	watch    *idleWatch
 	closed   atomic.Bool // Close was called
 	endedOK  atomic.Bool // the call ended normally and its socket went back
 	stopCtx  func() bool
@@ -434,11 +433,64 @@ func newWSStream(ctx context.Context, p *Provider, s *socket, r *wsRequest, maxO
 	// a blocked read or write; reads and writes themselves take no
 	// context (no per-message cost).
 	ws.stopCtx = context.AfterFunc(ctx, func() { _ = s.conn.CloseNow() })
-	ws.timer = time.AfterFunc(p.idle, func() {
-		ws.timedOut.Store(true)
-		_ = s.conn.CloseNow()
-	})
+	ws.watch = newIdleWatch(p.idle, func() { _ = s.conn.CloseNow() })
 	return ws
+}
+
+// idleWatchTicks is how many times per idle timeout an idleWatch looks.
+const idleWatchTicks = 4
+
+// idleWatch calls expire when no activity was noted for its timeout. It
+// looks idleWatchTicks times per timeout, so the timeout is kept within a
+// quarter of itself, and noting activity is one atomic add: resetting a
+// timer for every message would cost more than decoding a delta.
+type idleWatch struct {
+	activity atomic.Uint64
+	fired    atomic.Bool
+	timeout  time.Duration
+	expire   func()
+
+	mu      sync.Mutex // the callback, and stop
+	timer   *time.Timer
+	stopped bool
+	seen    uint64 // activity at the last look
+	quiet   int    // looks in a row without activity
+}
+
+func newIdleWatch(timeout time.Duration, expire func()) *idleWatch {
+	w := &idleWatch{timeout: timeout, expire: expire}
+	w.mu.Lock()
+	w.timer = time.AfterFunc(timeout/idleWatchTicks, w.look)
+	w.mu.Unlock()
+	return w
+}
+
+// note records activity.
+func (w *idleWatch) note() { w.activity.Add(1) }
+
+func (w *idleWatch) look() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	if a := w.activity.Load(); a != w.seen {
+		w.seen, w.quiet = a, 0
+	} else if w.quiet++; w.quiet >= idleWatchTicks {
+		w.fired.Store(true)
+		w.stopped = true
+		w.expire()
+		return
+	}
+	w.timer.Reset(w.timeout / idleWatchTicks)
+}
+
+// stop disarms the watch for good.
+func (w *idleWatch) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.timer.Stop()
+	w.mu.Unlock()
 }
 
 // send writes the response.create message. A failure here may have sent
@@ -449,7 +501,7 @@ func (ws *wsStream) send(frame []byte) error {
 		ws.release(false)
 		return err
 	}
-	ws.timer.Reset(ws.p.idle)
+	ws.watch.note()
 	return nil
 }
 
@@ -463,7 +515,7 @@ func (ws *wsStream) readMessage() ([]byte, error) {
 	if _, err = ws.buf.ReadFrom(r); err != nil {
 		return nil, err
 	}
-	ws.timer.Reset(ws.p.idle)
+	ws.watch.note()
 	if typ != websocket.MessageText {
 		return nil, edge.Failure(provider.FailDecode, "", "binary WebSocket message", nil)
 	}
@@ -536,7 +588,7 @@ func (ws *wsStream) release(ok bool) {
 		return
 	}
 	ws.released = true
-	ws.timer.Stop()
+	ws.watch.stop()
 	ws.stopCtx()
 	if ok {
 		ws.endedOK.Store(true)
@@ -559,7 +611,7 @@ func (ws *wsStream) classify(err error) error {
 	e := &provider.Error{RequestWritten: true, ContentStarted: ws.dec.Started()}
 	var pe *provider.Error
 	switch {
-	case ws.timedOut.Load():
+	case ws.watch.fired.Load():
 		e.Kind = provider.FailIdleTimeout
 		e.Message = "no WebSocket message for " + ws.p.idle.String()
 		e.Err = errors.Join(errors.New("responses: websocket"), edge.ErrIdleTimeout)

@@ -12,7 +12,8 @@ import (
 // Fault is a failure the server plays instead of, or in the middle of, a
 // normal answer: one of FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders,
 // FaultNoRead, FaultEndless, FaultCutMidStream, FaultStall, FaultStatus,
-// FaultErrorEvent and FaultRedirect. Inject
+// FaultErrorEvent, FaultRedirect and the WebSocket faults (FaultWSRefuse,
+// FaultWSDropHandshake, FaultWSCloseAfterFrame). Inject
 // faults with Server.InjectFault.
 type Fault interface {
 	// describe names the fault for Request.Fault.

@@ -175,7 +175,8 @@ func (p *Provider) give(s *socket) {
 
 // Close closes the Provider's idle WebSocket, and any socket in use when
 // its call ends. HTTP calls are not affected; the Provider stays usable
-// over HTTP and the WebSocket transport alike (a later call dials again).
+// over HTTP and the WebSocket transport alike, but a later call dials a
+// socket of its own and closes it when it ends.
 func (p *Provider) Close() error {
 	if p.ws == nil {
 		return nil
@@ -184,6 +185,7 @@ func (p *Provider) Close() error {
 	w.mu.Lock()
 	s := w.idle
 	w.idle = nil
+	w.closed = true
 	w.mu.Unlock()
 	if s != nil {
 		s.timer.Stop()
@@ -537,8 +539,11 @@ func (ws *wsStream) Next() bool {
 		return false
 	}
 	if ws.closed.Load() {
-		ws.err = &provider.Error{Kind: provider.FailCanceled, Message: "stream closed",
-			RequestWritten: true, ContentStarted: ws.dec.Started()}
+		if !ws.dec.Finished() {
+			// Closed by the consumer before the end: not a normal end.
+			ws.err = &provider.Error{Kind: provider.FailCanceled, Message: "stream closed",
+				RequestWritten: true, ContentStarted: ws.dec.Started()}
+		}
 		ws.release(false)
 		return false
 	}

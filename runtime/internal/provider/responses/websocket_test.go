@@ -392,3 +392,31 @@ func TestWebSocketConfig(t *testing.T) {
 		t.Fatal("Close of an HTTP provider")
 	}
 }
+
+// A message over the event bound fails the call as undecodable, as an
+// oversized SSE event does.
+func TestWebSocketMessageTooLarge(t *testing.T) {
+	_, p := wsFake(t, []fakeprovider.Turn{{Text: strings.Repeat("long answer ", 40)}}, func(c *Config) { c.MaxEventBytes = 256 })
+	_, err := call(t, p, question)
+	if pe := edgetest.AsProviderError(t, err); pe.Kind != provider.FailDecode || !pe.RequestWritten {
+		t.Fatalf("%+v", pe)
+	}
+}
+
+// After Close, calls still work, each on a socket of its own.
+func TestWebSocketAfterClose(t *testing.T) {
+	fake, p := wsFake(t, []fakeprovider.Turn{{Text: "a"}, {Text: "b"}}, nil)
+	if _, err := call(t, p, question); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.Close()
+	if sum, err := call(t, p, question); err != nil || sum.Text != "b" {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	p.ws.mu.Lock()
+	idle := p.ws.idle
+	p.ws.mu.Unlock()
+	if hs, _, _ := handshakes(fake); len(hs) != 2 || idle != nil {
+		t.Fatalf("%d handshakes, idle socket %v", len(hs), idle != nil)
+	}
+}

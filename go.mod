@@ -3,6 +3,7 @@ module octet.dev/host
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/go-json-experiment/json v1.27.2
 	github.com/goccy/go-yaml v1.19.2
 	github.com/google/go-cmp v0.7.0

@@ -51,6 +51,11 @@ type prepared struct {
 }
 
 func (p *prepared) close() {
+	// A provider that holds a connection across calls (the Responses
+	// WebSocket transport) releases it with the run.
+	if c, ok := p.prov.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
 	if p.sess != nil {
 		p.sess.Close()
 	}
@@ -469,7 +474,7 @@ func (a *Agent) credential(ctx context.Context, m catalog.Model) string {
 func routeFor(m catalog.Model, key string, headers map[string]string) Route {
 	return Route{ModelID: m.ID, APIModel: m.APIModel, Provider: m.Provider, Mode: string(m.Mode),
 		BaseURL: m.BaseURL, APIKey: key, Headers: headers, SupportsReasoning: m.SupportsReasoning,
-		AcceptsPromptCacheKey: acceptsPromptCacheKey(m)}
+		AcceptsPromptCacheKey: acceptsPromptCacheKey(m), Transport: m.Transport}
 }
 
 func (a *Agent) sessionsDir() string {

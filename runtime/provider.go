@@ -61,6 +61,11 @@ type Route struct {
 	// endpoint is known to accept prompt_cache_key (OpenAI's own API, the
 	// built-in openai entries); Responses routes always get one.
 	AcceptsPromptCacheKey bool
+	// Transport is the catalog entry's transport: "" or "http", or
+	// "websocket" for the Responses WebSocket mode (openai-responses
+	// routes of ~/.octet/models.json or the built-in catalog; inline
+	// routes always use HTTP).
+	Transport string
 }
 
 // ProviderFactory builds the Provider for a route. It returns an error
@@ -84,7 +89,7 @@ func (a *Agent) defaultFactory(r Route) (Provider, error) {
 	case catalog.ModeOpenAIResponses:
 		// store:false keeps nothing at the provider; encrypted reasoning is
 		// requested and carried forward so that reasoning survives turns.
-		return responses.New(responses.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now, IncludeEncryptedReasoning: r.SupportsReasoning})
+		return responses.New(responses.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now, IncludeEncryptedReasoning: r.SupportsReasoning, Transport: r.Transport})
 	case catalog.ModeAnthropicMessages:
 		// The thinking form follows the model generation (catalog.AdaptiveThinking).
 		return messages.New(messages.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now,

@@ -11,7 +11,11 @@
 // default) and serves:
 //
 //   - POST /v1/chat/completions (ModeChat, provider_mode "openai-compatible"),
-//   - POST /v1/responses (ModeResponses, "openai-responses"),
+//   - POST /v1/responses (ModeResponses, "openai-responses"), and a
+//     WebSocket on GET /v1/responses: the Responses WebSocket mode, one
+//     response.create message per model request, answered from the same
+//     script (see websocket.go: FaultWSRefuse, FaultWSDropHandshake and
+//     FaultWSCloseAfterFrame, Request.WebSocket, MethodMessage),
 //   - POST /v1/messages (ModeAnthropic, "anthropic-messages"),
 //   - POST /backend-api/codex/responses (ModeResponses), the ChatGPT Codex
 //     backend a Codex ChatGPT login reaches,
@@ -67,7 +71,8 @@
 // FaultEndless (a stream of text, reasoning or tool-call arguments that
 // never ends),
 // FaultResetAfterHeaders (a
-// TCP reset after the headers) and FaultRefuse (connections are refused until
+// TCP reset after the headers), the WebSocket faults FaultWSRefuse,
+// FaultWSDropHandshake and FaultWSCloseAfterFrame, and FaultRefuse (connections are refused until
 // Reopen, on the same port).
 //
 // # Model loading

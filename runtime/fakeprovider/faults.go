@@ -12,7 +12,8 @@ import (
 // Fault is a failure the server plays instead of, or in the middle of, a
 // normal answer: one of FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders,
 // FaultNoRead, FaultEndless, FaultCutMidStream, FaultStall, FaultStatus,
-// FaultErrorEvent and FaultRedirect. Inject
+// FaultErrorEvent, FaultRedirect and the WebSocket faults (FaultWSRefuse,
+// FaultWSDropHandshake, FaultWSCloseAfterFrame). Inject
 // faults with Server.InjectFault.
 type Fault interface {
 	// describe names the fault for Request.Fault.
@@ -204,7 +205,15 @@ func normalizeFault(f Fault) Fault {
 			panic("fakeprovider: FaultRedirect.To is empty")
 		}
 		return v
-	case FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders, FaultNoRead:
+	case FaultRefuse, FaultResetAfterHeaders, FaultNoHeaders, FaultNoRead, FaultWSDropHandshake, FaultWSCloseAfterFrame:
+		return v
+	case FaultWSRefuse:
+		if v.Status == 0 {
+			v.Status = http.StatusUpgradeRequired
+		}
+		if v.Status < 400 || v.Status > 599 {
+			panic(fmt.Sprintf("fakeprovider: FaultWSRefuse.Status %d is not an error status (400-599)", v.Status))
+		}
 		return v
 	case FaultEndless:
 		if v.Channel == "" {

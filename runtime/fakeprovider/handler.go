@@ -27,6 +27,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	n := int(s.seq.Add(1))
 	requestID := fmt.Sprintf("req_fake%d", n)
 	mode := modeOfPath(r.URL.Path)
+	if mode == ModeResponses && isUpgrade(r) {
+		s.serveWebSocket(w, r, requestID)
+		return
+	}
 	if mode != "" && r.Method == http.MethodPost && s.takeNoRead(r) {
 		select {
 		case <-r.Context().Done():

@@ -65,6 +65,10 @@ type Request struct {
 	// Fault describes the fault the request got, e.g. "status(429)", or
 	// "loading" for an answer of the model-loading phase (Script.Loading).
 	Fault string
+	// WebSocket is the number (from 1) of the WebSocket connection a
+	// handshake (Method GET) opened or a message (Method MethodMessage)
+	// came on; 0 for HTTP requests.
+	WebSocket int
 }
 
 // Model returns the "model" member of the body, or "".
@@ -105,6 +109,7 @@ type Server struct {
 	queued   map[Mode][]*fixture
 	sticky   map[Mode]*fixture
 	requests []Request
+	sockets  int // WebSocket connections opened
 }
 
 // New starts a Server on opts.Addr (by default 127.0.0.1 on a free port).

@@ -28,7 +28,8 @@ const maxConfigBytes = 4 << 20
 //	    "provider_mode": "openai-compatible" | "openai-responses" | "anthropic-messages",
 //	    "api_key_env": "ENV_VAR",
 //	    "lifecycle_events": false,
-//	    "models": [{"id": "...", "name": "...",
+//	    "transport": "http" | "websocket",
+//	    "models": [{"id": "...", "name": "...", "transport": "http" | "websocket",
 //	        "context_window_tokens": N, "max_output_tokens": N,
 //	        "input_modalities": ["text", "image", "audio"],
 //	        "supports_reasoning": false,
@@ -45,6 +46,9 @@ const maxConfigBytes = 4 << 20
 // The provider names "openai" and "anthropic" are reserved for the built-in
 // catalog. lifecycle_events true opts the provider's routes into
 // provider_lifecycle readiness telemetry (Model.LifecycleEvents).
+// transport "websocket" sends the routes' calls over the Responses
+// WebSocket mode (Model.Transport); a model's own transport overrides its
+// provider's, and only openai-responses providers may ask for websocket.
 func Load(homeDir string) (*Catalog, error) {
 	if homeDir == "" {
 		return nil, errors.New("catalog: home directory is not set")
@@ -117,6 +121,7 @@ type (
 		ProviderMode string      `json:"provider_mode"`
 		APIKeyEnv    string      `json:"api_key_env"`
 		Lifecycle    bool        `json:"lifecycle_events"`
+		Transport    string      `json:"transport"`
 		Models       []fileModel `json:"models"`
 	}
 	fileModel struct {
@@ -126,6 +131,7 @@ type (
 		MaxOutputTokens     int       `json:"max_output_tokens"`
 		InputModalities     []string  `json:"input_modalities"`
 		SupportsReasoning   bool      `json:"supports_reasoning"`
+		Transport           string    `json:"transport"`
 		Cost                *fileCost `json:"cost"`
 	}
 	fileCost struct {
@@ -144,6 +150,7 @@ var configShape = objectOf(map[string]*shape{
 		"provider_mode":    str,
 		"api_key_env":      str,
 		"lifecycle_events": boolean,
+		"transport":        str,
 		"models": arrayOf(objectOf(map[string]*shape{
 			"id":                    str,
 			"name":                  str,
@@ -151,6 +158,7 @@ var configShape = objectOf(map[string]*shape{
 			"max_output_tokens":     integer,
 			"input_modalities":      arrayOf(str),
 			"supports_reasoning":    boolean,
+			"transport":             str,
 			"cost": objectOf(map[string]*shape{
 				"input":       number,
 				"output":      number,
@@ -216,6 +224,9 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 	if p.APIKeyEnv != "" && !isEnvName(p.APIKeyEnv) {
 		return nil, configError(where, errors.New("api_key_env must be an environment variable name (letters, digits and '_', not starting with a digit)"))
 	}
+	if err := checkTransport(p.Transport, mode); err != nil {
+		return nil, configError(where, err)
+	}
 	base := strings.TrimRight(p.BaseURL, "/")
 	seen := make(map[string]bool, len(p.Models))
 	out := make([]Model, 0, len(p.Models))
@@ -242,6 +253,13 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 		if err != nil {
 			return nil, configError(mwhere, err)
 		}
+		transport := p.Transport
+		if fm.Transport != "" {
+			if err := checkTransport(fm.Transport, mode); err != nil {
+				return nil, configError(mwhere, err)
+			}
+			transport = fm.Transport
+		}
 		cost, err := buildCost(fm.Cost)
 		if err != nil {
 			return nil, configError(mwhere+".cost", err)
@@ -260,9 +278,24 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 			BaseURL:             base,
 			CredentialEnv:       p.APIKeyEnv,
 			LifecycleEvents:     p.Lifecycle,
+			Transport:           transport,
 		})
 	}
 	return out, nil
+}
+
+// checkTransport validates a configured transport for a provider of mode.
+func checkTransport(t string, mode Mode) error {
+	switch t {
+	case "", TransportHTTP:
+		return nil
+	case TransportWebSocket:
+		if mode != ModeOpenAIResponses {
+			return fmt.Errorf("transport %q needs provider_mode %q", t, ModeOpenAIResponses)
+		}
+		return nil
+	}
+	return fmt.Errorf("transport must be %q or %q, not %q", TransportHTTP, TransportWebSocket, t)
 }
 
 // buildCost validates a configured price; input and output are required.

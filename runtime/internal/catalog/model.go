@@ -125,7 +125,20 @@ type Model struct {
 	// ~/.octet/models.json). Only configured providers can: it is false
 	// for built-in and inline routes.
 	LifecycleEvents bool
+	// Transport is how the route's calls travel: "" or TransportHTTP for
+	// HTTP with server-sent events, TransportWebSocket for the OpenAI
+	// Responses WebSocket mode (openai-responses routes only; a refused
+	// handshake falls back to HTTP). Set by a configured provider or model
+	// ("transport" in ~/.octet/models.json) or a built-in entry; inline
+	// routes always use HTTP.
+	Transport string
 }
+
+// Transports of Model.Transport.
+const (
+	TransportHTTP      = "http"
+	TransportWebSocket = "websocket"
+)
 
 // Vision reports whether the route accepts image input.
 func (m Model) Vision() bool {

@@ -114,6 +114,12 @@ type decoder struct {
 	done          bool
 	maxEvent      int
 	err           error // *provider.Error or what edge.ReadFailure returned
+
+	// msgs, when set, replaces sse as the source of events: each message
+	// is the data of one event (the WebSocket transport, websocket.go).
+	msgs func() ([]byte, error)
+	// respID is the response id response.completed gave.
+	respID string
 }
 
 // decodeStream returns a decoder over r with the given event bound (zero or
@@ -151,6 +157,15 @@ var doneMarker = []byte("[DONE]")
 
 // step reads one SSE event and queues what it carries.
 func (d *decoder) step() {
+	if d.msgs != nil {
+		data, err := d.msgs()
+		if err != nil {
+			d.err = err
+			return
+		}
+		d.decodeEvent("", bytes.TrimSpace(data))
+		return
+	}
 	if !d.sse.Next() {
 		if err := d.sse.Err(); err != nil {
 			d.err = edge.ReadFailure(err, d.maxEvent)
@@ -548,6 +563,9 @@ func (d *decoder) end(kind eventKind, data []byte) {
 	resp := d.ev.Response
 	if resp == nil {
 		resp = &wireResponse{}
+	}
+	if kind == evCompleted {
+		d.respID = string(resp.ID)
 	}
 	if len(d.items) == 0 && resp.Output {
 		// Nothing was streamed, but the response has output: a server

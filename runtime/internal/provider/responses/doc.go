@@ -48,6 +48,12 @@
 // response.completed, response.incomplete or response.failed is
 // FailStreamCut.
 //
+// With Config.Transport TransportWebSocket the same requests and events
+// travel over the Responses WebSocket mode instead (websocket.go): one
+// response.create message per call on a socket the Provider reuses, with
+// previous_response_id continuation, and HTTP as the fallback when the
+// handshake is refused.
+//
 // Concurrency: a Provider is safe for concurrent use by many runs. A Stream
 // is used by one goroutine at a time, except Close, which may also be called
 // from another goroutine to abort a blocked Next (the stream then fails with

@@ -114,13 +114,33 @@ type requestOptions struct {
 
 // buildRequest returns the JSON body for req.
 func buildRequest(req provider.Request, opts requestOptions) ([]byte, error) {
+	body, _, err := buildBody(req, opts)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(body, marshalOpts)
+}
+
+// itemOwner says where an input item came from: the index of the message
+// of req.Messages that produced it, and whether it is a stand-in result
+// (provider.PendingCalls) emitted before that message (Message is
+// len(req.Messages) for the stand-ins after the last one). The WebSocket
+// transport uses it to send only the items a continuation needs.
+type itemOwner struct {
+	message int
+	standIn bool
+}
+
+// buildBody returns the request body for req and the owner of each of its
+// input items.
+func buildBody(req provider.Request, opts requestOptions) (*request, []itemOwner, error) {
 	if req.Model == "" {
-		return nil, errors.New("responses: request has no model")
+		return nil, nil, errors.New("responses: request has no model")
 	}
 	// Each call and its results carry one id the wire accepts, never
 	// one repeated (a history from before the host assigned ids).
 	req.Messages = provider.UniqueCallIDs(req.Messages, provider.HostCallIDs)
-	body := request{
+	body := &request{
 		Model:           req.Model,
 		Instructions:    req.System,
 		Input:           make([]any, 0, len(req.Messages)+2),
@@ -135,15 +155,22 @@ func buildRequest(req provider.Request, opts requestOptions) ([]byte, error) {
 	if opts.encrypted {
 		body.Include = []string{includeEncrypted}
 	}
+	owners := make([]itemOwner, 0, len(req.Messages)+2)
+	own := func(i int, standIn bool) {
+		for len(owners) < len(body.Input) {
+			owners = append(owners, itemOwner{message: i, standIn: standIn})
+		}
+	}
 	var pending provider.PendingCalls
 	for i := range req.Messages {
 		m := &req.Messages[i]
 		body.Input = appendOutputs(body.Input, pending.Before(m))
+		own(i, true)
 		switch m.Role {
 		case provider.RoleUser:
 			um, err := buildUser(i, m)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			body.Input = append(body.Input, um)
 		case provider.RoleAssistant:
@@ -151,16 +178,18 @@ func buildRequest(req provider.Request, opts requestOptions) ([]byte, error) {
 		case provider.RoleTool:
 			body.Input = appendOutputs(body.Input, req.Messages[i:i+1])
 		default:
-			return nil, fmt.Errorf("responses: message %d has unknown role %q", i, m.Role)
+			return nil, nil, fmt.Errorf("responses: message %d has unknown role %q", i, m.Role)
 		}
+		own(i, false)
 	}
 	body.Input = appendOutputs(body.Input, pending.Before(nil))
+	own(len(req.Messages), true)
 	tools, err := buildTools(req.Tools)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	body.Tools = tools
-	return json.Marshal(&body, marshalOpts)
+	return body, owners, nil
 }
 
 // buildTools returns the request's tools array.

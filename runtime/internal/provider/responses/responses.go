@@ -3,6 +3,8 @@ package responses
 import (
 	"context"
 	"errors"
+	"fmt"
+	"hash/maphash"
 	"io"
 	"net/http"
 	"strings"
@@ -57,6 +59,18 @@ type Config struct {
 	// reasoning input items, so the model keeps its reasoning across turns
 	// without server-side storage.
 	IncludeEncryptedReasoning bool
+	// Transport is how calls travel: "" or TransportHTTP for a streaming
+	// POST answered with server-sent events, TransportWebSocket for
+	// response.create messages on a WebSocket to the same endpoint (ws://
+	// or wss://, websocket.go), with HTTP as the fallback when the server
+	// refuses the handshake.
+	Transport string
+	// SocketIdleTTL is how long an unused WebSocket stays open; zero means
+	// DefaultSocketIdleTTL.
+	SocketIdleTTL time.Duration
+	// ConnectionLimit is the age past which a WebSocket is not reused;
+	// zero means DefaultConnectionLimit.
+	ConnectionLimit time.Duration
 }
 
 // Provider is an OpenAI Responses route. It is safe for concurrent use.
@@ -72,6 +86,12 @@ type Provider struct {
 	scrub     edge.Scrubber
 	store     bool
 	encrypted bool
+
+	// The WebSocket transport; ws is nil over HTTP.
+	ws         *sockets
+	wsEndpoint string
+	socketTTL  time.Duration
+	connLimit  time.Duration
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -92,15 +112,39 @@ func New(cfg Config) (*Provider, error) {
 		BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Headers: cfg.Headers, HTTPClient: cfg.HTTPClient,
 		IdleTimeout: cfg.IdleTimeout, MaxEventBytes: cfg.MaxEventBytes, Now: cfg.Now,
 	})
+	switch cfg.Transport {
+	case "", TransportHTTP, TransportWebSocket:
+	default:
+		errs = append(errs, fmt.Errorf("responses: transport %q is not http or websocket", cfg.Transport))
+	}
+	if cfg.SocketIdleTTL < 0 || cfg.ConnectionLimit < 0 {
+		errs = append(errs, errors.New("responses: negative socket idle TTL or connection limit"))
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return &Provider{
+	p := &Provider{
 		endpoint: r.URL, header: r.Header, client: r.Client,
 		idle: r.Idle, maxEvent: r.MaxEvent, now: r.Now, scrub: r.Scrub,
 		store: cfg.Store, encrypted: cfg.IncludeEncryptedReasoning,
-	}, nil
+	}
+	if cfg.Transport == TransportWebSocket {
+		p.ws = &sockets{seed: maphash.MakeSeed()}
+		p.wsEndpoint = wsURL(r.URL)
+		p.socketTTL, p.connLimit = cfg.SocketIdleTTL, cfg.ConnectionLimit
+		if p.socketTTL == 0 {
+			p.socketTTL = DefaultSocketIdleTTL
+		}
+		if p.connLimit == 0 {
+			p.connLimit = DefaultConnectionLimit
+		}
+	}
+	return p, nil
 }
+
+// WebSocket reports whether the Provider's calls go over the WebSocket
+// transport: it was configured and no handshake was refused.
+func (p *Provider) WebSocket() bool { return p.ws != nil && !p.ws.fallback.Load() }
 
 // CloseIdleConnections closes the idle connections of the Provider's HTTP
 // client.
@@ -110,6 +154,12 @@ func (p *Provider) CloseIdleConnections() { p.client.CloseIdleConnections() }
 // HTTP status, cancel) is returned as *provider.Error; a request that cannot
 // be encoded (no model, unknown role, invalid tool schema) is a plain error.
 func (p *Provider) Stream(ctx context.Context, req provider.Request) (provider.Stream, error) {
+	if p.WebSocket() {
+		s, fallback, err := p.streamWS(ctx, req)
+		if !fallback {
+			return s, err
+		}
+	}
 	body, err := buildRequest(req, requestOptions{store: p.store, encrypted: p.encrypted})
 	if err != nil {
 		return nil, err

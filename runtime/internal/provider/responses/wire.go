@@ -91,6 +91,7 @@ func (ps *wireParts) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 // wireResponse is the part of the response object the terminal events
 // carry that the decoder reads.
 type wireResponse struct {
+	ID                edge.TextOnly     `json:"id"`
 	Status            edge.TextOnly     `json:"status"`
 	Usage             *wireUsage        `json:"usage"`
 	Error             *edge.ErrorObject `json:"error"`

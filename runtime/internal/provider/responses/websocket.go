@@ -1,0 +1,646 @@
+package responses
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"hash/maphash"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/go-json-experiment/json"
+
+	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge"
+)
+
+// The WebSocket transport (Config.Transport "websocket"). A call is one
+// {"type":"response.create", ...} text message carrying the fields of the
+// HTTP body except stream and background; the server answers with the
+// same response.* events as over SSE, one JSON event per message, which
+// the SSE decoder of this package decodes as one event's data each.
+//
+// A Provider keeps one socket, reused by its calls one after another (the
+// steps of a run), closed after SocketIdleTTL unused and never reused past
+// ConnectionLimit of age (the server ends a connection after 60 minutes).
+// Continuation state is local to the connection: when the socket's last
+// response completed and the new request's conversation is the previous
+// one plus that response's own output (its text and tool calls exactly as
+// the response produced them) plus new messages, the frame carries
+// previous_response_id and only the new input items; anything else sends
+// the whole conversation.
+//
+// Recovery facts follow the HTTP rules (CONTRACT §12): every failure until
+// the response.create message is handed to the socket (dial, handshake,
+// cancel) has RequestWritten false; from then on the call may have been
+// billed. The idle timeout applies between server messages. A handshake
+// that the server refuses with an HTTP answer (not 101) means the socket
+// never started: the Provider then uses HTTP for the rest of its life.
+
+// Transports of Config.Transport.
+const (
+	TransportHTTP      = "http"
+	TransportWebSocket = "websocket"
+)
+
+// DefaultSocketIdleTTL is how long an unused socket stays open when
+// Config.SocketIdleTTL is zero.
+const DefaultSocketIdleTTL = 5 * time.Minute
+
+// DefaultConnectionLimit is the age past which a socket is not reused when
+// Config.ConnectionLimit is zero: the server closes connections at 60
+// minutes (websocket_connection_limit_reached), and a call started near
+// that mark would be cut, so sockets are replaced five minutes before it.
+const DefaultConnectionLimit = 55 * time.Minute
+
+// codeConnectionLimit is the error code of a request the server refused
+// because its connection reached the 60-minute limit.
+const codeConnectionLimit = "websocket_connection_limit_reached"
+
+// wsCreate is the response.create message: the HTTP body's fields without
+// stream, plus the continuation. Field order is the wire order.
+type wsCreate struct {
+	Type               string     `json:"type"`
+	Model              string     `json:"model"`
+	Instructions       string     `json:"instructions,omitempty"`
+	PreviousResponseID string     `json:"previous_response_id,omitempty"`
+	Input              []any      `json:"input"`
+	Tools              []tool     `json:"tools,omitempty"`
+	Reasoning          *reasoning `json:"reasoning,omitempty"`
+	MaxOutputTokens    int        `json:"max_output_tokens,omitzero"`
+	Include            []string   `json:"include,omitempty"`
+	Store              bool       `json:"store"`
+}
+
+// wsHead is what a continuation must share with the previous request:
+// everything but the input.
+type wsHead struct {
+	Model           string     `json:"model"`
+	Instructions    string     `json:"instructions"`
+	Tools           []tool     `json:"tools"`
+	Reasoning       *reasoning `json:"reasoning"`
+	MaxOutputTokens int        `json:"max_output_tokens"`
+	Include         []string   `json:"include"`
+	Store           bool       `json:"store"`
+}
+
+// wsState is what a socket's last completed response leaves for a
+// continuation.
+type wsState struct {
+	respID   string
+	head     []byte   // the wsHead of the request
+	items    [][]byte // every input item of the request, encoded
+	messages int      // len(Request.Messages)
+	// The response's own output, as the stream produced it.
+	textSum uint64
+	calls   []provider.ToolCall
+}
+
+// socket is one WebSocket connection.
+type socket struct {
+	conn   *websocket.Conn
+	opened time.Time // by the Provider's clock
+	used   time.Time // when its last call ended
+	state  *wsState  // nil: no continuation possible
+	timer  *time.Timer
+}
+
+// sockets is a Provider's socket slot.
+type sockets struct {
+	mu       sync.Mutex
+	idle     *socket
+	closed   bool
+	fallback atomic.Bool // a handshake was refused: HTTP from now on
+	seed     maphash.Seed
+}
+
+// wsURL returns the WebSocket URL of an http(s) endpoint.
+func wsURL(endpoint string) string {
+	if rest, ok := strings.CutPrefix(endpoint, "https://"); ok {
+		return "wss://" + rest
+	}
+	return "ws://" + strings.TrimPrefix(endpoint, "http://")
+}
+
+// take returns the idle socket if it may serve another call, closing it
+// when it went SocketIdleTTL unused or is ConnectionLimit old.
+func (p *Provider) take() *socket {
+	w := p.ws
+	w.mu.Lock()
+	s := w.idle
+	w.idle = nil
+	w.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	s.timer.Stop()
+	now := p.now()
+	if now.Sub(s.used) >= p.socketTTL || now.Sub(s.opened) >= p.connLimit {
+		_ = s.conn.CloseNow()
+		return nil
+	}
+	return s
+}
+
+// give makes s the idle socket, or closes it when the Provider is closed
+// or already holds one.
+func (p *Provider) give(s *socket) {
+	w := p.ws
+	s.used = p.now()
+	w.mu.Lock()
+	if w.closed || w.idle != nil {
+		w.mu.Unlock()
+		_ = s.conn.CloseNow()
+		return
+	}
+	w.idle = s
+	s.timer = time.AfterFunc(p.socketTTL, func() {
+		w.mu.Lock()
+		if w.idle != s {
+			w.mu.Unlock()
+			return
+		}
+		w.idle = nil
+		w.mu.Unlock()
+		_ = s.conn.CloseNow()
+	})
+	w.mu.Unlock()
+}
+
+// Close closes the Provider's idle WebSocket, and any socket in use when
+// its call ends. HTTP calls are not affected; the Provider stays usable
+// over HTTP and the WebSocket transport alike, but a later call dials a
+// socket of its own and closes it when it ends.
+func (p *Provider) Close() error {
+	if p.ws == nil {
+		return nil
+	}
+	w := p.ws
+	w.mu.Lock()
+	s := w.idle
+	w.idle = nil
+	w.closed = true
+	w.mu.Unlock()
+	if s != nil {
+		s.timer.Stop()
+		_ = s.conn.CloseNow()
+	}
+	return nil
+}
+
+// dial opens a socket. refused reports a handshake the server answered
+// with HTTP instead of switching protocols.
+func (p *Provider) dial(ctx context.Context) (s *socket, refused bool, err error) {
+	dctx, cancel := context.WithTimeout(ctx, p.idle)
+	defer cancel()
+	header := p.header.Clone()
+	header.Del("Content-Type")
+	header.Del("Accept")
+	conn, resp, err := websocket.Dial(dctx, p.wsEndpoint, &websocket.DialOptions{HTTPClient: p.client, HTTPHeader: header})
+	if err != nil {
+		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols && ctx.Err() == nil {
+			return nil, true, err
+		}
+		// Nothing of the request left: the server cannot have seen the
+		// call (CONTRACT §12). A failed dial is FailConnect (a network
+		// wait when it is an outage); a handshake cut or unanswered on an
+		// open connection is a cut, retried, never uncertain.
+		e := &provider.Error{Kind: provider.FailConnect, Err: err,
+			Message: p.scrub.Sanitize("websocket handshake failed: " + transportText(err))}
+		var op *net.OpError
+		var dns *net.DNSError
+		switch {
+		case ctx.Err() != nil:
+			e.Kind, e.Message = provider.FailCanceled, "canceled"
+		case dctx.Err() != nil:
+			e.Kind, e.Message = provider.FailIdleTimeout, "websocket handshake: no answer for "+p.idle.String()
+		case errors.As(err, &dns), errors.As(err, &op) && op.Op == "dial":
+		default:
+			e.Kind = provider.FailStreamCut
+		}
+		return nil, false, e
+	}
+	conn.SetReadLimit(int64(p.maxEvent))
+	now := p.now()
+	return &socket{conn: conn, opened: now, used: now}, false, nil
+}
+
+// transportText is err's text without a URL's path or query, which may
+// carry a secret on some gateways.
+func transportText(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, "://"); i >= 0 {
+		j := i + 3
+		for j < len(msg) && msg[j] != '/' && msg[j] != ' ' && msg[j] != '"' {
+			j++
+		}
+		k := j
+		for k < len(msg) && msg[k] != ' ' && msg[k] != '"' && msg[k] != ':' {
+			k++
+		}
+		msg = msg[:j] + msg[k:]
+	}
+	return msg
+}
+
+// wsRequest is a call's request in the forms the transport needs.
+type wsRequest struct {
+	body     *request
+	owners   []itemOwner
+	head     []byte
+	items    [][]byte
+	messages []provider.Message
+}
+
+// encodeWS encodes req for the WebSocket transport.
+func (p *Provider) encodeWS(req provider.Request) (*wsRequest, error) {
+	body, owners, err := buildBody(req, requestOptions{store: p.store, encrypted: p.encrypted})
+	if err != nil {
+		return nil, err
+	}
+	r := &wsRequest{body: body, owners: owners, messages: req.Messages}
+	r.head, err = json.Marshal(&wsHead{Model: body.Model, Instructions: body.Instructions, Tools: body.Tools,
+		Reasoning: body.Reasoning, MaxOutputTokens: body.MaxOutputTokens, Include: body.Include, Store: body.Store}, marshalOpts)
+	if err != nil {
+		return nil, err
+	}
+	r.items = make([][]byte, len(body.Input))
+	for i, it := range body.Input {
+		if r.items[i], err = json.Marshal(it, marshalOpts); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// frame returns the response.create message for r on a socket whose
+// continuation state is st (nil for none): with previous_response_id and
+// only the new items when r continues st, else the whole input.
+func (p *Provider) frame(r *wsRequest, st *wsState) ([]byte, error) {
+	msg := wsCreate{Type: "response.create", Model: r.body.Model, Instructions: r.body.Instructions,
+		Input: r.body.Input, Tools: r.body.Tools, Reasoning: r.body.Reasoning,
+		MaxOutputTokens: r.body.MaxOutputTokens, Include: r.body.Include, Store: r.body.Store}
+	if from, ok := p.continues(r, st); ok {
+		msg.PreviousResponseID = st.respID
+		msg.Input = make([]any, 0, len(r.body.Input)-from)
+		for i := from; i < len(r.body.Input); i++ {
+			if r.owners[i].message == st.messages && !r.owners[i].standIn {
+				continue // the previous response's output: the server has it
+			}
+			msg.Input = append(msg.Input, r.body.Input[i])
+		}
+	}
+	return json.Marshal(&msg, marshalOpts)
+}
+
+// continues reports whether r is the conversation of st followed by st's
+// response and new messages, and where its new items begin.
+func (p *Provider) continues(r *wsRequest, st *wsState) (int, bool) {
+	if st == nil || st.respID == "" || !bytes.Equal(r.head, st.head) ||
+		len(r.messages) <= st.messages || len(r.items) < len(st.items) {
+		return 0, false
+	}
+	for i, it := range st.items {
+		if !bytes.Equal(r.items[i], it) {
+			return 0, false
+		}
+	}
+	// The message after the previous conversation must be the previous
+	// response's output exactly: text and calls the host may have changed
+	// (a redacted echo, a reassigned call id, dropped arguments) are not
+	// what the server holds.
+	m := &r.messages[st.messages]
+	if m.Role != provider.RoleAssistant || maphash.String(p.ws.seed, m.Text) != st.textSum || len(m.ToolCalls) != len(st.calls) {
+		return 0, false
+	}
+	for i, tc := range m.ToolCalls {
+		if tc != st.calls[i] {
+			return 0, false
+		}
+	}
+	from := len(st.items)
+	for i := from; i < len(r.owners); i++ {
+		if r.owners[i].message == st.messages && r.owners[i].standIn {
+			return 0, false // a stand-in the server's history lacks
+		}
+	}
+	return from, true
+}
+
+// streamWS starts one call over the WebSocket transport. fallback reports
+// that the handshake was refused and the call must go over HTTP.
+func (p *Provider) streamWS(ctx context.Context, req provider.Request) (st provider.Stream, fallback bool, err error) {
+	r, err := p.encodeWS(req)
+	if err != nil {
+		return nil, false, err
+	}
+	for attempt := 0; ; attempt++ {
+		s := p.take()
+		if s == nil {
+			var refused bool
+			if s, refused, err = p.dial(ctx); refused {
+				p.ws.fallback.Store(true)
+				return nil, true, nil
+			} else if err != nil {
+				return nil, false, err
+			}
+		}
+		var frame []byte
+		if frame, err = p.frame(r, s.state); err != nil {
+			_ = s.conn.CloseNow()
+			return nil, false, err
+		}
+		s.state = nil
+		if err = ctx.Err(); err != nil {
+			p.give(s) // nothing was sent on it
+			return nil, false, &provider.Error{Kind: provider.FailCanceled, Message: "canceled", Err: err}
+		}
+		ws := newWSStream(ctx, p, s, r, req.MaxOutputBytes)
+		if err = ws.send(frame); err != nil {
+			return nil, false, err
+		}
+		// The first message says whether the server took the call: a
+		// refusal for the connection's age comes before any work, so the
+		// call goes again, once, on a new socket.
+		data, err := ws.readMessage()
+		if err != nil {
+			err = ws.classify(err)
+			ws.release(false)
+			return nil, false, err
+		}
+		if bytes.Contains(data, []byte(codeConnectionLimit)) && isConnectionLimit(data) {
+			ws.release(false)
+			if attempt == 0 {
+				continue
+			}
+			return nil, false, &provider.Error{Kind: provider.FailErrorEvent, Code: codeConnectionLimit, RequestWritten: true,
+				Message: "the WebSocket connection reached its time limit twice in a row"}
+		}
+		ws.ahead = true
+		return ws, false, nil
+	}
+}
+
+// isConnectionLimit reports whether data is an error event with the
+// connection-limit code.
+func isConnectionLimit(data []byte) bool {
+	var ev wireEvent
+	if json.Unmarshal(data, &ev, unmarshalOpts) != nil || ev.Type != "error" {
+		return false
+	}
+	code := string(ev.Code)
+	if code == "" && ev.Error != nil {
+		code = ev.Error.CodeOrType()
+	}
+	return code == codeConnectionLimit
+}
+
+// wsStream is the provider.Stream of one WebSocket call.
+type wsStream struct {
+	p     *Provider
+	s     *socket
+	req   *wsRequest
+	ctx   context.Context
+	dec   *decoder
+	buf   bytes.Buffer
+	ahead bool // buf holds a message read ahead, for the decoder's next read
+
+	watch    *idleWatch
+	closed   atomic.Bool // Close was called
+	endedOK  atomic.Bool // the call ended normally and its socket went back
+	stopCtx  func() bool
+	released bool // the socket was given back or closed
+
+	textSum maphash.Hash
+	calls   []provider.ToolCall
+	err     error
+}
+
+func newWSStream(ctx context.Context, p *Provider, s *socket, r *wsRequest, maxOutput int) *wsStream {
+	ws := &wsStream{p: p, s: s, req: r, ctx: ctx}
+	ws.textSum.SetSeed(p.ws.seed)
+	ws.dec = &decoder{lastText: -1, lastReasoning: -1, maxEvent: p.maxEvent, msgs: ws.read}
+	limit := maxOutput
+	if limit <= 0 {
+		limit = provider.OutputLimit(0)
+	}
+	ws.dec.SetOutputLimit(limit)
+	// A canceled context or the idle timer closes the socket, which ends
+	// a blocked read or write; reads and writes themselves take no
+	// context (no per-message cost).
+	ws.stopCtx = context.AfterFunc(ctx, func() { _ = s.conn.CloseNow() })
+	ws.watch = newIdleWatch(p.idle, func() { _ = s.conn.CloseNow() })
+	return ws
+}
+
+// idleWatchTicks is how many times per idle timeout an idleWatch looks.
+const idleWatchTicks = 4
+
+// idleWatch calls expire when no activity was noted for its timeout. It
+// looks idleWatchTicks times per timeout, so the timeout is kept within a
+// quarter of itself, and noting activity is one atomic add: resetting a
+// timer for every message would cost more than decoding a delta.
+type idleWatch struct {
+	activity atomic.Uint64
+	fired    atomic.Bool
+	timeout  time.Duration
+	expire   func()
+
+	mu      sync.Mutex // the callback, and stop
+	timer   *time.Timer
+	stopped bool
+	seen    uint64 // activity at the last look
+	quiet   int    // looks in a row without activity
+}
+
+func newIdleWatch(timeout time.Duration, expire func()) *idleWatch {
+	w := &idleWatch{timeout: timeout, expire: expire}
+	w.mu.Lock()
+	w.timer = time.AfterFunc(timeout/idleWatchTicks, w.look)
+	w.mu.Unlock()
+	return w
+}
+
+// note records activity.
+func (w *idleWatch) note() { w.activity.Add(1) }
+
+func (w *idleWatch) look() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		return
+	}
+	if a := w.activity.Load(); a != w.seen {
+		w.seen, w.quiet = a, 0
+	} else if w.quiet++; w.quiet >= idleWatchTicks {
+		w.fired.Store(true)
+		w.stopped = true
+		w.expire()
+		return
+	}
+	w.timer.Reset(w.timeout / idleWatchTicks)
+}
+
+// stop disarms the watch for good.
+func (w *idleWatch) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.timer.Stop()
+	w.mu.Unlock()
+}
+
+// send writes the response.create message. A failure here may have sent
+// part of it: the call counts as written.
+func (ws *wsStream) send(frame []byte) error {
+	if err := ws.s.conn.Write(context.Background(), websocket.MessageText, frame); err != nil {
+		err = ws.classify(err)
+		ws.release(false)
+		return err
+	}
+	ws.watch.note()
+	return nil
+}
+
+// readMessage reads one message into the stream's buffer.
+func (ws *wsStream) readMessage() ([]byte, error) {
+	typ, r, err := ws.s.conn.Reader(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	ws.buf.Reset()
+	if _, err = ws.buf.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	ws.watch.note()
+	if typ != websocket.MessageText {
+		return nil, edge.Failure(provider.FailDecode, "", "binary WebSocket message", nil)
+	}
+	return ws.buf.Bytes(), nil
+}
+
+// read is the decoder's message source.
+func (ws *wsStream) read() ([]byte, error) {
+	if ws.ahead {
+		ws.ahead = false
+		return ws.buf.Bytes(), nil
+	}
+	return ws.readMessage()
+}
+
+// Next advances to the next event.
+func (ws *wsStream) Next() bool {
+	if ws.released {
+		return false
+	}
+	if ws.closed.Load() {
+		if !ws.dec.Finished() {
+			// Closed by the consumer before the end: not a normal end.
+			ws.err = &provider.Error{Kind: provider.FailCanceled, Message: "stream closed",
+				RequestWritten: true, ContentStarted: ws.dec.Started()}
+		}
+		ws.release(false)
+		return false
+	}
+	if ws.dec.Next() {
+		ev := ws.dec.Event()
+		switch ev.Kind {
+		case provider.EventText:
+			ws.textSum.WriteString(ev.Text)
+		case provider.EventToolCall:
+			ws.calls = append(ws.calls, ev.ToolCall)
+		}
+		return true
+	}
+	if err := ws.dec.Err(); err != nil {
+		ws.err = ws.classify(err)
+		ws.release(false)
+		return false
+	}
+	ws.release(true)
+	return false
+}
+
+// Event returns the current event.
+func (ws *wsStream) Event() provider.StreamEvent { return ws.dec.Event() }
+
+// Err returns the failure that ended the stream, nil after a normal end.
+func (ws *wsStream) Err() error { return ws.err }
+
+// Close ends the call; a call that did not end normally closes its socket
+// (the server would go on sending its events). It may be called from
+// another goroutine to abort a blocked Next, and more than once.
+func (ws *wsStream) Close() error {
+	if ws.closed.Swap(true) {
+		return nil
+	}
+	if !ws.endedOK.Load() {
+		_ = ws.s.conn.CloseNow()
+	}
+	return nil
+}
+
+// release ends the stream's hold on its socket: a call that ended
+// normally gives it back with its continuation state; any other end
+// closes it.
+func (ws *wsStream) release(ok bool) {
+	if ws.released {
+		return
+	}
+	ws.released = true
+	ws.watch.stop()
+	ws.stopCtx()
+	if ok {
+		ws.endedOK.Store(true)
+	}
+	if !ok || ws.closed.Load() {
+		_ = ws.s.conn.CloseNow()
+		return
+	}
+	r := ws.req
+	if ws.dec.respID != "" {
+		ws.s.state = &wsState{respID: ws.dec.respID, head: r.head, items: r.items, messages: len(r.messages),
+			textSum: ws.textSum.Sum64(), calls: ws.calls}
+	}
+	ws.p.give(ws.s)
+}
+
+// classify completes a failure after the request was sent with the facts
+// of this call.
+func (ws *wsStream) classify(err error) error {
+	e := &provider.Error{RequestWritten: true, ContentStarted: ws.dec.Started()}
+	var pe *provider.Error
+	switch {
+	case ws.watch.fired.Load():
+		e.Kind = provider.FailIdleTimeout
+		e.Message = "no WebSocket message for " + ws.p.idle.String()
+		e.Err = errors.Join(errors.New("responses: websocket"), edge.ErrIdleTimeout)
+	case ws.ctx.Err() != nil:
+		e.Kind, e.Message, e.Err = provider.FailCanceled, "canceled", ws.ctx.Err()
+	case ws.closed.Load():
+		e.Kind, e.Message, e.Err = provider.FailCanceled, "stream closed", err
+	case errors.As(err, &pe):
+		e.Kind, e.Code, e.Err = pe.Kind, ws.p.scrub.Sanitize(pe.Code), pe.Err
+		e.Message = ws.p.scrub.Sanitize(pe.Message)
+		if e.Message == "" {
+			e.Message = string(pe.Kind)
+		}
+	case errors.Is(err, websocket.ErrMessageTooBig):
+		e.Kind, e.Err = provider.FailDecode, err
+		e.Message = "WebSocket message larger than the event bound"
+	default:
+		// The socket closed or broke before the terminal event.
+		e.Kind, e.Err = provider.FailStreamCut, err
+		msg := "WebSocket closed before response.completed"
+		if websocket.CloseStatus(err) == -1 && !errors.Is(err, io.EOF) {
+			msg += ": " + transportText(err)
+		}
+		e.Message = ws.p.scrub.Sanitize(msg)
+	}
+	return e
+}

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -16,9 +15,9 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"golang.org/x/sys/unix"
 
 	"octet.dev/host/internal/host"
+	"octet.dev/host/internal/operator"
 	"octet.dev/host/runtime"
 	"octet.dev/host/spec/schema"
 )
@@ -42,14 +41,7 @@ func run(args []string) int {
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	showSchema := fs.Bool("schema", false, "print the JSON Schema (draft 2020-12) of protocol 1's requests and events and exit")
 	logLevel := fs.String("log-level", "info", "stderr log level: trace, debug, info, warn, error, disabled")
-	allowShell := fs.Bool("allow-shell", false, "enable the shell effect for the bash tool (bash also needs --allow-process)")
-	allowProcess := fs.Bool("allow-process", false, "enable the process effect for the bash tool (bash also needs --allow-shell)")
-	allowRemote := fs.Bool("allow-remote-read", false, "enable network reads by tools")
-	bashTimeout := fs.Int64("bash-timeout-ms", 0, "default timeout of a bash command, in milliseconds")
-	maxOutput := fs.Int64("max-output-bytes", 0, "bound on one tool's output returned to the model, in bytes")
-	shellPath := fs.String("shell-path", "", "absolute path of the shell the bash tool runs")
-	trustWorkspace := fs.Bool("trust-workspace", false, "apply each run's workspace .octet/settings.json")
-	idleTimeout := fs.Int64("provider-idle-timeout-ms", 60000, "longest a provider stream may go without a byte before the attempt counts as failed")
+	op := operator.Register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(os.Stderr, usage)
 		fs.PrintDefaults()
@@ -87,11 +79,11 @@ func run(args []string) int {
 	// are closed to the processes its tools start (see the README,
 	// "Commands cannot reach the host"). The shell tool sets it again
 	// before its first command, for embedders.
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "octet-host: cannot make the process non-dumpable: %v\n", err)
+	if err := operator.NonDumpable(); err != nil {
+		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
 		return 1
 	}
-	proto, err := reserveStdout()
+	proto, err := operator.ReserveStdout()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "octet-host: cannot reserve stdout for the protocol: %v\n", err)
 		return 1
@@ -101,36 +93,15 @@ func run(args []string) int {
 	// the same zerolog logger, so stderr keeps one format.
 	slogger := slog.New(newZerologHandler(log))
 
-	envLayer, err := runtime.PolicyFromEnv(os.Getenv)
+	// The operator's layers (environment, CLI flags) and settings, as
+	// octet has them too.
+	opts, err := op.Options(os.Getenv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
 		return 2
 	}
-	// The CLI layer holds exactly the flags given on the command line.
-	cli := runtime.PolicyLayer{Source: runtime.SourceCLI}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "allow-shell":
-			cli.AllowShell = allowShell
-		case "allow-process":
-			cli.AllowProcess = allowProcess
-		case "allow-remote-read":
-			cli.AllowRemoteRead = allowRemote
-		case "bash-timeout-ms":
-			cli.BashTimeoutMS = bashTimeout
-		case "max-output-bytes":
-			cli.MaxOutputBytes = maxOutput
-		case "shell-path":
-			cli.ShellPath = shellPath
-		}
-	})
-
-	if *idleTimeout < 1 {
-		fmt.Fprintln(os.Stderr, "octet-host: --provider-idle-timeout-ms must be at least 1")
-		return 2
-	}
-	agent, err := runtime.New(runtime.Options{Logger: slogger, PolicyLayers: []runtime.PolicyLayer{envLayer, cli},
-		TrustWorkspace: *trustWorkspace, IdleTimeout: time.Duration(*idleTimeout) * time.Millisecond})
+	opts.Logger = slogger
+	agent, err := runtime.New(opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
 		return 2
@@ -196,22 +167,6 @@ func exitCode(log zerolog.Logger, err error) int {
 	}
 	log.Error().Err(err).Msg("octet-host exiting")
 	return 1
-}
-
-// reserveStdout moves the protocol stream to a private descriptor and points
-// fd 1 (and os.Stdout) at stderr, so that no stray print, library or child
-// process can write into the protocol stream (CONTRACT §2).
-func reserveStdout() (io.Writer, error) {
-	fd, err := unix.FcntlInt(1, unix.F_DUPFD_CLOEXEC, 3)
-	if err != nil {
-		return nil, fmt.Errorf("dup stdout: %w", err)
-	}
-	if err := unix.Dup3(2, 1, 0); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("redirect fd 1 to stderr: %w", err)
-	}
-	os.Stdout = os.Stderr
-	return os.NewFile(uintptr(fd), "protocol-stdout"), nil
 }
 
 const usage = `octet-host — a headless coding-agent host speaking native-host protocol 1.

@@ -208,7 +208,7 @@ func decode(line []byte) (cmd rpcCommand, command string, reason string) {
 			Type any `json:"type"`
 		}
 		command = cmdParse
-		if json.Unmarshal(line, &probe) == nil {
+		if json.Unmarshal(line, &probe, jsontext.AllowDuplicateNames(true)) == nil {
 			if id, ok := probe.ID.(string); ok {
 				cmd.ID = &id
 			} else {
@@ -263,6 +263,9 @@ func decodeReason(err error) string {
 	}
 	var syn *jsontext.SyntacticError
 	if errors.As(err, &syn) {
+		if errors.Is(err, jsontext.ErrDuplicateName) {
+			return "a member appears twice: " + syn.Error()
+		}
 		return "not a JSON object: " + syn.Error()
 	}
 	return "malformed command: " + err.Error()

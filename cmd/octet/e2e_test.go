@@ -495,10 +495,10 @@ func TestRPCMalformedCommandsKeepServing(t *testing.T) {
 	}
 }
 
-// Steering reaches the model at the next boundary; a prompt while the run
-// is active is refused.
+// Steering reaches the model at the next boundary, a follow-up when the run
+// would complete; a prompt while the run is active is refused.
 func TestRPCSteerMidRun(t *testing.T) {
-	e := newEnv(t, bashTurn("sleep 0.5"), done)
+	e := newEnv(t, bashTurn("sleep 0.5"), done, fakeprovider.Turn{Text: "Followed up."})
 	p := e.rpc(t, "--allow-shell", "--allow-process")
 	p.send(`{"type":"prompt","message":"go"}`)
 	p.response("prompt")
@@ -511,6 +511,10 @@ func TestRPCSteerMidRun(t *testing.T) {
 	if r, _ := p.response("steer"); r["success"] != true {
 		t.Fatalf("steer: %v", r)
 	}
+	p.send(`{"id":"fu","type":"follow_up","message":"and then summarize"}`)
+	if r, _ := p.response("follow_up"); r["success"] != true {
+		t.Fatalf("follow_up: %v", r)
+	}
 	p.send(`{"type":"get_state"}`)
 	if r, _ := p.response("get_state"); data(r)["isRunning"] != true {
 		t.Fatalf("get_state mid-run: %v", r)
@@ -519,13 +523,18 @@ func TestRPCSteerMidRun(t *testing.T) {
 	if sd["text"] != "use the other file" || sd["step"] != 2.0 {
 		t.Fatalf("steering_delivered: %v", sd)
 	}
+	fd, _ := p.until("follow_up_delivered")
+	if fd["text"] != "and then summarize" || fd["step"] != 3.0 {
+		t.Fatalf("follow_up_delivered: %v", fd)
+	}
 	final, _ := p.until("final_result")
-	if final["status"] != "completed" {
+	if final["status"] != "completed" || final["output"] != "Followed up." {
 		t.Fatalf("final: %v", final)
 	}
 	reqs := e.fake.Requests()
-	if len(reqs) != 2 || !strings.Contains(fmt.Sprint(reqs[1].Body["messages"]), "use the other file") {
-		t.Fatalf("the steering message did not reach the model's second call")
+	if len(reqs) != 3 || !strings.Contains(fmt.Sprint(reqs[1].Body["messages"]), "use the other file") ||
+		!strings.Contains(fmt.Sprint(reqs[2].Body["messages"]), "and then summarize") {
+		t.Fatalf("the steering message and the follow-up did not reach the model's later calls")
 	}
 	if code := p.close(); code != 0 {
 		t.Fatalf("exit %d", code)

@@ -116,7 +116,7 @@ func run(args []string) int {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
 	if *showVersion {
-		fmt.Fprintf(os.Stdout, "octet %s\n", version())
+		fmt.Fprintf(os.Stdout, "octet %s\n", versionString())
 		return exitCompleted
 	}
 	if set["login"] || set["logout"] {
@@ -286,11 +286,12 @@ var logLevels = map[string]slog.Level{
 	"disabled": slog.LevelError + 100,
 }
 
-// version is the main module's version as the go command recorded it, or
-// the -X main.stamp a release build sets.
-func version() string {
-	if stamp != "" {
-		return stamp
+// versionString is the -X main.version a release build stamps in
+// (scripts/release), else the main module's version as the go command
+// recorded it.
+func versionString() string {
+	if version != "" {
+		return version
 	}
 	if info, ok := rtdebug.ReadBuildInfo(); ok && info.Main.Version != "" {
 		return strings.TrimPrefix(info.Main.Version, "v")
@@ -298,7 +299,7 @@ func version() string {
 	return "(devel)"
 }
 
-var stamp string
+var version string
 
 const usageText = `octet — a coding agent in the terminal, sharing octet-host's runtime.
 

@@ -29,7 +29,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	octetBin = filepath.Join(dir, "octet")
-	cmd := exec.Command("go", "build", "-o", octetBin, ".")
+	args := []string{"build", "-o", octetBin}
+	if os.Getenv("OCTET_E2E_RACE") != "" {
+		args = append(args, "-race") // the binary under the race detector too
+	}
+	cmd := exec.Command("go", append(args, ".")...)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building octet:", err)

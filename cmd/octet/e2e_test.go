@@ -511,6 +511,10 @@ func TestRPCSteerMidRun(t *testing.T) {
 	if r, _ := p.response("prompt"); r["success"] != false || !strings.Contains(fmt.Sprint(r["error"]), "a run is active") {
 		t.Fatalf("prompt while running: %v", r)
 	}
+	p.send(`{"type":"new_session"}`)
+	if r, _ := p.response("new_session"); r["success"] != false || !strings.Contains(fmt.Sprint(r["error"]), "a run is active") {
+		t.Fatalf("new_session while running: %v", r)
+	}
 	p.send(`{"id":"st","type":"steer","message":"use the other file"}`)
 	if r, _ := p.response("steer"); r["success"] != true {
 		t.Fatalf("steer: %v", r)
@@ -659,5 +663,48 @@ func TestRPCSIGTERM(t *testing.T) {
 	}
 	if code := exitCode(t, p.cmd.Wait()); code != 143 {
 		t.Fatalf("exit %d, want 143", code)
+	}
+}
+
+// A prompt the runtime refuses gets a failed response naming the code, and
+// no run starts.
+func TestRPCRefusedPrompt(t *testing.T) {
+	e := newEnv(t)
+	cmd := e.command("--mode", "rpc", "--model", "no-such-model", "--workspace", e.ws)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, `{"id":"p","type":"prompt","message":"x"}`+"\n"+`{"type":"get_state"}`+"\n")
+	stdin.Close()
+	out, _ := io.ReadAll(stdout)
+	if code := exitCode(t, cmd.Wait()); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"id":"p","command":"prompt","success":false,"error":"the run was refused: model_not_found`) ||
+		!strings.Contains(lines[1], `"isRunning":false`) {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
+// --tools selects the tools the model is offered; "" offers none.
+func TestPrintToolsFlag(t *testing.T) {
+	e := newEnv(t, done, done)
+	for _, c := range []struct{ flag, want string }{{"read,grep", "read,grep"}, {"", ""}} {
+		if r := e.print(t, "", e.args("-p", "x", "--tools", c.flag)...); r.code != 0 {
+			t.Fatalf("--tools %q: exit %d\n%s", c.flag, r.code, r.stderr)
+		}
+		reqs := e.fake.Requests()
+		tools, _ := reqs[len(reqs)-1].Body["tools"].([]any)
+		var names []string
+		for _, tl := range tools {
+			fn, _ := tl.(map[string]any)["function"].(map[string]any)
+			names = append(names, fmt.Sprint(fn["name"]))
+		}
+		if got := strings.Join(names, ","); got != c.want {
+			t.Errorf("--tools %q: the model was offered %q", c.flag, got)
+		}
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"octet.dev/host/runtime/fakeprovider"
 )
 
@@ -706,5 +708,60 @@ func TestPrintToolsFlag(t *testing.T) {
 		if got := strings.Join(names, ","); got != c.want {
 			t.Errorf("--tools %q: the model was offered %q", c.flag, got)
 		}
+	}
+}
+
+// openPTY returns a pseudo-terminal's master and slave ends.
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminals here: %v", err)
+	}
+	fd := int(m.Fd())
+	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
+		m.Close()
+		t.Skipf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
+	if err != nil {
+		m.Close()
+		t.Skipf("ptsname: %v", err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		m.Close()
+		t.Skipf("open pts: %v", err)
+	}
+	t.Cleanup(func() { m.Close(); s.Close() })
+	return m, s
+}
+
+// With stderr on a terminal, progress is one status line redrawn in place
+// and cleared at the end; stdout still carries only the answer.
+func TestPrintLiveStatusOnTerminal(t *testing.T) {
+	e := newEnv(t, readTurn("notes.txt"), done)
+	os.WriteFile(filepath.Join(e.ws, "notes.txt"), []byte("x\n"), 0o644)
+	master, slave := openPTY(t)
+	cmd := e.command(e.args("-p", "x")...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, slave
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	var tty bytes.Buffer
+	copied := make(chan struct{})
+	go func() { io.Copy(&tty, master); close(copied) }() // ends with EIO once the child is gone
+	if code := exitCode(t, cmd.Wait()); code != 0 || out.String() != "The answer is 42.\n" {
+		t.Fatalf("exit %d, stdout %q", code, out.String())
+	}
+	<-copied
+	got := tty.String()
+	if !strings.Contains(got, "\r\x1b[2Koctet: fake/fake-model · step 1 · running read · 1 tool call") {
+		t.Errorf("no live status naming the running tool on the terminal:\n%q", got)
+	}
+	if !strings.HasSuffix(got, "\r\x1b[2K") || strings.Contains(got, "octet: step 1: read") {
+		t.Errorf("the terminal got plain lines or an uncleared status:\n%q", got)
 	}
 }

@@ -8,20 +8,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
-	"golang.org/x/sys/unix"
 
 	octethost "octet.dev/host"
 	"octet.dev/host/internal/host"
+	"octet.dev/host/internal/operator"
 	"octet.dev/host/runtime"
 	"octet.dev/host/spec/schema"
 )
@@ -45,16 +42,7 @@ func run(args []string) int {
 	showVersion := fs.Bool("version", false, "print the version and exit")
 	showSchema := fs.Bool("schema", false, "print the JSON Schema (draft 2020-12) of protocol 1's requests and events and exit")
 	logLevel := fs.String("log-level", "info", "stderr log level: trace, debug, info, warn, error, disabled")
-	allowShell := fs.Bool("allow-shell", false, "enable the shell effect for the bash tool (bash also needs --allow-process)")
-	allowProcess := fs.Bool("allow-process", false, "enable the process effect for the bash tool (bash also needs --allow-shell)")
-	allowRemote := fs.Bool("allow-remote-read", false, "enable network reads by tools")
-	bashTimeout := fs.Int64("bash-timeout-ms", 0, "default timeout of a bash command, in milliseconds")
-	maxOutput := fs.Int64("max-output-bytes", 0, "bound on one tool's output returned to the model, in bytes")
-	shellPath := fs.String("shell-path", "", "absolute path of the shell the bash tool runs")
-	trustWorkspace := fs.Bool("trust-workspace", false, "apply each run's workspace .octet/settings.json")
-	idleTimeout := fs.Int64("provider-idle-timeout-ms", 60000, "longest a provider stream may go without a byte before the attempt counts as failed")
-	var roots rootList
-	fs.Var(&roots, "resource-root", "an explicit resource layer, an absolute directory (repeatable; after OCTET_RESOURCE_ROOTS, in the order given)")
+	op := operator.Register(fs)
 	showDocs := fs.Bool("docs", false, "write the embedded documentation to ${XDG_DATA_HOME:-$HOME/.local/share}/octet/docs/<version>/ if needed, print that path and exit")
 	fs.Usage = func() {
 		fmt.Fprint(os.Stderr, usage)
@@ -83,12 +71,6 @@ func run(args []string) int {
 		}
 		return 0
 	}
-	envRoots, err := runtime.ResourceRootsFromEnv(os.Getenv)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
-		return 2
-	}
-	resourceRoots := append(envRoots, roots...)
 	if *showDocs {
 		// Like --version, not a protocol session: the path is the output.
 		agent, err := runtime.New(runtime.Options{Docs: octethost.Docs, Version: sdkVersion()})
@@ -112,11 +94,11 @@ func run(args []string) int {
 	// are closed to the processes its tools start (see the README,
 	// "Commands cannot reach the host"). The shell tool sets it again
 	// before its first command, for embedders.
-	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		fmt.Fprintf(os.Stderr, "octet-host: cannot make the process non-dumpable: %v\n", err)
+	if err := operator.NonDumpable(); err != nil {
+		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
 		return 1
 	}
-	proto, err := reserveStdout()
+	proto, err := operator.ReserveStdout()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "octet-host: cannot reserve stdout for the protocol: %v\n", err)
 		return 1
@@ -126,37 +108,15 @@ func run(args []string) int {
 	// the same zerolog logger, so stderr keeps one format.
 	slogger := slog.New(newZerologHandler(log))
 
-	envLayer, err := runtime.PolicyFromEnv(os.Getenv)
+	// The operator's layers (environment, CLI flags) and settings, as
+	// octet has them too.
+	opts, err := op.Options(os.Getenv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
 		return 2
 	}
-	// The CLI layer holds exactly the flags given on the command line.
-	cli := runtime.PolicyLayer{Source: runtime.SourceCLI}
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "allow-shell":
-			cli.AllowShell = allowShell
-		case "allow-process":
-			cli.AllowProcess = allowProcess
-		case "allow-remote-read":
-			cli.AllowRemoteRead = allowRemote
-		case "bash-timeout-ms":
-			cli.BashTimeoutMS = bashTimeout
-		case "max-output-bytes":
-			cli.MaxOutputBytes = maxOutput
-		case "shell-path":
-			cli.ShellPath = shellPath
-		}
-	})
-
-	if *idleTimeout < 1 {
-		fmt.Fprintln(os.Stderr, "octet-host: --provider-idle-timeout-ms must be at least 1")
-		return 2
-	}
-	agent, err := runtime.New(runtime.Options{Logger: slogger, PolicyLayers: []runtime.PolicyLayer{envLayer, cli},
-		TrustWorkspace: *trustWorkspace, IdleTimeout: time.Duration(*idleTimeout) * time.Millisecond,
-		ResourceRoots: resourceRoots, Docs: octethost.Docs, Version: sdkVersion()})
+	opts.Logger, opts.Docs, opts.Version = slogger, octethost.Docs, sdkVersion()
+	agent, err := runtime.New(opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
 		return 2
@@ -222,35 +182,6 @@ func exitCode(log zerolog.Logger, err error) int {
 	}
 	log.Error().Err(err).Msg("octet-host exiting")
 	return 1
-}
-
-// rootList collects --resource-root flags, each an absolute directory.
-type rootList []string
-
-func (l *rootList) String() string { return strings.Join(*l, string(filepath.ListSeparator)) }
-
-func (l *rootList) Set(v string) error {
-	if !filepath.IsAbs(v) {
-		return errors.New("must be an absolute directory")
-	}
-	*l = append(*l, filepath.Clean(v))
-	return nil
-}
-
-// reserveStdout moves the protocol stream to a private descriptor and points
-// fd 1 (and os.Stdout) at stderr, so that no stray print, library or child
-// process can write into the protocol stream (CONTRACT §2).
-func reserveStdout() (io.Writer, error) {
-	fd, err := unix.FcntlInt(1, unix.F_DUPFD_CLOEXEC, 3)
-	if err != nil {
-		return nil, fmt.Errorf("dup stdout: %w", err)
-	}
-	if err := unix.Dup3(2, 1, 0); err != nil {
-		unix.Close(fd)
-		return nil, fmt.Errorf("redirect fd 1 to stderr: %w", err)
-	}
-	os.Stdout = os.Stderr
-	return os.NewFile(uintptr(fd), "protocol-stdout"), nil
 }
 
 const usage = `octet-host — a headless coding-agent host speaking native-host protocol 1.

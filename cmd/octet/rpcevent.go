@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strconv"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/protocol"
+	"octet.dev/host/runtime"
+)
+
+// RPC event names that differ from the native ones.
+const rpcAutoRetryStart = "auto_retry_start" // protocol.TypeProviderRetry
+
+// rpcEventType is the RPC name of a native run event type.
+func rpcEventType(native string) string {
+	if native == protocol.TypeProviderRetry {
+		return rpcAutoRetryStart
+	}
+	return native
+}
+
+var encOpts = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.EscapeForHTML(false))
+
+// appendRPCEvent appends one run event as an RPC line (newline included):
+// a flat object {"type", "runId", ...data members in camelCase}. The
+// recovery events take the names and members of the RPC vocabulary
+// (README, "The octet CLI").
+func appendRPCEvent(dst []byte, runID string, ev runtime.Event) ([]byte, error) {
+	dst = append(dst, `{"type":`...)
+	dst, _ = jsontext.AppendQuote(dst, rpcEventType(ev.Type))
+	dst = append(dst, `,"runId":`...)
+	dst, _ = jsontext.AppendQuote(dst, runID)
+	var data any
+	switch d := ev.Data.(type) {
+	case *protocol.ModelDelta:
+		// The hot path: its members need no renaming.
+		dst = append(dst, `,"step":`...)
+		dst = strconv.AppendInt(dst, int64(d.Step), 10)
+		dst = append(dst, `,"channel":`...)
+		dst, _ = jsontext.AppendQuote(dst, d.Channel)
+		dst = append(dst, `,"text":`...)
+		dst, _ = jsontext.AppendQuote(dst, d.Text)
+		return append(dst, "}\n"...), nil
+	case *protocol.ProviderRetry:
+		data = rpcRetry{Attempt: d.Attempt, MaxAttempts: &d.MaxAttempts, DelayMs: d.DelayMS, ErrorMessage: d.Error}
+	case *protocol.ProviderWaitingForNetwork:
+		data = rpcNetworkWait{Attempt: d.Attempt, DelayMs: d.DelayMS, ErrorMessage: d.Error}
+	case *protocol.ProviderOperationRetry:
+		data = rpcOperationRetry{Operation: d.Operation, Attempt: d.Attempt, MaxAttempts: d.MaxAttempts, DelayMs: d.DelayMS, ErrorMessage: d.Error}
+	default:
+		data = ev.Data
+	}
+	raw, err := json.Marshal(data, encOpts)
+	if err != nil {
+		return dst, err
+	}
+	opaque := ""
+	if ev.Type == protocol.TypeToolStart {
+		opaque = "arguments" // the model's own JSON keeps its names
+	}
+	body, err := camelize(raw, opaque)
+	if err != nil {
+		return dst, err
+	}
+	// body is an object: merge its members after type and runId.
+	if len(body) > 2 {
+		dst = append(dst, ',')
+		dst = append(dst, body[1:]...)
+	} else {
+		dst = append(dst, '}')
+	}
+	return append(dst, '\n'), nil
+}
+
+type rpcRetry struct {
+	Attempt      int    `json:"attempt"`
+	MaxAttempts  *int   `json:"maxAttempts"`
+	DelayMs      int64  `json:"delayMs"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+type rpcNetworkWait struct {
+	Attempt      int    `json:"attempt"`
+	DelayMs      int64  `json:"delayMs"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+type rpcOperationRetry struct {
+	Operation    string `json:"operation"`
+	Attempt      int    `json:"attempt"`
+	MaxAttempts  *int   `json:"maxAttempts"`
+	DelayMs      int64  `json:"delayMs"`
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// camelize re-encodes the JSON object src with every member name in
+// camelCase (snake_case → snakeCase; names without '_' are kept), except
+// the contents of the top-level member named opaque, which are copied as
+// they are.
+func camelize(src []byte, opaque string) ([]byte, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(src), jsontext.AllowInvalidUTF8(true))
+	var out bytes.Buffer
+	out.Grow(len(src))
+	enc := jsontext.NewEncoder(&out, jsontext.AllowInvalidUTF8(true), jsontext.EscapeForHTML(false))
+	for {
+		depth := dec.StackDepth()
+		kind, n := dec.StackIndex(depth)
+		name := kind == '{' && n%2 == 0 // the next token is a name or '}'
+		tok, err := dec.ReadToken()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if name && tok.Kind() == '"' {
+			s := tok.String()
+			if err := enc.WriteToken(jsontext.String(camel(s))); err != nil {
+				return nil, err
+			}
+			if depth == 1 && opaque != "" && s == opaque {
+				v, err := dec.ReadValue()
+				if err != nil {
+					return nil, err
+				}
+				if err := enc.WriteValue(v); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		}
+		if err := enc.WriteToken(tok); err != nil {
+			return nil, err
+		}
+	}
+	return bytes.TrimRight(out.Bytes(), "\n"), nil
+}
+
+// camel turns snake_case into camelCase.
+func camel(s string) string {
+	if !bytes.Contains([]byte(s), []byte{'_'}) {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	up := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '_' && len(b) > 0:
+			up = true
+		case up && 'a' <= c && c <= 'z':
+			b = append(b, c-'a'+'A')
+			up = false
+		default:
+			b = append(b, c)
+			up = false
+		}
+	}
+	return string(b)
+}

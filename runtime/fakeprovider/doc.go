@@ -35,11 +35,11 @@
 // {"type":"ephemeral"} with an optional "ttl" of "5m" or "1h") on tools,
 // system text blocks, content blocks other than thinking, or the top
 // level, at most MaxCacheBreakpoints, no "1h" after a "5m". An Anthropic
-// request must also keep one thinking mode per assistant turn, as the API
-// requires: one whose last user message carries tool_result blocks
+// request may not turn thinking on inside an assistant turn, as the API
+// refuses: one whose last user message carries tool_result blocks
 // continues the turn of the assistant message before it, which must then
-// begin with a thinking or redacted_thinking block when thinking is on,
-// and carry none when it is off.
+// begin with a thinking or redacted_thinking block when thinking is on
+// (with thinking off, thinking blocks in the history are ignored).
 //
 // # Answers
 //

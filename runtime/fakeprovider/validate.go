@@ -52,8 +52,9 @@ func validate(mode Mode, raw []byte, body map[string]any, decodeErr error) *apiE
 // assistant message before it: with thinking on (enabled or adaptive) that
 // message must start with a thinking or redacted_thinking block, as the API
 // requires; with thinking off it must carry none, the turn having begun
-// with thinking on. A request whose last user message has no tool_result
-// begins a new turn and may choose either mode.
+// with thinking on. (With thinking off, thinking blocks left in the
+// history are ignored, as the API ignores them.) A request whose last user
+// message has no tool_result begins a new turn and may choose either mode.
 func thinkingTurn(body map[string]any) *apiError {
 	msgs, _ := body["messages"].([]any)
 	last := -1
@@ -83,15 +84,12 @@ func thinkingTurn(body map[string]any) *apiError {
 	}
 	th, _ := body["thinking"].(map[string]any)
 	on := th != nil && th["type"] != "disabled"
-	thinks := hasBlock(msgs[asst], "thinking") || hasBlock(msgs[asst], "redacted_thinking")
-	param := fmt.Sprintf("messages.%d.content.0.type", asst)
-	switch {
-	case on && first != "thinking" && first != "redacted_thinking":
+	// Only turning thinking on inside a turn is refused: that is the
+	// documented 400. With thinking off the API ignores thinking blocks
+	// still in the history, so this fake accepts them as well.
+	if param := fmt.Sprintf("messages.%d.content.0.type", asst); on && first != "thinking" && first != "redacted_thinking" {
 		e := invalidRequest(param, param+": expected `thinking` or `redacted_thinking`, found `"+first+
 			"`: with thinking on, the assistant message whose tool use the request continues must begin with its thinking block (thinking cannot be turned on inside an assistant turn)")
-		return &e
-	case !on && thinks:
-		e := invalidRequest(param, param+": the assistant message whose tool use the request continues began its turn with thinking on, and thinking cannot be turned off inside an assistant turn")
 		return &e
 	}
 	return nil

@@ -59,9 +59,9 @@ const DefaultSocketIdleTTL = 5 * time.Minute
 // that mark would be cut, so sockets are replaced five minutes before it.
 const DefaultConnectionLimit = 55 * time.Minute
 
-// codeConnectionLimit is the error code of a request the server refused
+// connectionLimitReached is the error code of a request the server refused
 // because its connection reached the 60-minute limit.
-const codeConnectionLimit = "websocket_connection_limit_reached"
+const connectionLimitReached = "websocket_connection_limit_reached"
 
 // wsCreate is the response.create message: the HTTP body's fields without
 // stream, plus the continuation. Field order is the wire order.
@@ -374,12 +374,12 @@ func (p *Provider) streamWS(ctx context.Context, req provider.Request) (st provi
 			ws.release(false)
 			return nil, false, err
 		}
-		if bytes.Contains(data, []byte(codeConnectionLimit)) && isConnectionLimit(data) {
+		if bytes.Contains(data, []byte(connectionLimitReached)) && isConnectionLimit(data) {
 			ws.release(false)
 			if attempt == 0 {
 				continue
 			}
-			return nil, false, &provider.Error{Kind: provider.FailErrorEvent, Code: codeConnectionLimit, RequestWritten: true,
+			return nil, false, &provider.Error{Kind: provider.FailErrorEvent, Code: connectionLimitReached, RequestWritten: true,
 				Message: "the WebSocket connection reached its time limit twice in a row"}
 		}
 		ws.ahead = true
@@ -398,7 +398,7 @@ func isConnectionLimit(data []byte) bool {
 	if code == "" && ev.Error != nil {
 		code = ev.Error.CodeOrType()
 	}
-	return code == codeConnectionLimit
+	return code == connectionLimitReached
 }
 
 // wsStream is the provider.Stream of one WebSocket call.

@@ -276,7 +276,7 @@ func TestWebSocketConnectionLimitEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fake.InjectFault(fakeprovider.FaultErrorEvent{Type: codeConnectionLimit, Message: "Responses websocket connection limit reached (60 minutes)."})
+	fake.InjectFault(fakeprovider.FaultErrorEvent{Type: connectionLimitReached, Message: "Responses websocket connection limit reached (60 minutes)."})
 	if sum, err := call(t, p, toolLoop(first)); err != nil || sum.Text != "Sunny." {
 		t.Fatalf("%+v %v", sum, err)
 	}

@@ -94,8 +94,11 @@ const (
 // the class whatever the HTTP status. Compared in lower case.
 var (
 	// quotaCodes: the account is out of credit or quota; a 429 with one of
-	// these is not a rate limit and retrying cannot help.
-	quotaCodes = []string{"insufficient_quota", "quota_exceeded", "billing_hard_limit_reached", "billing_not_active"}
+	// these is not a rate limit and retrying cannot help (GitHub Copilot
+	// answers its plan's limits with free_quota_exceeded and
+	// overage_limit_reached).
+	quotaCodes = []string{"insufficient_quota", "quota_exceeded", "billing_hard_limit_reached", "billing_not_active",
+		"free_quota_exceeded", "overage_limit_reached"}
 	// contextCodes: the conversation does not fit the model's window.
 	contextCodes = []string{"context_length_exceeded", "context_window_exceeded", "model_context_window_exceeded", "prompt_too_long"}
 )

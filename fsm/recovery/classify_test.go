@@ -74,6 +74,8 @@ func TestClassify(t *testing.T) {
 
 		// Codes decide whatever the status.
 		{"429 insufficient_quota", with(status(429), func(f *recovery.Facts) { f.Code = "insufficient_quota" }), fatalClass(recovery.CodeQuotaExhausted)},
+		{"429 free_quota_exceeded (Copilot)", with(status(429), func(f *recovery.Facts) { f.Code = "free_quota_exceeded" }), fatalClass(recovery.CodeQuotaExhausted)},
+		{"429 overage_limit_reached (Copilot) with Retry-After", with(status(429), func(f *recovery.Facts) { f.Code = "overage_limit_reached"; f.RetryAfterMS = 60000 }), fatalClass(recovery.CodeQuotaExhausted)},
 		{"429 insufficient_quota with Retry-After", with(status(429), func(f *recovery.Facts) { f.Code = "insufficient_quota"; f.RetryAfterMS = 1000 }), fatalClass(recovery.CodeQuotaExhausted)},
 		{"403 billing_hard_limit_reached", with(status(403), func(f *recovery.Facts) { f.Code = "billing_hard_limit_reached" }), fatalClass(recovery.CodeQuotaExhausted)},
 		{"quota code in upper case", with(status(429), func(f *recovery.Facts) { f.Code = " INSUFFICIENT_QUOTA " }), fatalClass(recovery.CodeQuotaExhausted)},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"octet.dev/host/runtime/internal/copilot"
 	"syscall"
 	"time"
 
@@ -142,6 +143,12 @@ type operation[T any] struct {
 // this one loop and differ only in how their recovery is announced.
 func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, error) {
 	var zero T
+	if op.name != operationAssistantTurn {
+		// An auxiliary call (a summary, a gate's question) is the agent's
+		// own request, never the user's: Copilot bills and routes it by
+		// its X-Initiator.
+		ctx = copilot.WithInitiator(ctx, copilot.InitiatorAgent)
+	}
 	m, err := recovery.New(d.recovery)
 	if err != nil {
 		return zero, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"octet.dev/host/runtime/internal/copilot"
 	"os"
 	"strings"
 	"syscall"
@@ -295,7 +296,11 @@ func TestAuxiliaryOperationRecovery(t *testing.T) {
 	attempt := 0
 	got, err := recoverCall(context.Background(), d, operation[string]{
 		name: operationLocalCompaction,
-		call: func(context.Context) (string, error) {
+		call: func(ctx context.Context) (string, error) {
+			// An auxiliary call is the agent's own: Copilot is told so.
+			if who := copilot.InitiatorOf(ctx); who != copilot.InitiatorAgent {
+				t.Errorf("X-Initiator of an auxiliary call: %q", who)
+			}
 			attempt++
 			v := fmt.Sprintf("summary %d", attempt)
 			if attempt <= len(failures) {

@@ -30,6 +30,12 @@ func WithInitiator(ctx context.Context, who string) context.Context {
 	return context.WithValue(ctx, initiatorKey{}, who)
 }
 
+// InitiatorOf returns the initiator WithInitiator set on ctx, or "".
+func InitiatorOf(ctx context.Context) string {
+	who, _ := ctx.Value(initiatorKey{}).(string)
+	return who
+}
+
 // Client returns the HTTP client of Copilot inference: every request gets
 // the current session (checked, and exchanged when due, before each one),
 // is sent to the session's allowlisted origin with the identity headers,
@@ -69,7 +75,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	vision := HasImage(body)
-	who, _ := ctx.Value(initiatorKey{}).(string)
+	who := InitiatorOf(ctx)
 	if who != InitiatorUser && who != InitiatorAgent {
 		who = InitiatorFromBody(body)
 	}

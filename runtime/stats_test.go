@@ -3,6 +3,8 @@ package runtime
 import (
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"octet.dev/host/runtime/internal/store"
 )
 
@@ -35,9 +37,10 @@ func TestSessionStatistics(t *testing.T) {
 		t.Fatal(err)
 	}
 	// text() reports input 100 (40 of them cached), output 10, no total.
-	want := SessionStatistics{ModelCalls: 2, InputTokens: 200, OutputTokens: 20, CacheReadTokens: 80, TotalTokens: 220}
-	if got := s.Statistics(); got != want {
-		t.Fatalf("Statistics() = %+v, want %+v", got, want)
+	want := SessionStatistics{ModelCalls: 2, InputTokens: 200, OutputTokens: 20, CacheReadTokens: 80, TotalTokens: 220,
+		ByOperation: map[string]OperationUsage{"assistant_turn": {Calls: 2, InputTokens: 200, OutputTokens: 20, CacheReadTokens: 80, TotalTokens: 220}}}
+	if diff := cmp.Diff(want, s.Statistics()); diff != "" {
+		t.Fatalf("Statistics() (-want +got):\n%s", diff)
 	}
 	if err := s.RecordUsageUncertainty("local", "local-model", "assistant_turn"); err != nil {
 		t.Fatal(err)
@@ -49,7 +52,9 @@ func TestSessionStatistics(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = SessionStatistics{ModelCalls: 3, InputTokens: 203, OutputTokens: 22, CacheReadTokens: 80, CacheWriteTokens: 1,
-		ReasoningTokens: 1, TotalTokens: 227, Cost: 0.25}
+		ReasoningTokens: 1, TotalTokens: 227, Cost: 0.25,
+		ByOperation: map[string]OperationUsage{"assistant_turn": {Calls: 3, InputTokens: 203, OutputTokens: 22, CacheReadTokens: 80,
+			CacheWriteTokens: 1, ReasoningTokens: 1, TotalTokens: 227, Cost: 0.25, UsageUncertain: true}}}
 	s.Close()
 	s, err = f.agent.OpenSession(f.sessions, id)
 	if err != nil {
@@ -57,8 +62,8 @@ func TestSessionStatistics(t *testing.T) {
 	}
 	defer s.Close()
 	want.UsageUncertain = true
-	if got := s.Statistics(); got != want {
-		t.Fatalf("after reopen with uncertainty: Statistics() = %+v, want %+v", got, want)
+	if diff := cmp.Diff(want, s.Statistics()); diff != "" {
+		t.Fatalf("after reopen with uncertainty: Statistics() (-want +got):\n%s", diff)
 	}
 	if NewSessionID() == NewSessionID() {
 		t.Fatal("NewSessionID repeated itself")

@@ -108,3 +108,37 @@ func BenchmarkAppend(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkMessages10k builds the conversation of a 10,000-record session,
+// as every run start does: linear without a checkout, a branch walk after
+// one.
+func BenchmarkMessages10k(b *testing.B) {
+	for _, checkout := range []bool{false, true} {
+		name := "linear"
+		if checkout {
+			name = "after-checkout"
+		}
+		b.Run(name, func(b *testing.B) {
+			s, err := Open(b.TempDir(), "bench", Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Append(realisticRecords(10_000)...); err != nil {
+				b.Fatal(err)
+			}
+			if checkout {
+				es := s.Entries()
+				if err := s.Checkout(es[len(es)/2].ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if len(s.Messages()) == 0 {
+					b.Fatal("no messages")
+				}
+			}
+		})
+	}
+}

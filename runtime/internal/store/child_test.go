@@ -64,6 +64,8 @@ func runChild(role string) int {
 		return 0
 	case "crash":
 		return crashChild(dir, id)
+	case "checkout":
+		return checkoutChild(dir, id)
 	}
 	fmt.Fprintln(os.Stderr, "unknown child role", role)
 	return 1

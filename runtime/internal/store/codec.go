@@ -68,6 +68,10 @@ func appendRecord(dst []byte, r Record) ([]byte, error) {
 		return appendLine(dst, envelope[RunStart]{TypeRunStart, r.TS, b})
 	case RunEnd:
 		return appendLine(dst, envelope[RunEnd]{TypeRunEnd, r.TS, b})
+	case Checkout:
+		return appendLine(dst, envelope[Checkout]{TypeCheckout, r.TS, b})
+	case Fork:
+		return appendLine(dst, envelope[Fork]{TypeFork, r.TS, b})
 	case nil:
 		return dst, fmt.Errorf("%w: nil body", ErrInvalidRecord)
 	default:
@@ -139,6 +143,10 @@ func decodeRecord(line []byte) (Record, error) {
 		return decodeAs[RunStart](line)
 	case TypeRunEnd:
 		return decodeAs[RunEnd](line)
+	case TypeCheckout:
+		return decodeAs[Checkout](line)
+	case TypeFork:
+		return decodeAs[Fork](line)
 	case TypeSession:
 		return Record{}, errors.New("second session header")
 	case "":
@@ -201,8 +209,9 @@ func sniffType(line []byte) (string, bool) {
 }
 
 // validate checks what the JSON types cannot: the invariants loading relies
-// on. msgs is the number of message records before r.
-func validate(r Record, msgs int) error {
+// on. msgs is the number of message records before r and prior the records
+// before it, in file order.
+func validate(r Record, msgs int, prior func(entry int) Body, n int) error {
 	if _, ok := r.Body.(Unknown); ok {
 		return nil // owes this build nothing beyond being a typed object
 	}
@@ -239,8 +248,32 @@ func validate(r Record, msgs int) error {
 		if b.RunID == "" || b.Status == "" {
 			return errors.New("run_end needs run_id and status")
 		}
+	case Checkout:
+		if b.Entry < 0 || b.Entry > n {
+			return fmt.Errorf("checkout entry %d is outside [0, %d]", b.Entry, n)
+		}
+		if b.Entry > 0 && !isEntry(prior(b.Entry)) {
+			return fmt.Errorf("checkout entry %d is a %s record, not a message or compaction", b.Entry, prior(b.Entry).RecordType())
+		}
+	case Fork:
+		if n > 0 {
+			return errors.New("fork is not the first record")
+		}
+		if ValidateID(b.ParentID) != nil || b.ParentEntry < 0 {
+			return errors.New("fork needs a valid parent_id and a parent_entry >= 0")
+		}
 	}
 	return nil
+}
+
+// isEntry reports whether b is an entry a checkout may target: a message or
+// a compaction checkpoint.
+func isEntry(b Body) bool {
+	switch b.(type) {
+	case Message, Compaction:
+		return true
+	}
+	return false
 }
 
 // loaded is the result of parsing a session file.
@@ -314,7 +347,7 @@ func parseWith(data []byte, path, id string, workers int) (loaded, error) {
 	bad, badErr := decodeLines(body, lines, recs, workers)
 	msgs := 0
 	for i := range bad {
-		if err := validate(recs[i], msgs); err != nil {
+		if err := validate(recs[i], msgs, func(e int) Body { return recs[e-1].Body }, i); err != nil {
 			bad, badErr = i, err
 			break
 		}

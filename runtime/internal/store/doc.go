@@ -20,6 +20,19 @@
 // helpers, so files written by newer builds still open. Unknown members of
 // known records are ignored for the same reason.
 //
+// # Entries, checkout and fork
+//
+// A record is identified by its 1-based sequence number in the file (the
+// header not counted); since the file only grows, the number is stable. The
+// message and compaction records are the entries (Session.Entries). Each
+// record continues the head it was appended at; a Checkout record moves the
+// head back to an earlier entry (or 0, the start) without being on any
+// branch itself, so Session.Messages is the conversation of the records on
+// the path from the start to the head. Without a checkout that path is the
+// whole file, and nothing is computed for it. Session.Fork writes a new
+// session that starts with a Fork record and a copy of the conversation at
+// the head, without the ledger.
+//
 // # Durability
 //
 // Append encodes its records as whole lines, writes them with one write call

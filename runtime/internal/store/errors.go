@@ -33,6 +33,12 @@ var (
 	// appends; close it and open the session again, which reloads the file
 	// and drops a torn tail.
 	ErrFailed = errors.New("store: session failed")
+	// ErrNoEntry reports a checkout target that is not an entry of the
+	// session: neither 0 nor the ID of one of its message or compaction
+	// records.
+	ErrNoEntry = errors.New("store: no such session entry")
+	// ErrExists reports a fork onto a session ID that already has a file.
+	ErrExists = errors.New("store: session already exists")
 )
 
 // CorruptError is the ErrCorrupt error for a specific line of a session

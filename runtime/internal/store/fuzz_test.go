@@ -9,7 +9,8 @@ import (
 // FuzzParse feeds arbitrary file contents to the loader. It must never
 // panic; it either loads or fails with ErrCorrupt or ErrUnsupportedSchema.
 // When it loads, the good prefix is whole lines that load again with no torn
-// tail and the same records.
+// tail and the same records, and its conversation builds (a checkout never
+// loops).
 func FuzzParse(f *testing.F) {
 	header := `{"type":"session","schema_version":1,"id":"f","created_at":"2026-01-02T03:04:05Z"}` + "\n"
 	f.Add([]byte(""))
@@ -20,6 +21,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(header + `{"type":"compaction","ts":"2026-01-02T03:04:06Z","summary":"s","first_kept":0}` + "\n"))
 	f.Add([]byte(header + `{"type":"usage_uncertainty","ts":"2026-01-02T03:04:06Z","record":{"endpoint":"e","model":"m","operation":"o"}}` + "\n"))
 	f.Add([]byte(header + `{"type":"future","x":1}` + "\n"))
+	f.Add([]byte(header + goodMsg + goodMsg2 + `{"type":"checkout","ts":"2026-01-02T03:04:08Z","entry":1}` + "\n" + goodMsg))
+	f.Add([]byte(header + `{"type":"fork","ts":"2026-01-02T03:04:06Z","parent_id":"p","parent_entry":3}` + "\n" + goodMsg))
 	f.Add([]byte(`{"type":"session","schema_version":2,"id":"f"}` + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		orig := bytes.Clone(data)
@@ -44,6 +47,12 @@ func FuzzParse(f *testing.F) {
 		if err != nil || again.torn != 0 || len(again.recs) != len(l.recs) {
 			t.Fatalf("good prefix reloads as %d records, torn %d, %v; want %d", len(again.recs), again.torn, err, len(l.recs))
 		}
+		// The conversation and the entries build from whatever loaded.
+		s := &Session{recs: l.recs}
+		for i, r := range l.recs {
+			s.observe(i+1, r)
+		}
+		_, _ = s.Messages(), s.Entries()
 		// Every loaded known record encodes again.
 		for _, r := range l.recs {
 			if _, ok := r.Body.(Unknown); ok {

@@ -56,9 +56,13 @@ func (s *Session) PutMedia(data []byte) (string, error) {
 	if s.closed {
 		return "", ErrClosed
 	}
+	return putMedia(s.MediaDir(), data)
+}
+
+// putMedia stores data as a media object in the media folder dir.
+func putMedia(dir string, data []byte) (string, error) {
 	sum := sha256.Sum256(data)
 	digest := hex.EncodeToString(sum[:])
-	dir := s.MediaDir()
 	final := filepath.Join(dir, digest)
 	if existing, err := os.ReadFile(final); err == nil && bytes.Equal(existing, data) {
 		return digest, nil

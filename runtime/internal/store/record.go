@@ -22,6 +22,8 @@ const (
 	TypeCompaction       = "compaction"
 	TypeRunStart         = "run_start"
 	TypeRunEnd           = "run_end"
+	TypeCheckout         = "checkout"
+	TypeFork             = "fork"
 )
 
 // Header is the first line of a session file:
@@ -43,8 +45,8 @@ type Record struct {
 	// session clock; TS is stored in UTC with nanoseconds.
 	TS time.Time
 	// Body is the type-specific content: one of Message, ModelChange, Usage,
-	// UsageUncertainty, ReasoningChange, Compaction, RunStart, RunEnd, or
-	// Unknown for a type this build does not know.
+	// UsageUncertainty, ReasoningChange, Compaction, RunStart, RunEnd,
+	// Checkout, Fork, or Unknown for a type this build does not know.
 	Body Body
 }
 
@@ -83,13 +85,19 @@ type ModelChange struct {
 	ProviderMode string `json:"provider_mode,omitempty"`
 }
 
-// Usage is one model call's entry in the durable usage ledger. It is never
-// dropped by compaction: session statistics sum every Usage record.
+// Usage is one provider call's entry in the durable usage ledger. It is
+// never dropped by compaction nor by a checkout: session statistics sum
+// every Usage record of the file.
 type Usage struct {
-	RunID string         `json:"run_id,omitempty"`
-	Step  int            `json:"step"`
-	Model string         `json:"model,omitempty"`
-	Usage provider.Usage `json:"usage"`
+	RunID string `json:"run_id,omitempty"`
+	Step  int    `json:"step"`
+	// Operation names an auxiliary operation's call (local_compaction,
+	// native_compaction, terminal_gate: the operation names of
+	// usage_uncertainty records); it is empty for a model step's
+	// assistant turn.
+	Operation string         `json:"operation,omitempty"`
+	Model     string         `json:"model,omitempty"`
+	Usage     provider.Usage `json:"usage"`
 	// CostUSD is the priced cost of the call in US dollars, 0 when unknown.
 	CostUSD float64 `json:"cost_usd,omitempty"`
 }
@@ -144,6 +152,34 @@ type RunEnd struct {
 	Code   string `json:"code,omitempty"`
 }
 
+// Checkout moves the session's head back to an earlier entry:
+//
+//	{"type":"checkout","ts":…,"entry":12}
+//
+// Entry is an entry ID (Session.Entries): the 1-based sequence number, in
+// the file, of a message or compaction record before the checkout, or 0 for
+// the start of the session (an empty conversation). The conversation then
+// is the one that ended at that entry, and the records appended after the
+// checkout continue it; the records of the abandoned branch stay in the
+// file (their usage stays in the ledger) and their entry IDs stay valid
+// checkout targets.
+type Checkout struct {
+	Entry int `json:"entry"`
+}
+
+// Fork is the first record of a session forked from another:
+//
+//	{"type":"fork","ts":…,"parent_id":"s1","parent_entry":12}
+//
+// ParentEntry is the parent's head when it was forked (0: the parent's
+// start). The records after it copy the parent's conversation up to that
+// head; the parent's usage and usage_uncertainty records are not copied,
+// so the fork's ledger starts at zero and its usage starts certain.
+type Fork struct {
+	ParentID    string `json:"parent_id"`
+	ParentEntry int    `json:"parent_entry"`
+}
+
 // Unknown is a record whose type this build does not know, kept so that
 // files written by newer builds still load. The conversation and the helpers
 // ignore it. Append refuses it.
@@ -178,6 +214,12 @@ func (RunStart) RecordType() string { return TypeRunStart }
 func (RunEnd) RecordType() string { return TypeRunEnd }
 
 // RecordType implements Body.
+func (Checkout) RecordType() string { return TypeCheckout }
+
+// RecordType implements Body.
+func (Fork) RecordType() string { return TypeFork }
+
+// RecordType implements Body.
 func (u Unknown) RecordType() string { return u.Type }
 
 func (Message) isBody()          {}
@@ -188,6 +230,8 @@ func (ReasoningChange) isBody()  {}
 func (Compaction) isBody()       {}
 func (RunStart) isBody()         {}
 func (RunEnd) isBody()           {}
+func (Checkout) isBody()         {}
+func (Fork) isBody()             {}
 func (Unknown) isBody()          {}
 
 var (
@@ -199,5 +243,7 @@ var (
 	_ Body = Compaction{}
 	_ Body = RunStart{}
 	_ Body = RunEnd{}
+	_ Body = Checkout{}
+	_ Body = Fork{}
 	_ Body = Unknown{}
 )

@@ -46,6 +46,8 @@ type Session struct {
 
 	// Derived state, updated by observe.
 	msgs      int // number of message records
+	head      int // the head entry: see Head
+	checkouts int // number of checkout records
 	uncertain []UsageUncertainty
 	reasoning string
 	unknown   int
@@ -73,6 +75,22 @@ func Open(dir, id string, opts Options) (*Session, error) {
 		return nil, fmt.Errorf("store: create session dir: %w", err)
 	}
 	path := filepath.Join(dir, name)
+	lock, err := lockSession(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := load(dir, path, id, now)
+	if err != nil {
+		_ = unlockFile(lock)
+		lock.Close()
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+// lockSession opens and flocks the lock file of the session file path.
+func lockSession(path string) (*os.File, error) {
 	lock, err := os.OpenFile(path+lockSuffix, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("store: open lock: %w", err)
@@ -84,14 +102,7 @@ func Open(dir, id string, opts Options) (*Session, error) {
 		}
 		return nil, fmt.Errorf("store: lock %s: %w", path, err)
 	}
-	s, err := load(dir, path, id, now)
-	if err != nil {
-		_ = unlockFile(lock)
-		lock.Close()
-		return nil, err
-	}
-	s.lock = lock
-	return s, nil
+	return lock, nil
 }
 
 // makeDir creates dir with mode 0700 when it is missing, and then syncs its
@@ -111,7 +122,7 @@ func load(dir, path, id string, now func() time.Time) (*Session, error) {
 	const flags = os.O_RDWR | os.O_APPEND | unix.O_NOFOLLOW
 	f, err := os.OpenFile(path, flags, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := create(dir, path, id, now()); err != nil {
+		if err := create(dir, path, id, now(), nil); err != nil {
 			return nil, err
 		}
 		f, err = os.OpenFile(path, flags, 0)
@@ -150,19 +161,20 @@ func load(dir, path, id string, now func() time.Time) (*Session, error) {
 		tornBytes:   l.torn,
 		tornPending: l.torn > 0,
 	}
-	for _, r := range s.recs {
-		s.observe(r)
+	for i, r := range s.recs {
+		s.observe(i+1, r)
 	}
 	return s, nil
 }
 
-// create writes a new session file atomically: header to <name>.tmp, sync,
-// rename, sync the directory.
-func create(dir, path, id string, createdAt time.Time) error {
+// create writes a new session file atomically: header and the encoded
+// records body to <name>.tmp, sync, rename, sync the directory.
+func create(dir, path, id string, createdAt time.Time, body []byte) error {
 	line, err := appendHeader(nil, Header{SchemaVersion: SchemaVersion, ID: id, CreatedAt: createdAt.UTC()})
 	if err != nil {
 		return fmt.Errorf("store: create session: %w", err)
 	}
+	line = append(line, body...)
 	tmp := path + tmpSuffix
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
@@ -223,7 +235,14 @@ func (s *Session) Append(recs ...Record) error {
 		if r.Body == nil {
 			return fmt.Errorf("%w: record %d: nil body", ErrInvalidRecord, i)
 		}
-		if err := validate(r, msgs); err != nil {
+		n := len(s.recs) + i
+		prior := func(e int) Body {
+			if e <= len(s.recs) {
+				return s.recs[e-1].Body
+			}
+			return out[e-1-len(s.recs)].Body
+		}
+		if err := validate(r, msgs, prior, n); err != nil {
 			return fmt.Errorf("%w: record %d: %v", ErrInvalidRecord, i, err)
 		}
 		if _, ok := r.Body.(Message); ok {
@@ -244,7 +263,7 @@ func (s *Session) Append(recs ...Record) error {
 	}
 	for _, r := range out {
 		s.recs = append(s.recs, r)
-		s.observe(r)
+		s.observe(len(s.recs), r)
 	}
 	return nil
 }
@@ -270,10 +289,14 @@ func (s *Session) write(buf []byte) error {
 	return nil
 }
 
-// observe updates the derived state with a record that is now part of the
-// session.
-func (s *Session) observe(r Record) {
+// observe updates the derived state with record number n (1-based) that is
+// now part of the session.
+func (s *Session) observe(n int, r Record) {
+	s.head = n
 	switch b := r.Body.(type) {
+	case Checkout:
+		s.head = b.Entry
+		s.checkouts++
 	case Message:
 		s.msgs++
 	case UsageUncertainty:
@@ -329,18 +352,77 @@ func (s *Session) TornBytes() int64 { return s.tornBytes }
 // know. They are kept in Records and ignored by the helpers.
 func (s *Session) UnknownRecords() int { return s.unknown }
 
-// Messages returns the conversation: the message records in order, or, after
-// a compaction checkpoint, the latest checkpoint's summary as a user message
-// followed by the message records from its FirstKept on (including those
-// appended after the checkpoint). A run's prompt (the first user message the
-// run recorded after its run_start, not a queued one) is marked NewTurn. The
+// Messages returns the conversation that ends at the head (Head): the
+// message records on the head's branch in order, or, after a compaction
+// checkpoint on that branch, the latest such checkpoint's summary as a user
+// message followed by the branch's message records from its FirstKept on
+// (including those appended after the checkpoint). Without a checkout the
+// branch is the whole file. A run's prompt (the first user message the run
+// recorded after its run_start, not a queued one) is marked NewTurn. The
 // slice is new; the messages share their tool calls with the Session and
 // must not be modified.
 func (s *Session) Messages() []provider.Message {
+	msgs, _ := s.conversation(s.branch(s.head), false)
+	return msgs
+}
+
+// ConversationOrdinals returns, for each message of Messages that is a
+// message record (every one but a checkpoint's summary), its ordinal among
+// all message records of the file: the value a new Compaction's FirstKept
+// takes to keep that message and the ones after it. Without a checkout and
+// a checkpoint they are 0, 1, 2, …
+func (s *Session) ConversationOrdinals() []int {
+	_, ords := s.conversation(s.branch(s.head), true)
+	return ords
+}
+
+// branch returns the 0-based positions, in file order, of the records on
+// the path from the session's start to entry head: each record continues
+// the head it was appended at, and a checkout record sets the head without
+// being on any path. It returns nil, meaning every record, when no checkout
+// was ever recorded, which is the common case and costs nothing.
+func (s *Session) branch(head int) []int {
+	if s.checkouts == 0 && head == len(s.recs) {
+		return nil
+	}
+	parent := make([]int, len(s.recs)+1) // parent[n]: the head record n continued
+	h := 0
+	for i := range s.recs {
+		parent[i+1] = h
+		if c, ok := s.recs[i].Body.(Checkout); ok {
+			h = c.Entry // validated: an earlier entry, so the walk below ends
+		} else {
+			h = i + 1
+		}
+	}
+	chain := []int{}
+	for e := head; e > 0; e = parent[e] {
+		chain = append(chain, e-1)
+	}
+	slices.Reverse(chain)
+	return chain
+}
+
+// conversation builds the conversation of the records at positions chain
+// (nil: all records) and, when ords, the file-wide ordinals of the message
+// records it holds.
+func (s *Session) conversation(chain []int, ords bool) ([]provider.Message, []int) {
+	var ordAt []int // ordAt[i]: message records before position i
+	if chain != nil {
+		ordAt = make([]int, len(s.recs))
+		n := 0
+		for i := range s.recs {
+			ordAt[i] = n
+			if _, ok := s.recs[i].Body.(Message); ok {
+				n++
+			}
+		}
+	}
 	all := make([]provider.Message, 0, s.msgs)
+	var allOrd []int
 	var cp *Compaction
 	prompt := "" // the run whose prompt is still to come
-	for i := range s.recs {
+	visit := func(i int) {
 		switch b := s.recs[i].Body.(type) {
 		case RunStart:
 			prompt = b.RunID
@@ -352,16 +434,112 @@ func (s *Session) Messages() []provider.Message {
 				prompt = ""
 			}
 			all = append(all, m)
+			if chain != nil {
+				allOrd = append(allOrd, ordAt[i])
+			}
 		case Compaction:
 			cp = &b
 		}
 	}
-	if cp == nil {
-		return all
+	if chain == nil {
+		for i := range s.recs {
+			visit(i)
+		}
+	} else {
+		for _, i := range chain {
+			visit(i)
+		}
 	}
-	out := make([]provider.Message, 0, 1+len(all)-cp.FirstKept)
+	if chain == nil && ords {
+		allOrd = make([]int, len(all))
+		for i := range allOrd {
+			allOrd[i] = i
+		}
+	}
+	if cp == nil {
+		return all, allOrd
+	}
+	// The first kept message: the branch's first message record whose
+	// file-wide ordinal is FirstKept or later (without a checkout, simply
+	// all[FirstKept:]).
+	k := min(cp.FirstKept, len(all))
+	if chain != nil {
+		k, _ = slices.BinarySearch(allOrd, cp.FirstKept)
+	}
+	out := make([]provider.Message, 0, 1+len(all)-k)
 	out = append(out, provider.Message{Role: provider.RoleUser, Text: cp.Summary})
-	return append(out, all[cp.FirstKept:]...)
+	out = append(out, all[k:]...)
+	if allOrd != nil {
+		allOrd = allOrd[k:]
+	}
+	return out, allOrd
+}
+
+// Head returns the head entry: the record the conversation ends at and the
+// next record continues. It is the last record's number (1-based, in file
+// order), or, after a checkout with nothing appended since, the checked-out
+// entry; 0 is the start of an empty session.
+func (s *Session) Head() int { return s.head }
+
+// Entry is one message or compaction record of the file: what a checkout
+// may target.
+type Entry struct {
+	// ID is the record's 1-based sequence number in the file (the header
+	// is not counted): stable, since the file only grows.
+	ID int
+	// Record is the message or compaction record.
+	Record Record
+	// OnHead reports whether the entry is on the head's branch: the path
+	// from the session's start to the head (a message a checkpoint on that
+	// path summarized is on it too).
+	OnHead bool
+}
+
+// Entries returns the file's message and compaction records, in file
+// order, abandoned branches included.
+func (s *Session) Entries() []Entry {
+	chain := s.branch(s.head)
+	var on map[int]bool
+	if chain != nil {
+		on = make(map[int]bool, len(chain))
+		for _, i := range chain {
+			on[i] = true
+		}
+	}
+	var out []Entry
+	for i, r := range s.recs {
+		if isEntry(r.Body) {
+			out = append(out, Entry{ID: i + 1, Record: r, OnHead: chain == nil || on[i]})
+		}
+	}
+	return out
+}
+
+// Checkout durably moves the head to entry: a message or compaction record
+// (an Entries ID), or 0 for the start of the session. It appends a checkout
+// record, unless entry already is the head, and returns after its sync; the
+// conversation (Messages) then ends at entry, and later records continue it.
+// Nothing is removed: the ledger and the uncertainty records stay as they
+// were. An entry that is not a message or compaction record of the file is
+// ErrNoEntry.
+func (s *Session) Checkout(entry int) error {
+	if entry < 0 || entry > len(s.recs) || (entry > 0 && !isEntry(s.recs[entry-1].Body)) {
+		return fmt.Errorf("%w: %d (the session has %d records)", ErrNoEntry, entry, len(s.recs))
+	}
+	if entry == s.head {
+		return nil
+	}
+	return s.Append(Record{Body: Checkout{Entry: entry}})
+}
+
+// ForkOrigin returns the session's fork record, when it is a fork.
+func (s *Session) ForkOrigin() (Fork, bool) {
+	if len(s.recs) > 0 {
+		if f, ok := s.recs[0].Body.(Fork); ok {
+			return f, true
+		}
+	}
+	return Fork{}, false
 }
 
 // HasUncertainUsage reports whether the session holds a usage_uncertainty

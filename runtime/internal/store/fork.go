@@ -1,0 +1,155 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Fork starts the session newID, in the same directory, from s's head: its
+// file holds a Fork record naming s and its head, then copies of the
+// records that make up the conversation at that head (the run starts that
+// mark prompts, the messages, and as one checkpoint the latest compaction on
+// the head's branch, with only the messages it kept), the branch's latest
+// model change and s's reasoning selection. Usage and usage_uncertainty
+// records are not copied: the fork's ledger starts at zero and certain.
+// Media objects its messages refer to are copied beside the new file.
+//
+// The new file is written whole through a synced temporary file and a
+// rename, under the new session's own lock, which the returned Session
+// holds; s is left as it was and stays open. An ID that already has a
+// session file is ErrExists; an invalid one ErrInvalidID.
+func (s *Session) Fork(newID string) (*Session, error) {
+	if s.closed {
+		return nil, ErrClosed
+	}
+	name, err := FileName(newID)
+	if err != nil {
+		return nil, err
+	}
+	if newID == s.id {
+		return nil, fmt.Errorf("%w: %s", ErrExists, newID)
+	}
+	dir := filepath.Dir(s.path)
+	path := filepath.Join(dir, name)
+	lock, err := lockSession(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.fork(dir, path, newID)
+	if err != nil {
+		_ = unlockFile(lock)
+		lock.Close()
+		return nil, err
+	}
+	f.lock = lock
+	return f, nil
+}
+
+// fork writes and loads the fork's file; the caller holds its lock.
+func (s *Session) fork(dir, path, id string) (*Session, error) {
+	switch _, err := os.Lstat(path); {
+	case err == nil:
+		return nil, fmt.Errorf("%w: %s", ErrExists, path)
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("store: fork: %w", err)
+	}
+	recs := s.forkRecords()
+	media := strings.TrimSuffix(path, fileSuffix) + mediaSuffix
+	var body []byte
+	msgs := 0
+	for i, r := range recs {
+		if m, ok := r.Body.(Message); ok {
+			for _, ref := range m.Message.Media {
+				data, err := s.Media(ref.SHA256)
+				if err != nil {
+					return nil, fmt.Errorf("store: fork: %w", err)
+				}
+				if err := makeDir(media); err != nil {
+					return nil, fmt.Errorf("store: fork: media folder: %w", err)
+				}
+				if _, err := putMedia(media, data); err != nil {
+					return nil, fmt.Errorf("store: fork: %w", err)
+				}
+			}
+		}
+		if r.TS.IsZero() {
+			r.TS = s.now()
+		}
+		r.TS = r.TS.UTC()
+		if err := validate(r, msgs, func(e int) Body { return recs[e-1].Body }, i); err != nil {
+			return nil, fmt.Errorf("%w: fork record %d: %v", ErrInvalidRecord, i, err)
+		}
+		if _, ok := r.Body.(Message); ok {
+			msgs++
+		}
+		var err error
+		if body, err = appendRecord(body, r); err != nil {
+			return nil, err
+		}
+	}
+	if err := create(dir, path, id, s.now(), body); err != nil {
+		return nil, err
+	}
+	return load(dir, path, id, s.now)
+}
+
+// forkRecords returns the records of a fork of s at its head.
+func (s *Session) forkRecords() []Record {
+	recs := []Record{{Body: Fork{ParentID: s.id, ParentEntry: s.head}}}
+	chain := s.branch(s.head)
+	if chain == nil {
+		chain = make([]int, len(s.recs))
+		for i := range chain {
+			chain[i] = i
+		}
+	}
+	// The conversation's messages are the branch's message records from
+	// the latest checkpoint's first kept one on.
+	_, ords := s.conversation(chain, true)
+	kept := make(map[int]bool, len(ords))
+	for _, o := range ords {
+		kept[o] = true
+	}
+	var cp *Compaction
+	var model *ModelChange
+	for _, i := range chain {
+		switch b := s.recs[i].Body.(type) {
+		case Compaction:
+			cp = &b
+		case ModelChange:
+			model = &b
+		}
+	}
+	if model != nil {
+		recs = append(recs, Record{Body: *model})
+	}
+	if s.reasoning != "" {
+		recs = append(recs, Record{Body: ReasoningChange{Effort: s.reasoning}})
+	}
+	if cp != nil {
+		// Every message the fork holds is kept: first_kept 0.
+		recs = append(recs, Record{Body: Compaction{Summary: cp.Summary}})
+	}
+	ord := 0 // file-wide message ordinal of position i
+	at := 0
+	for _, i := range chain {
+		for ; at < i; at++ {
+			if _, ok := s.recs[at].Body.(Message); ok {
+				ord++
+			}
+		}
+		switch b := s.recs[i].Body.(type) {
+		case RunStart:
+			recs = append(recs, s.recs[i])
+		case Message:
+			if kept[ord] {
+				recs = append(recs, Record{TS: s.recs[i].TS, Body: b})
+			}
+		}
+	}
+	return recs
+}

@@ -52,11 +52,19 @@ func TestThinkingToggleAfterAToolLoopEnd(t *testing.T) {
 			}
 			defer fake.Close()
 			home := t.TempDir()
-			agent, err := runtime.New(runtime.Options{Home: home, Getenv: func(string) string { return "" }})
+			yes := true
+			opts := runtime.Options{Home: home, Getenv: func(string) string { return "" }}
+			if tc.cancel {
+				// The operator enables bash, so the first run's command
+				// really runs (until the cancel): a denied call would let
+				// the run go on to its next step before the cancel lands.
+				opts.PolicyLayers = []runtime.PolicyLayer{{Source: runtime.SourceCLI, AllowShell: &yes, AllowProcess: &yes}}
+			}
+			agent, err := runtime.New(opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			yes, one := true, 1
+			one := 1
 			ws := t.TempDir()
 			req := runtime.RunRequest{
 				RunID: "run-1", Workspace: ws, Model: "claude-test", Prompt: "list the files", Tools: []string{"ls"},

@@ -308,19 +308,23 @@ func TestTwoHostsOneSession(t *testing.T) {
 	if err != nil || finalA.Status != "completed" || finalA.Output != "first answer" {
 		t.Fatalf("host A: %+v, %v; want completed with the first answer", finalA, err)
 	}
-	if got, want := sessionMessages(t, dir, "shared"), []string{"user: prompt a", "assistant: first answer"}; !slices.Equal(got, want) {
-		t.Errorf("session after A: %q, want %q", got, want)
-	}
-
 	// A's host releases the lock once the run has wound down, just after
 	// final_result and before it reads its next request: when it has
-	// answered shutdown, the lock is free and B resumes the same session.
+	// answered shutdown, the lock is free (reading the session needs it
+	// too) and B resumes the same session.
 	if err := a.Shutdown(ctx); err != nil {
 		t.Fatalf("host A shutdown: %v", err)
+	}
+	if got, want := sessionMessages(t, dir, "shared"), []string{"user: prompt a", "assistant: first answer"}; !slices.Equal(got, want) {
+		t.Errorf("session after A: %q, want %q", got, want)
 	}
 	rB = runOn(b, sharedRunReq(fake, ws, dir, "run-b2", "shared", "prompt b"))
 	if rB.err != nil || rB.final.Status != "completed" {
 		t.Fatalf("host B after A: %+v, %v (stderr: %s)", rB.final, rB.err, b.Stderr())
+	}
+	// As for A: B's lock is free once B has answered shutdown.
+	if err := b.Shutdown(ctx); err != nil {
+		t.Fatalf("host B shutdown: %v", err)
 	}
 	want := []string{"user: prompt a", "assistant: first answer", "user: prompt b", "assistant: second answer"}
 	if got := sessionMessages(t, dir, "shared"); !slices.Equal(got, want) {

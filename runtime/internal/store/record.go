@@ -86,10 +86,13 @@ type ModelChange struct {
 // Usage is one model call's entry in the durable usage ledger. It is never
 // dropped by compaction: session statistics sum every Usage record.
 type Usage struct {
-	RunID string         `json:"run_id,omitempty"`
-	Step  int            `json:"step"`
-	Model string         `json:"model,omitempty"`
-	Usage provider.Usage `json:"usage"`
+	RunID string `json:"run_id,omitempty"`
+	Step  int    `json:"step"`
+	Model string `json:"model,omitempty"`
+	// Operation is the auxiliary operation the call served
+	// ("terminal_gate"); empty for a model step's assistant turn.
+	Operation string         `json:"operation,omitempty"`
+	Usage     provider.Usage `json:"usage"`
 	// CostUSD is the priced cost of the call in US dollars, 0 when unknown.
 	CostUSD float64 `json:"cost_usd,omitempty"`
 }

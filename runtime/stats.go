@@ -10,7 +10,9 @@ import (
 )
 
 // SessionStatistics sums a session's durable usage ledger: one usage
-// record per committed model call, across every run of the session.
+// record per committed model call (the model steps' and the auxiliary
+// calls', such as a model terminal gate's), across every run of the
+// session.
 // Failed attempts record no usage; when one may have been billed, the
 // session records that instead and UsageUncertain is true (the figures
 // are then known subtotals).

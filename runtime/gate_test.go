@@ -394,3 +394,49 @@ func TestGateModelMissingRefusesTheRun(t *testing.T) {
 		t.Errorf("%d requests", n)
 	}
 }
+
+// ExampleAgent_SetTerminalGate makes every answer pass a model's check
+// before it ends the run: the gate's model (a second fake provider here)
+// rejects the first answer, the run goes on with its reason, and the second
+// answer is accepted.
+func ExampleAgent_SetTerminalGate() {
+	model, _ := fakeprovider.New(fakeprovider.Options{Script: fakeprovider.Script{Turns: []fakeprovider.Turn{
+		{Text: "Fixed."}, {Text: "Fixed the off-by-one in main.go; go test passes."},
+	}}})
+	defer model.Close()
+	judge, _ := fakeprovider.New(fakeprovider.Options{Script: fakeprovider.Script{Turns: []fakeprovider.Turn{
+		{Text: `{"decision":"reject","reason":"Say what you changed and whether the tests pass."}`},
+		{Text: `{"decision":"accept"}`},
+	}}})
+	defer judge.Close()
+	home, _ := os.MkdirTemp("", "octet-example")
+	defer os.RemoveAll(home)
+
+	agent, _ := runtime.New(runtime.Options{Home: home})
+	err := agent.SetTerminalGate(&runtime.ModelGate{
+		Model:        "judge-model",
+		Route:        &runtime.InlineRoute{Provider: "judge", BaseURL: judge.BaseURL(fakeprovider.ModeChat)},
+		Instructions: "The answer must name the change and say whether the tests pass.",
+	})
+	if err != nil {
+		panic(err)
+	}
+	rc, err := agent.Run(context.Background(), runtime.RunRequest{
+		RunID: "run-1", Workspace: home, Model: "local-model", Prompt: "Fix the failing test.",
+		SessionDir: filepath.Join(home, "sessions"),
+		Route:      &runtime.InlineRoute{Provider: "local", BaseURL: model.BaseURL(fakeprovider.ModeChat)},
+	})
+	if err != nil {
+		panic(err)
+	}
+	for ev := range rc.Events() {
+		if c, ok := ev.Data.(*protocol.CandidateRejected); ok {
+			fmt.Printf("rejected (%d of %d): %s\n", c.Attempt, c.MaxAttempts, c.Reason)
+		}
+	}
+	res := rc.Wait()
+	fmt.Println(res.Status+":", res.Output)
+	// Output:
+	// rejected (1 of 8): Say what you changed and whether the tests pass.
+	// completed: Fixed the off-by-one in main.go; go test passes.
+}

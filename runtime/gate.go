@@ -153,7 +153,9 @@ func (g *ModelGate) check() error {
 type gateRunKey struct{}
 
 // Review asks the gate's model about the candidate. It works only with the
-// context a run gave its terminal gate (else ErrGateOutsideRun).
+// context a run gave its terminal gate (else ErrGateOutsideRun), and on
+// the goroutine that called the gate's Review: its recovery events are
+// the run's.
 func (g *ModelGate) Review(ctx context.Context, in GateInput) (GateDecision, error) {
 	d, _ := ctx.Value(gateRunKey{}).(*driver)
 	if d == nil {

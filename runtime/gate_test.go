@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime"
@@ -439,4 +440,28 @@ func ExampleAgent_SetTerminalGate() {
 	// Output:
 	// rejected (1 of 8): Say what you changed and whether the tests pass.
 	// completed: Fixed the off-by-one in main.go; go test passes.
+}
+
+// TestGateReasonSanitized: a reason that quotes a credential, carries
+// control characters or runs long is redacted, cleaned and cut before
+// candidate_rejected, the model and the session see it.
+func TestGateReasonSanitized(t *testing.T) {
+	long := "bad\x00 answer, key " + gateRunKey + " and " + gateGateKey + " " + strings.Repeat("é", 3000)
+	r := newGateRig(t, []fakeprovider.Turn{{Text: "Done."}, {Text: "Done again."}}, reject(long), accept())
+	evs, res := r.do(r.req("fix the bug")) // do checks that no credential leaks
+	if res.Status != "completed" {
+		t.Fatalf("result %+v", res)
+	}
+	rj := rejections(evs)
+	if len(rj) != 1 {
+		t.Fatalf("%d rejections", len(rj))
+	}
+	reason := rj[0].Reason
+	if len(reason) > runtime.MaxGateReasonBytes || !utf8.ValidString(reason) || !strings.HasPrefix(reason, "bad  answer, key [redacted] and [redacted] é") ||
+		!strings.HasSuffix(reason, "…") {
+		t.Errorf("reason %d bytes: %.80q…", len(reason), reason)
+	}
+	if body := bodyText(t, r.run.Requests()[1]); !strings.Contains(body, reason[:40]) || strings.Contains(body, gateRunKey) {
+		t.Error("the model did not get the sanitized reason")
+	}
 }

@@ -65,6 +65,12 @@ const (
 	CodeRequestTooLarge      = "request_too_large"     // 413
 	CodeQuotaExhausted       = "quota_exhausted"       // insufficient_quota and kin, 402
 	CodeContextOverflow      = "context_overflow"      // context_length_exceeded and kin
+	// The terminal gate (issue 11 §6): with status blocked, the gate
+	// rejected MaxGateRejections candidates in a row, or stopped the run;
+	// with status error, the gate itself failed (fail closed).
+	CodeTerminalGateExhausted = "terminal_gate_exhausted"
+	CodeTerminalGateStopped   = "terminal_gate_stopped"
+	CodeTerminalGateFailed    = "terminal_gate_failed"
 )
 
 // Tool error codes: tool_finish.data.error.code, returned to the model too
@@ -125,6 +131,7 @@ var (
 		CodeUnsupported, CodeRetriesExhausted, CodeNetworkWaitExceeded, CodeRetryAfterTooLong, CodeBadRequest,
 		CodeAuthFailed, CodeNotFound, CodeRequestTooLarge, CodeQuotaExhausted, CodeContextOverflow,
 		CodeProviderError, CodeOutputIncomplete, CodeMaxStepsReached, CodeCanceled, CodeInternalError, CodeOutputFailed,
+		CodeTerminalGateExhausted, CodeTerminalGateStopped, CodeTerminalGateFailed,
 	}
 	toolCodes = []string{
 		CodeInvalidArguments, CodeUnknownTool, CodeMutationNotAuthorized, CodeProcessNotEnabled,

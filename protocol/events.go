@@ -26,9 +26,9 @@ const (
 	TypeProviderLifecycle         = "provider_lifecycle"           // ProviderLifecycle (opt-in per configured provider)
 	TypeProviderRetry             = "provider_retry"               // ProviderRetry
 	TypeProviderWaitingForNetwork = "provider_waiting_for_network" // ProviderWaitingForNetwork
-	TypeProviderOperationRetry    = "provider_operation_retry"     // ProviderOperationRetry (no auxiliary call yet)
+	TypeProviderOperationRetry    = "provider_operation_retry"     // ProviderOperationRetry
 	TypeProviderUsageUncertain    = "provider_usage_uncertain"     // ProviderUsageUncertain
-	TypeCandidateRejected         = "candidate_rejected"           // CandidateRejected (not emitted by this build)
+	TypeCandidateRejected         = "candidate_rejected"           // CandidateRejected (runs with a terminal gate)
 	TypeToolStart                 = "tool_start"                   // ToolStart
 	TypeToolPolicy                = "tool_policy"                  // ToolPolicy
 	TypeToolProgress              = "tool_progress"                // ToolProgress
@@ -112,9 +112,9 @@ var events = []EventInfo{
 	info[ProviderLifecycle](TypeProviderLifecycle, KindStreaming, EmittedWire),
 	info[ProviderRetry](TypeProviderRetry, KindStreaming, EmittedWire),
 	info[ProviderWaitingForNetwork](TypeProviderWaitingForNetwork, KindStreaming, EmittedWire),
-	info[ProviderOperationRetry](TypeProviderOperationRetry, KindStreaming, NotEmitted),
+	info[ProviderOperationRetry](TypeProviderOperationRetry, KindStreaming, EmittedWire),
 	info[ProviderUsageUncertain](TypeProviderUsageUncertain, KindStreaming, EmittedWire),
-	info[CandidateRejected](TypeCandidateRejected, KindStreaming, NotEmitted),
+	info[CandidateRejected](TypeCandidateRejected, KindStreaming, EmittedWire),
 	info[ToolStart](TypeToolStart, KindStreaming, EmittedWire),
 	info[ToolPolicy](TypeToolPolicy, KindStreaming, EmittedWire),
 	info[ToolProgress](TypeToolProgress, KindStreaming, EmittedWire),

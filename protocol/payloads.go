@@ -220,7 +220,8 @@ const (
 
 // ProviderOperationRetry is the recovery of an auxiliary provider
 // operation. MaxAttempts is null for a pre-send network wait. This build
-// makes no auxiliary provider call yet, so no run emits it.
+// emits it for the calls of a model terminal gate (operation
+// terminal_gate).
 type ProviderOperationRetry struct {
 	Operation   string `json:"operation"`
 	Attempt     int    `json:"attempt"`
@@ -236,8 +237,12 @@ type ProviderUsageUncertain struct{}
 // CandidateRejected reports a candidate answer the terminal gate rejected
 // before it became the run's output (CONTRACT §17): the step, the
 // consecutive rejection count, the bound on them, and the gate's reason
-// (bounded and sanitized). The source names the event but not its data:
-// this shape is ours. Not emitted by this build.
+// (at most 2048 bytes of UTF-8, credentials redacted, control characters
+// other than newline and tab replaced). The source names the event but not
+// its data: this shape is ours. Attempt counts the rejections since the
+// run began or the gate last accepted a candidate, 1 for the first; the
+// rejection whose Attempt reaches MaxAttempts ends the run blocked with
+// terminal_gate_exhausted.
 type CandidateRejected struct {
 	Step        int    `json:"step"`
 	Attempt     int    `json:"attempt"`

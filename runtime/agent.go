@@ -114,6 +114,7 @@ type Agent struct {
 	maxNetworkWait *int64          // ms; nil: no ceiling
 	maxRetries     int             // -1: recovery's default
 	toolBudget     int             // bytes of the serialized tool array a run may send
+	gate           TerminalGate    // the terminal gate of runs started afterwards (gate.go)
 
 	docsMu    sync.Mutex
 	docsDir   string       // materialized documentation (DocsDir), once known

@@ -48,6 +48,8 @@ type prepared struct {
 	skills         *resources.Catalog // the skills offered, by name
 	skillNames     []string           // the same, sorted, for accepted
 	resourcePrompt string             // context files and skills for the system prompt
+
+	gate *runGate // the terminal gate, nil when none (gate.go)
 }
 
 func (p *prepared) close() {
@@ -63,6 +65,7 @@ func (p *prepared) close() {
 		p.root.Close()
 	}
 	p.resources.Close()
+	p.gate.close()
 }
 
 // toolDef is a tool registered for a run.
@@ -167,9 +170,12 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 	if err := p.loadMedia(); err != nil {
 		return nil, err
 	}
-	layers, trusted, perr := a.policyLayers(p.root, req.Workspace)
+	layers, trusted, gateSetting, perr := a.policyLayers(p.root, req.Workspace)
 	if perr != nil {
 		return nil, perr
+	}
+	if err := a.prepareGate(ctx, p, gateSetting); err != nil {
+		return nil, err
 	}
 	hostLayer := policy.Layer{Source: policy.SourceHostRequest}
 	if req.AllowFileMutation {
@@ -517,13 +523,16 @@ func (a *Agent) openSession(p *prepared) *RunError {
 // policyLayers returns the operator's layers, lowest precedence first:
 // ~/.octet/settings.json, the workspace's .octet/settings.json when the
 // workspace is trusted, then the embedder's (environment, CLI) layers
-// (CONTRACT §10). The workspace file is read through the workspace root,
-// so a symlink cannot substitute another file.
-func (a *Agent) policyLayers(root *confine.Root, workspace string) (layers []policy.Layer, trusted bool, _ *RunError) {
+// (CONTRACT §10), and the terminal gate the settings configure: the
+// workspace's over the user's, nil when neither sets one. The workspace
+// file is read through the workspace root, so a symlink cannot substitute
+// another file.
+func (a *Agent) policyLayers(root *confine.Root, workspace string) (layers []policy.Layer, trusted bool, gate *policy.TerminalGate, _ *RunError) {
 	user, err := policy.LoadSettings(filepath.Join(a.opts.Home, ".octet", "settings.json"), "~/.octet/settings.json")
 	if err != nil {
-		return nil, false, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
+		return nil, false, nil, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
 	}
+	gate = user.TerminalGate
 	layers = []policy.Layer{user.Layer()}
 	trusted = a.opts.TrustWorkspace || user.Trusts(workspace)
 	if trusted {
@@ -531,19 +540,22 @@ func (a *Agent) policyLayers(root *confine.Root, workspace string) (layers []pol
 		switch {
 		case errors.Is(err, confine.ErrNotFound):
 		case err != nil:
-			return nil, false, refuse(protocol.CodeConfigInvalid, "the workspace's .octet/settings.json cannot be read")
+			return nil, false, nil, refuse(protocol.CodeConfigInvalid, "the workspace's .octet/settings.json cannot be read")
 		default:
 			ws, err := policy.ParseSettings(data, "workspace .octet/settings.json")
 			if err != nil {
-				return nil, false, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
+				return nil, false, nil, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
 			}
 			if len(ws.TrustedWorkspaces) > 0 {
-				return nil, false, refuse(protocol.CodeConfigInvalid, "workspace .octet/settings.json may not set trusted_workspaces")
+				return nil, false, nil, refuse(protocol.CodeConfigInvalid, "workspace .octet/settings.json may not set trusted_workspaces")
 			}
 			layers = append(layers, ws.Layer())
+			if ws.TerminalGate != nil {
+				gate = ws.TerminalGate
+			}
 		}
 	}
-	return append(layers, a.opts.PolicyLayers...), trusted, nil
+	return append(layers, a.opts.PolicyLayers...), trusted, gate, nil
 }
 
 // discoveredRoute resolves "provider/model" for a configured (not built-in)

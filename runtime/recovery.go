@@ -115,8 +115,8 @@ func (e *errTurnFailed) Error() string { return e.code + ": " + e.msg }
 // provider_waiting_for_network, and the auxiliary operations of CONTRACT
 // §12 (local_compaction, native_compaction, terminal_gate), reported as
 // provider_operation_retry. The name is also the operation of a
-// usage_uncertainty record. No auxiliary operation exists yet; the ones
-// named here are those the tests drive.
+// usage_uncertainty record. The terminal gate's model calls (gate.go) are
+// the auxiliary operation this build makes.
 const (
 	operationAssistantTurn   = "assistant_turn"
 	operationLocalCompaction = "local_compaction"
@@ -134,6 +134,10 @@ type operation[T any] struct {
 	// answers get a readiness wait before the machine counts an attempt
 	// (lifecycle.go).
 	lifecycle bool
+	// endpoint and model name the route of a usage_uncertainty record
+	// when the call goes to another route than the run's (a model
+	// terminal gate); empty means the run's.
+	endpoint, model string
 }
 
 // recoverCall performs op under the recovery machine: attempts, retries and
@@ -196,7 +200,11 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 				}
 			case recovery.EffPersistUsageUncertainty:
 				// Durable BEFORE the attempt is replaced (CONTRACT §12).
-				if err := d.p.sess.RecordUsageUncertainty(d.p.model.Provider, d.p.model.ID, op.name); err != nil {
+				endpoint, model := d.p.model.Provider, d.p.model.ID
+				if op.model != "" {
+					endpoint, model = op.endpoint, op.model
+				}
+				if err := d.p.sess.RecordUsageUncertainty(endpoint, model, op.name); err != nil {
 					msg := "the usage uncertainty record could not be written: " + err.Error()
 					if m.State().Phase.Terminal() {
 						// The same step ended the turn (its budget was

@@ -449,17 +449,13 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		// the queue waits, and the run's end drops it.
 		lastStep := step >= p.maxSteps
 		if len(turn.calls) == 0 {
-			if lastStep {
-				return fsmrun.StatusCompleted, output, nil
+			// The run would complete: steering, the terminal gate and
+			// follow-ups decide whether it goes on (gate.go).
+			end, kept := d.wouldStop(ctx, step, &msgs, turn.text, lastStep)
+			if end != nil {
+				return end.status, end.output, end.err
 			}
-			// The run would complete: queued steering or follow-ups go on.
-			b := d.rc.boundary(steering.Input{Trigger: steering.TrAfterTurn, Answered: true})
-			if b.complete {
-				return fsmrun.StatusCompleted, output, nil
-			}
-			if err := d.deliver(step+1, &msgs, b.deliver); err != nil {
-				return writeFailed(err)
-			}
+			output = kept
 			continue
 		}
 		var b boundaryOutcome

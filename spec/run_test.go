@@ -51,6 +51,12 @@ var runTranscripts = []struct {
 	{"rejected", []spec.RunEvent{rej}, nil},
 	{"completed", []spec.RunEvent{acc, start, delta, tool, delta, settled("completed"), fin("completed")}, nil},
 	{"blocked", []spec.RunEvent{acc, start, delta, settled("blocked"), fin("blocked")}, nil},
+	// A terminal gate's rejections and its call's recovery are streaming
+	// events; the run goes on, or ends blocked when they run out.
+	{"gate rejections", []spec.RunEvent{acc, start, delta, {Type: protocol.TypeProviderOperationRetry}, {Type: protocol.TypeCandidateRejected}, delta,
+		{Type: protocol.TypeCandidateRejected}, settled("blocked"), fin("blocked")}, nil},
+	{"candidate_rejected after settled", []spec.RunEvent{acc, start, delta, settled("completed"), {Type: protocol.TypeCandidateRejected}, fin("completed")},
+		map[string]int{spec.NameStartedBeforeStream: 4}},
 	{"error before started", []spec.RunEvent{acc, settled("error"), fin("error")}, nil},
 	{"error before any stream event", []spec.RunEvent{acc, start, settled("error"), fin("error")}, nil},
 	{"in flight (a prefix)", []spec.RunEvent{acc, start, delta}, map[string]int{spec.NameRunComplete: 3}},

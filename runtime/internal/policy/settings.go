@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -24,6 +26,44 @@ type Settings struct {
 	// headers); runtime/internal/copilot reads and validates it, from the
 	// user file only.
 	Copilot jsontext.Value `json:"copilot"`
+	// TerminalGate configures a model terminal gate for every run (issue
+	// 11 §6); a trusted workspace's replaces the user file's.
+	TerminalGate *TerminalGate `json:"terminal_gate"`
+}
+
+// TerminalGate is the terminal_gate object of a settings file: the
+// catalog model that reviews each candidate final answer, and the
+// operator's instructions it judges by.
+type TerminalGate struct {
+	Model        string `json:"model"`
+	Instructions string `json:"instructions"`
+}
+
+// Limits of terminal_gate.
+const (
+	MaxGateModelBytes        = 256
+	MaxGateInstructionsBytes = 64 << 10
+)
+
+// CheckTerminalGate validates a terminal gate's model and instructions:
+// both present and not blank, within their limits, and the model free of
+// control characters. field prefixes the errors ("terminal_gate").
+func CheckTerminalGate(field, model, instructions string) error {
+	switch {
+	case strings.TrimSpace(model) == "":
+		return fmt.Errorf("%s.model is required: the catalog id of the model that reviews candidate answers", field)
+	case len(model) > MaxGateModelBytes:
+		return fmt.Errorf("%s.model is longer than %d bytes", field, MaxGateModelBytes)
+	case strings.ContainsFunc(model, unicode.IsControl):
+		return fmt.Errorf("%s.model has a control character", field)
+	case strings.TrimSpace(instructions) == "":
+		return fmt.Errorf("%s.instructions is required: what the gate model checks before an answer may end the run", field)
+	case len(instructions) > MaxGateInstructionsBytes:
+		return fmt.Errorf("%s.instructions is longer than %d bytes", field, MaxGateInstructionsBytes)
+	case !utf8.ValidString(model) || !utf8.ValidString(instructions):
+		return fmt.Errorf("%s is not valid UTF-8", field)
+	}
+	return nil
 }
 
 // FileToolPolicy is the tool_policy object of a settings file, named like
@@ -75,6 +115,11 @@ func ParseSettings(data []byte, display string) (Settings, error) {
 		}
 		if tp.ShellPath != nil && !filepath.IsAbs(*tp.ShellPath) {
 			return s, fmt.Errorf("%w: %s: tool_policy.shell_path must be absolute", ErrSettings, display)
+		}
+	}
+	if g := s.TerminalGate; g != nil {
+		if err := CheckTerminalGate("terminal_gate", g.Model, g.Instructions); err != nil {
+			return s, fmt.Errorf("%w: %s: %v", ErrSettings, display, err)
 		}
 	}
 	for _, w := range s.TrustedWorkspaces {

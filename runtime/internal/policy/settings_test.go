@@ -96,3 +96,33 @@ func TestCheckLayer(t *testing.T) {
 		}
 	}
 }
+
+func TestTerminalGateSettings(t *testing.T) {
+	s, err := ParseSettings([]byte(`{"terminal_gate":{"model":"openai/gpt-5.4-mini","instructions":"The answer must say which tests ran."}}`), "~/.octet/settings.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (&TerminalGate{Model: "openai/gpt-5.4-mini", Instructions: "The answer must say which tests ran."}); !cmp.Equal(s.TerminalGate, want) {
+		t.Errorf("terminal_gate %+v", s.TerminalGate)
+	}
+	if s, err := ParseSettings([]byte(`{}`), "x"); err != nil || s.TerminalGate != nil {
+		t.Errorf("no terminal_gate: %+v %v", s.TerminalGate, err)
+	}
+	long := strings.Repeat("a", MaxGateInstructionsBytes+1)
+	for name, tc := range map[string]struct{ body, want string }{
+		"unknown member": {`{"terminal_gate":{"model":"m","instructions":"i","route":"x"}}`, "route"},
+		"no model":       {`{"terminal_gate":{"instructions":"i"}}`, "terminal_gate.model is required"},
+		"blank model":    {`{"terminal_gate":{"model":" ","instructions":"i"}}`, "terminal_gate.model is required"},
+		"control":        {`{"terminal_gate":{"model":"m\u0001","instructions":"i"}}`, "control character"},
+		"no instr":       {`{"terminal_gate":{"model":"m"}}`, "terminal_gate.instructions is required"},
+		"blank instr":    {`{"terminal_gate":{"model":"m","instructions":"\n\t"}}`, "terminal_gate.instructions is required"},
+		"long instr":     {`{"terminal_gate":{"model":"m","instructions":"` + long + `"}}`, "longer than 65536"},
+		"not an object":  {`{"terminal_gate":"m"}`, "terminal_gate"},
+		"duplicate":      {`{"terminal_gate":{"model":"m","model":"n","instructions":"i"}}`, "duplicate"},
+	} {
+		_, err := ParseSettings([]byte(tc.body), "~/.octet/settings.json")
+		if !errors.Is(err, ErrSettings) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "~/.octet/settings.json") {
+			t.Errorf("%s: %v (want %q)", name, err, tc.want)
+		}
+	}
+}

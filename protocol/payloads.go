@@ -386,10 +386,11 @@ const (
 
 // ExtensionNotification is one finding of extension discovery (CONTRACT
 // §18): the extension's folder name, the layer it was found in, a level, a
-// stable code and a bounded message without host paths. A run writes its
-// findings right after started, at most 64 and then one truncated notice.
-// The host never starts an executable extension. The source names the
-// event but not its data: this shape is ours.
+// stable code (one of ExtensionCodes) and a bounded message without host
+// paths or the manifest's command. A run writes its findings right after
+// started, at most 64 and then one truncated notice. The host never starts
+// an executable extension. The source names the event but not its data:
+// this shape is ours.
 type ExtensionNotification struct {
 	// Extension is the name of the extension's folder (extensions/<name>/),
 	// so that a broken manifest is named too; "" for truncated.
@@ -398,7 +399,7 @@ type ExtensionNotification struct {
 	// (explicit roots counted from 1); "" for truncated.
 	Layer   string `json:"layer"`
 	Level   string `json:"level"`
-	Code    string `json:"code"` // one of ExtensionCodes
+	Code    string `json:"code"`
 	Message string `json:"message"`
 }
 

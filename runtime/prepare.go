@@ -44,11 +44,13 @@ type prepared struct {
 	red      *redactor      // every credential sent, redacted from the run's output (redact.go)
 	guard    *confine.Guard // the operator's directories edit and write never change (protect.go)
 
-	resources      *resources.Set                   // the run's resource layers, open (resources.go)
-	skills         *resources.Catalog               // the skills offered, by name
-	skillNames     []string                         // the same, sorted, for accepted
-	resourcePrompt string                           // context files and skills for the system prompt
-	extensions     []protocol.ExtensionNotification // discovery findings, sent right after started
+	resources      *resources.Set     // the run's resource layers, open (resources.go)
+	skills         *resources.Catalog // the skills offered, by name
+	skillNames     []string           // the same, sorted, for accepted
+	resourcePrompt string             // context files and skills for the system prompt
+
+	// Extension discovery's findings, sent right after started (resources.go).
+	extensions []protocol.ExtensionNotification
 }
 
 func (p *prepared) close() {

@@ -38,12 +38,11 @@ const (
 	// truncated finding says how many extension names were left out.
 	MaxExtensionFindings = 64
 
-	maxExtensionName       = 128 // bytes of a folder name
-	maxExtensionVersion    = 64  // bytes
-	maxExtensionDesc       = 1024
-	maxCommandArgs         = 256
-	maxCommandArgBytes     = 4096
-	extensionAPIMajorMinor = ExtensionAPIVersion
+	maxExtensionName    = 128 // bytes of a folder name
+	maxExtensionVersion = 64  // bytes
+	maxExtensionDesc    = 1024
+	maxCommandArgs      = 256
+	maxCommandArgBytes  = 4096
 )
 
 // ExtensionFinding is one extension_notification of a run: what discovery
@@ -103,8 +102,7 @@ func (s *Set) Extensions() []ExtensionFinding {
 			if strings.HasPrefix(n, ".") {
 				continue
 			}
-			switch link := e.Type()&fs.ModeSymlink != 0; {
-			case link, e.IsDir():
+			if link := e.Type()&fs.ModeSymlink != 0; link || e.IsDir() {
 				byName[n] = append(byName[n], extCandidate{layer: l, link: link})
 			}
 		}
@@ -206,7 +204,7 @@ func examineExtension(c *extCandidate, name string, buf []byte) ExtensionFinding
 	if !ok {
 		return invalid("api_version " + quote(api) + " is not a version MAJOR.MINOR (or MAJOR.MINOR.PATCH) of decimal numbers")
 	}
-	if majorMinor != extensionAPIMajorMinor {
+	if majorMinor != ExtensionAPIVersion {
 		f.Level, f.Code = protocol.LevelWarning, protocol.CodeAPIVersionUnsupported
 		f.Message = at + ": api_version " + quote(api) + " is not supported; this host knows extension API " + ExtensionAPIVersion
 		return f

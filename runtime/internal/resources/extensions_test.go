@@ -100,6 +100,7 @@ func TestExtensionManifestRules(t *testing.T) {
 		{"latin1", `{"name":"latin1","version":"1","description":"caf` + "\xe9" + `","api_version":"0.3","command":["x"]}`, protocol.CodeManifestInvalid, "is not valid UTF-8"},
 		{"big", manifestJSON("big", map[string]string{"description": `"` + strings.Repeat("x", MaxManifestBytes) + `"`}), protocol.CodeManifestInvalid, "bytes; the cap is 65536"},
 		{"ctl\x01name", manifestJSON("ctl\x01name", nil), protocol.CodeManifestInvalid, "the folder name is not UTF-8 text without control characters"},
+		{strings.Repeat("n", 129), manifestJSON(strings.Repeat("n", 129), nil), protocol.CodeManifestInvalid, "the folder name is longer than 128 bytes"},
 	}
 	for _, c := range cases {
 		writeExt(t, r, c.folder, c.content)
@@ -131,8 +132,11 @@ func TestExtensionManifestRules(t *testing.T) {
 	}
 	for _, c := range cases {
 		name := c.folder
-		if name == "ctl\x01name" {
+		switch {
+		case name == "ctl\x01name":
 			name = "ctl\uFFFDname"
+		case len(name) > 128:
+			name = name[:128]
 		}
 		f, ok := got[name]
 		if !ok {

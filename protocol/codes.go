@@ -117,6 +117,16 @@ const (
 	CodeDiscoveryTruncated = "discovery_truncated" // the endpoint listed more models than are kept; the first ones are listed
 )
 
+// Extension notification codes: extension_notification.data.code (CONTRACT
+// §18). Discovery reports findings; the host never starts an extension.
+const (
+	CodeNotStarted            = "not_started"             // info: a valid extension, found and not started (this host starts none)
+	CodeManifestInvalid       = "manifest_invalid"        // error: extension.json missing, unreadable, a link, or breaking a rule
+	CodeAPIVersionUnsupported = "api_version_unsupported" // warning: a well-formed api_version of another major or minor than 0.3
+	CodeShadowed              = "shadowed"                // info: a later layer's extension of the same name wins
+	CodeTruncated             = "truncated"               // warning: more findings than a run reports (64); the rest are counted
+)
+
 var (
 	protocolCodes = []string{
 		CodeInvalidJSON, CodeInvalidUTF8, CodeFrameTooLarge, CodeNotAnObject, CodeUnknownField,
@@ -146,6 +156,7 @@ var (
 		CodePathOutsideWorkspace, CodeSymlinkRefused, CodeProtectedPath,
 	}
 	discoveryCodes = []string{CodeDiscoveryFailed, CodeDiscoveryTimeout, CodeDiscoveryInvalid, CodeDiscoveryTruncated, CodeConfigInvalid}
+	extensionCodes = []string{CodeNotStarted, CodeManifestInvalid, CodeAPIVersionUnsupported, CodeShadowed, CodeTruncated}
 )
 
 // ProtocolCodes returns the codes of protocol_error.data.code.
@@ -164,3 +175,6 @@ func DenialCodes() []string { return slices.Clone(denialCodes) }
 
 // DiscoveryCodes returns the codes of models.data.discovery[].code.
 func DiscoveryCodes() []string { return slices.Clone(discoveryCodes) }
+
+// ExtensionCodes returns the codes of extension_notification.data.code.
+func ExtensionCodes() []string { return slices.Clone(extensionCodes) }

@@ -38,7 +38,7 @@ const (
 	TypeFollowUpDelivered         = "follow_up_delivered"          // FollowUpDelivered (Go API runs only)
 	TypeCompactionStart           = "compaction_start"             // CompactionStart (not emitted by this build)
 	TypeCompactionFinish          = "compaction_finish"            // CompactionFinish (not emitted by this build)
-	TypeExtensionNotification     = "extension_notification"       // ExtensionNotification (not emitted by this build)
+	TypeExtensionNotification     = "extension_notification"       // ExtensionNotification (right after started: discovery findings)
 )
 
 // TypeRecoveredOutput is NOT a protocol-1 event type: it is an event of the
@@ -124,7 +124,7 @@ var events = []EventInfo{
 	info[FollowUpDelivered](TypeFollowUpDelivered, KindStreaming, EmittedGoAPI),
 	info[CompactionStart](TypeCompactionStart, KindStreaming, NotEmitted),
 	info[CompactionFinish](TypeCompactionFinish, KindStreaming, NotEmitted),
-	info[ExtensionNotification](TypeExtensionNotification, KindStreaming, NotEmitted),
+	info[ExtensionNotification](TypeExtensionNotification, KindStreaming, EmittedWire),
 
 	info[RecoveredOutput](TypeRecoveredOutput, KindGoAPI, EmittedGoAPI),
 }

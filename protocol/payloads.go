@@ -391,15 +391,21 @@ const (
 
 // ExtensionNotification is one finding of extension discovery (CONTRACT
 // §18): the extension's folder name, the layer it was found in, a level, a
-// stable code and a bounded message without host paths. The host never
-// starts an executable extension. The source names the event but not its
-// data: this shape is ours. Not emitted by this build.
+// stable code (one of ExtensionCodes) and a bounded message without host
+// paths or the manifest's command. A run writes its findings right after
+// started, at most 64 and then one truncated notice. The host never starts
+// an executable extension. The source names the event but not its data:
+// this shape is ours.
 type ExtensionNotification struct {
+	// Extension is the name of the extension's folder (extensions/<name>/),
+	// so that a broken manifest is named too; "" for truncated.
 	Extension string `json:"extension"`
-	Layer     string `json:"layer"`
-	Level     string `json:"level"`
-	Code      string `json:"code"`
-	Message   string `json:"message"`
+	// Layer is where the folder is: "user", "workspace" or "root:N"
+	// (explicit roots counted from 1); "" for truncated.
+	Layer   string `json:"layer"`
+	Level   string `json:"level"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // RecoveredOutput is an interrupted attempt's partial text or reasoning.

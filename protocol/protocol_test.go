@@ -91,7 +91,7 @@ func constants(t *testing.T, file, prefix string) map[string]string {
 }
 
 // initialisms are the words Go spells in capitals.
-var initialisms = map[string]string{"id": "ID", "io": "IO", "json": "JSON", "utf8": "UTF8", "url": "URL", "ms": "MS"}
+var initialisms = map[string]string{"id": "ID", "io": "IO", "json": "JSON", "utf8": "UTF8", "url": "URL", "ms": "MS", "api": "API"}
 
 // camel turns a snake_case value into its Go name: "invalid_utf8" →
 // "InvalidUTF8".
@@ -280,6 +280,7 @@ func TestCodeNames(t *testing.T) {
 		{"### Tool error codes", protocol.ToolCodes()},
 		{"### Policy denial codes", protocol.DenialCodes()},
 		{"### Discovery issue codes", protocol.DiscoveryCodes()},
+		{"### Extension notification codes", protocol.ExtensionCodes()},
 	}
 	listed := map[string]bool{}
 	for _, p := range places {

@@ -50,6 +50,8 @@ type prepared struct {
 	resourcePrompt string             // context files and skills for the system prompt
 
 	gate *runGate // the terminal gate, nil when none (gate.go)
+	// Extension discovery's findings, sent right after started (resources.go).
+	extensions []protocol.ExtensionNotification
 }
 
 func (p *prepared) close() {

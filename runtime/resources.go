@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/confine"
 	"octet.dev/host/runtime/internal/docs"
 	"octet.dev/host/runtime/internal/resources"
@@ -191,6 +192,7 @@ func (a *Agent) loadResources(p *prepared, trusted bool) {
 		p.skillNames[i] = k.Name
 	}
 	p.resourcePrompt = resources.Prompt(contexts, skills)
+	p.extensions = a.discoverExtensions(set, p.req.RunID)
 	// An override is the layers working as meant (info); everything else
 	// was skipped or cut (warn). Messages and paths are relative to layers.
 	for _, d := range set.Diagnostics() {
@@ -200,5 +202,37 @@ func (a *Agent) loadResources(p *prepared, trusted bool) {
 		}
 		a.log.LogAttrs(context.Background(), lvl, d.Message, slog.String("run_id", p.req.RunID), slog.String("layer", d.Layer),
 			slog.String("code", d.Code), slog.String("path", d.Path))
+	}
+}
+
+// discoverExtensions reads the layers' extension manifests (CONTRACT §18)
+// and returns the findings a run reports right after started. Nothing is
+// started: the Controlled policy forbids executable extensions, and
+// protocol 1 has no opt-in. A broken or unsupported manifest is logged as a
+// warning too; the informational findings (not_started, shadowed) only at
+// debug level, since every run repeats them.
+func (a *Agent) discoverExtensions(set *resources.Set, runID string) []protocol.ExtensionNotification {
+	found := set.Extensions()
+	if len(found) == 0 {
+		return nil
+	}
+	out := make([]protocol.ExtensionNotification, len(found))
+	for i, f := range found {
+		out[i] = protocol.ExtensionNotification{Extension: f.Extension, Layer: f.Layer, Level: f.Level, Code: f.Code, Message: f.Message}
+		lvl := slog.LevelWarn
+		if f.Level == protocol.LevelInfo {
+			lvl = slog.LevelDebug
+		}
+		a.log.LogAttrs(context.Background(), lvl, f.Message, slog.String("run_id", runID), slog.String("layer", f.Layer),
+			slog.String("code", f.Code), slog.String("path", f.Path))
+	}
+	return out
+}
+
+// reportExtensions sends the run's extension findings. The driver calls it
+// right after started, before the first model call.
+func (d *driver) reportExtensions() {
+	for i := range d.p.extensions {
+		d.stream(protocol.TypeExtensionNotification, &d.p.extensions[i])
 	}
 }

@@ -202,6 +202,7 @@ func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 		Skills:              p.skillNames,
 	}})
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrStart}, Event{})
+	d.reportExtensions()
 	d.sessionUncertain(p.sess) // sticky across resume: every later run says so again
 
 	status, output, errInfo := d.contain(ctx)

@@ -26,6 +26,7 @@ func features() protocol.Features {
 		TypedAudioInput:    true, // TestRunMediaInOrderAndAcrossResume: WAV on an OpenAI Chat audio route
 		Tools:              true, // TestRunScriptedConversation, TestRunToolPathsStayInWorkspace
 		Skills:             true, // TestResourcesThroughTheBinary, TestRunSkillsAndContext: offered, read through skill://, read-only
+		Extensions:         true, // TestExtensionsThroughTheBinary, TestRunExtensionNotifications: findings after started; grants no process start
 		ProcessGroupAbort:  true,
 		InBandAbort:        false,
 	}

@@ -1,6 +1,7 @@
 // Package resources resolves the operator's resource layers (CONTRACT §18)
-// and reads what a run takes from them: AGENTS.md context files and Agent
-// Skills. The layers, lowest precedence first, are the user's ~/.octet, the
+// and reads what a run takes from them: AGENTS.md context files, Agent
+// Skills, and the findings of extension discovery (extensions are
+// reported, never started). The layers, lowest precedence first, are the user's ~/.octet, the
 // workspace's .octet when the workspace is trusted, then the explicit
 // roots in the order the operator gave them. A later layer overrides an
 // earlier one by name, and says so in a diagnostic (shadowed).
@@ -12,9 +13,8 @@
 // model is deterministic (sorted by name, fixed formatting), so the same
 // files give the same bytes, and names layers, never absolute host paths.
 //
-// The package is meant to be shared by every kind of resource: skills and
-// context files today, extension discovery later (Resolve, Layer and
-// Diagnostic are not skill-specific).
+// Resolve, Layer and Diagnostic are shared by every kind of resource:
+// context files, skills and extensions.
 package resources
 
 import (

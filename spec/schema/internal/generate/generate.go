@@ -213,6 +213,7 @@ func (g *gen) enums() error {
 		{"ProviderOperationRetry", "operation", strs(protocol.OperationLocalCompaction, protocol.OperationNativeCompaction, protocol.OperationTerminalGate)},
 		{"ToolProgress", "stream", strs(protocol.StreamStdout, protocol.StreamStderr)},
 		{"ExtensionNotification", "level", strs(protocol.LevelInfo, protocol.LevelWarning, protocol.LevelError)},
+		{"ExtensionNotification", "code", strs(protocol.ExtensionCodes()...)},
 		{"DiscoveryIssue", "code", strs(protocol.DiscoveryCodes()...)},
 		{"ModelInfo", "provider_mode", strs(protocol.ModeOpenAICompatible, protocol.ModeOpenAIResponses, protocol.ModeAnthropicMessages)},
 		{"Hello", "commands", nil}, // items, below

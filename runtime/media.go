@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/media"
@@ -50,7 +51,7 @@ func (p *prepared) loadMedia() *RunError {
 		switch {
 		case r.Type == provider.MediaImage && !p.model.Vision():
 			return refuse(protocol.CodeMediaUnsupported, "media[%s] is an image, but the route does not accept image input (model %s takes %s)",
-				strconv.Itoa(i), strconv.Quote(trunc(p.model.ID, 128)), strings.Join(p.model.EffectiveModalities(), ", "))
+				strconv.Itoa(i), strconv.Quote(textutil.Truncate(p.model.ID, 128)), strings.Join(p.model.EffectiveModalities(), ", "))
 		case r.Type == provider.MediaAudio && !p.model.Audio():
 			return refuse(protocol.CodeMediaUnsupported, "media[%s] is audio, but the route does not accept audio input (only OpenAI Chat routes that declare audio do)", strconv.Itoa(i))
 		}

@@ -167,11 +167,3 @@ func checkDisplayText(s string) *RunError {
 	}
 	return nil
 }
-
-// trunc cuts s to about n bytes at a rune boundary, marking the cut.
-func trunc(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return truncUTF8(s, n) + "…"
-}

@@ -4,22 +4,18 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json"
 
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
+	"octet.dev/host/runtime/internal/customheader"
 )
-
-// forbiddenHeaders are hop-by-hop and routing headers (CONTRACT §8) plus
-// the credential headers, which only api_key may set.
-var forbiddenHeaders = []string{"authorization", "x-api-key", "proxy-authorization", "cookie"}
 
 func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 	req := p.req
@@ -29,15 +25,9 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 		if r.BaseURL == "" {
 			return refuse(protocol.CodeRouteInvalid, "inline route fields need base_url; without base_url, model names a catalog entry and the route fields must be omitted")
 		}
-		if err := checkHeaders(r.Headers); err != nil {
-			return err
-		}
-		names := make([]string, 0, len(r.Headers))
-		for n := range r.Headers {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		if err := catalog.ValidateHeaderNames(names); err != nil {
+		// Values are checked here as the provider edge checks them, so
+		// that a bad header is headers_rejected, never route_invalid.
+		if err := customheader.Check(r.Headers); err != nil {
 			return refuse(protocol.CodeHeadersRejected, "%s", err.Error())
 		}
 		m, err := catalog.InlineRoute(catalog.InlineSpec{
@@ -75,7 +65,7 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 			m, ok = discoveredRoute(cat, req.Model)
 		}
 		if !ok {
-			return refuse(protocol.CodeModelNotFound, "no model %s in the catalog; list them with the models command, or define an inline route with base_url", strconv.Quote(trunc(req.Model, 128)))
+			return refuse(protocol.CodeModelNotFound, "no model %s in the catalog; list them with the models command, or define an inline route with base_url", strconv.Quote(textutil.Truncate(req.Model, 128)))
 		}
 		p.model = m
 		// Built-in providers always need a key; a configured provider needs
@@ -94,26 +84,6 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 		return refuse(protocol.CodeRouteInvalid, "%s", scrub(err.Error(), key))
 	}
 	p.prov, p.key, p.red = prov, key, newRedactor(key, headers)
-	return nil
-}
-
-func checkHeaders(h map[string]string) *RunError {
-	if len(h) > MaxHeaderEntries {
-		return refuse(protocol.CodeHeadersRejected, "custom_headers has %s entries; the limit is 64", strconv.Itoa(len(h)))
-	}
-	total := 0
-	for n, v := range h {
-		total += len(n) + len(v)
-		if slices.Contains(forbiddenHeaders, strings.ToLower(n)) {
-			return refuse(protocol.CodeHeadersRejected, "custom_headers may not set %s; credentials go in api_key", http.CanonicalHeaderKey(trunc(n, 64)))
-		}
-		if strings.ContainsAny(v, "\r\n\x00") {
-			return refuse(protocol.CodeHeadersRejected, "custom header %s has a control character in its value", strconv.Quote(trunc(n, 64)))
-		}
-	}
-	if total > MaxHeaderBytes {
-		return refuse(protocol.CodeHeadersRejected, "custom_headers total %s bytes; the limit is 65536", strconv.Itoa(total))
-	}
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/provider"
@@ -27,7 +28,7 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	argValue := jsontext.Value(args)
 	isObject := argValue.IsValid() && argValue.Kind() == '{'
 	if !isObject {
-		argValue, _ = jsontext.AppendQuote(nil, trunc(call.Arguments, 4096))
+		argValue, _ = jsontext.AppendQuote(nil, textutil.Truncate(call.Arguments, 4096))
 	}
 	if call.ArgumentsDropped > 0 {
 		// Too large for any frame: the decoder dropped them, and
@@ -144,7 +145,7 @@ func droppedArgsMessage(size int) string {
 func denialMessage(tool, code string) string {
 	switch code {
 	case protocol.CodeUnknownTool:
-		return "there is no tool named " + strconv.Quote(trunc(tool, 64)) + " in this run"
+		return "there is no tool named " + strconv.Quote(textutil.Truncate(tool, 64)) + " in this run"
 	case protocol.CodeMutationNotAuthorized:
 		return "file changes are not authorized for this run"
 	case protocol.CodeProcessNotEnabled:

@@ -7,6 +7,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/provider"
@@ -103,11 +104,11 @@ func (p *prepared) selectTools(names []string) *RunError {
 	seen := map[string]bool{}
 	for _, n := range names {
 		if seen[n] {
-			return refuse(protocol.CodeToolsInvalid, "tools names %s twice", strconv.Quote(trunc(n, 64)))
+			return refuse(protocol.CodeToolsInvalid, "tools names %s twice", strconv.Quote(textutil.Truncate(n, 64)))
 		}
 		seen[n] = true
 		if !slices.ContainsFunc(all, func(d toolDef) bool { return d.spec.Name == n }) {
-			return refuse(protocol.CodeToolsInvalid, "unknown tool %s; the tools are read, ls, grep, find, edit, write, bash", strconv.Quote(trunc(n, 64)))
+			return refuse(protocol.CodeToolsInvalid, "unknown tool %s; the tools are read, ls, grep, find, edit, write, bash", strconv.Quote(textutil.Truncate(n, 64)))
 		}
 	}
 	// The selected tools keep the fixed order of allTools, whatever order

@@ -142,10 +142,19 @@ type driver struct {
 	effort    string          // the reasoning effort the model calls use
 	reauthed  int             // the step whose Codex 401 refreshed the credential (codex.go)
 	trace     fsm.Tracer      // the run's machines' tracer (nil: tracing off)
+
+	deltas []protocol.ModelDelta // the unused rest of the model_delta slab (step.go)
 }
 
 // send delivers an event unless the consumer abandoned the run.
 func (d *driver) send(ev Event) {
+	// The fast path: room in the buffer. A select with a default is a
+	// plain non-blocking send, far cheaper than the two-way select.
+	select {
+	case d.rc.events <- ev:
+		return
+	default:
+	}
 	select {
 	case d.rc.events <- ev:
 	case <-d.rc.abandon:

@@ -49,11 +49,11 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 		case provider.EventText:
 			if out := textRed.Push(ev.Text); out != "" || ev.Text == "" {
 				text.WriteString(out)
-				d.stream(protocol.TypeModelDelta, &protocol.ModelDelta{Step: step, Channel: protocol.ChannelText, Text: out})
+				d.delta(step, protocol.ChannelText, out)
 			}
 		case provider.EventReasoning:
 			if out := reasonRed.Push(ev.Text); out != "" {
-				d.stream(protocol.TypeModelDelta, &protocol.ModelDelta{Step: step, Channel: protocol.ChannelReasoning, Text: out})
+				d.delta(step, protocol.ChannelReasoning, out)
 			}
 		case provider.EventToolCall:
 			t.calls = append(t.calls, d.p.red.call(ev.ToolCall))
@@ -65,15 +65,34 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 	}
 	if out := textRed.Flush(); out != "" {
 		text.WriteString(out)
-		d.stream(protocol.TypeModelDelta, &protocol.ModelDelta{Step: step, Channel: protocol.ChannelText, Text: out})
+		d.delta(step, protocol.ChannelText, out)
 	}
 	if out := reasonRed.Flush(); out != "" {
-		d.stream(protocol.TypeModelDelta, &protocol.ModelDelta{Step: step, Channel: protocol.ChannelReasoning, Text: out})
+		d.delta(step, protocol.ChannelReasoning, out)
 	}
 	// On failure the partial text is returned too: it becomes recovered
 	// output when recovery discards the attempt.
 	t.text, t.reasoning, t.reasoningBlocks = text.String(), d.p.red.String(reasoning.Text()), d.p.red.blocks(reasoning.Blocks())
 	return t, s.Err()
+}
+
+// deltaSlab is how many model_delta payloads are allocated at once.
+const deltaSlab = 64
+
+// delta emits a model_delta. model_delta is the hottest event: its
+// payloads come from a slab allocated deltaSlab at a time (each used once,
+// never reused), so that streaming costs one allocation per deltaSlab
+// deltas instead of one per delta. A consumer that keeps one delta keeps
+// its slab alive: at most deltaSlab payloads, without their texts'
+// bytes counted.
+func (d *driver) delta(step int, channel, text string) {
+	if len(d.deltas) == 0 {
+		d.deltas = make([]protocol.ModelDelta, deltaSlab)
+	}
+	m := &d.deltas[0]
+	d.deltas = d.deltas[1:]
+	m.Step, m.Channel, m.Text = step, channel, text
+	d.stream(protocol.TypeModelDelta, m)
 }
 
 // failureMessage explains a turn recovery gave up on.

@@ -34,8 +34,9 @@ var ErrOutputTooLarge = errors.New("wire: event exceeds the 1 MiB frame bound; r
 var ErrStreamClosed = errors.New("wire: event after the terminal event")
 
 // Writer is the one writer of protocol frames. It serializes each event to a
-// single line, enforces the outbound bound and writes the line with one
-// Write call. It never drops an event: Write blocks while the reader is
+// single line, enforces the outbound bound and writes every line whole, in
+// one Write call (a Stream may write several lines held back together, see
+// Stream.Hold). It never drops an event: Write blocks while the reader is
 // slow. After a write error every later write fails with that error.
 //
 // A Writer is safe for concurrent use.
@@ -104,7 +105,8 @@ func (w *Writer) encode(buf []byte, ev *Event) ([]byte, error) {
 
 var errFrameTooBig = errors.New("frame too big")
 
-// writeFrame writes one encoded frame with a single Write call.
+// writeFrame writes encoded frames (one, or those a Stream held) with a
+// single Write call.
 func (w *Writer) writeFrame(frame []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -133,6 +135,7 @@ func (w *Writer) Err() error {
 type Stream struct {
 	w         *Writer
 	buf       []byte // scratch for the pending frame, reused
+	held      []byte // frames held back by Hold, not written yet
 	requestID *string
 	runID     string
 	sessionID string
@@ -192,13 +195,22 @@ func (s *Stream) keep(buf []byte) {
 	}
 }
 
-// Write writes an event encoded by Encode. It returns ErrOutputTooLarge
-// after writing a replacement.
+// Write writes an event encoded by Encode, after the frames Hold held back
+// and in the same Write call. It returns ErrOutputTooLarge after writing a
+// replacement.
 func (s *Stream) Write(p Pending) error {
 	if s.done {
 		return ErrStreamClosed
 	}
-	if err := s.w.writeFrame(p.frame); err != nil {
+	var err error
+	if len(s.held) == 0 {
+		err = s.w.writeFrame(p.frame)
+	} else {
+		s.held = append(s.held, p.frame...)
+		err = s.w.writeFrame(s.held)
+		s.resetHeld()
+	}
+	if err != nil {
 		return err
 	}
 	s.done = p.Terminal
@@ -206,6 +218,54 @@ func (s *Stream) Write(p Pending) error {
 		return ErrOutputTooLarge
 	}
 	return nil
+}
+
+// maxHeld is the size past which Hold writes what it holds.
+const maxHeld = 64 << 10
+
+// Hold is Write for a caller that has more events ready: the frame is held
+// back, to be written with the stream's next Write or Flush (in order,
+// with one Write call), or at once when the frames held reach 64 KiB. A
+// terminal event (a replaced one included) is never held: Hold writes it
+// as Write does. The caller must call Flush before it waits for events,
+// so that none is kept from its reader; a write error may be returned by
+// the Hold, Write or Flush that writes the frames.
+//
+// Writing events in batches while they arrive faster than they are
+// written saves a system call (and a wake-up of the reader) per event; an
+// event that arrives alone is written alone, as soon as Flush is called.
+func (s *Stream) Hold(p Pending) error {
+	if s.done {
+		return ErrStreamClosed
+	}
+	if p.Terminal {
+		return s.Write(p)
+	}
+	s.held = append(s.held, p.frame...)
+	if len(s.held) >= maxHeld {
+		return s.Flush()
+	}
+	return nil
+}
+
+// Flush writes the frames Hold held back, if any.
+func (s *Stream) Flush() error {
+	if len(s.held) == 0 {
+		return nil
+	}
+	err := s.w.writeFrame(s.held)
+	s.resetHeld()
+	return err
+}
+
+// resetHeld empties the held frames, keeping their buffer for reuse
+// unless it grew large.
+func (s *Stream) resetHeld() {
+	if cap(s.held) <= 256<<10 {
+		s.held = s.held[:0]
+	} else {
+		s.held = nil
+	}
 }
 
 // Emit writes a non-terminal event with seq.

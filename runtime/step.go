@@ -83,8 +83,7 @@ const deltaSlab = 64
 // payloads come from a slab allocated deltaSlab at a time (each used once,
 // never reused), so that streaming costs one allocation per deltaSlab
 // deltas instead of one per delta. A consumer that keeps one delta keeps
-// its slab alive: at most deltaSlab payloads, without their texts'
-// bytes counted.
+// its slab alive, and with it the texts of up to deltaSlab-1 other deltas.
 func (d *driver) delta(step int, channel, text string) {
 	if len(d.deltas) == 0 {
 		d.deltas = make([]protocol.ModelDelta, deltaSlab)

@@ -25,10 +25,10 @@ var rules = []struct {
 	{"runtime/internal/copilot", []string{"runtime/internal"}},                                // the Copilot device flow, exchange, inventory, transport
 	{"runtime/internal/credfile", []string{"internal/linuxonly", "runtime/internal/sysfile"}}, // the credential store's file primitives
 	{"internal/linuxonly", nil},
-	{"runtime/internal/sysfile", []string{"internal/linuxonly"}}, // flock(2), directory fsync: a leaf, shared by the store and codex
-	{"runtime/internal/customheader", nil},                       // custom_headers syntax and reserved names: a leaf, shared by catalog and edge
-	{"internal/textutil", nil},                                   // UTF-8-safe cuts: a leaf, shared by the wire and the runtime
-	{"internal/schematest", []string{"spec/schema"}},             // tests' schema validation
+	{"runtime/internal/sysfile", []string{"internal/linuxonly"}},     // flock(2), directory fsync: a leaf, shared by the store and codex
+	{"runtime/internal/customheader", []string{"internal/textutil"}}, // custom_headers rules: shared by catalog, the run validator and edge
+	{"internal/textutil", nil},                                       // UTF-8-safe cuts: a leaf, shared by the wire and the runtime
+	{"internal/schematest", []string{"spec/schema"}},                 // tests' schema validation
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm", "protocol"}},
 	{"internal/operator", []string{"runtime"}}, // the operator flags and process set-up both binaries share
 	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "internal/operator", "runtime", "protocol", "spec/schema", "."}}, // ".": the root package alone (its embedded documentation)

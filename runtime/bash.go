@@ -145,7 +145,3 @@ func childEnv(env []string) []string {
 	}
 	return out
 }
-
-// truncUTF8 cuts s to at most n bytes at a rune boundary. It remains for
-// prepare.go's trunc; new code calls textutil.Cut.
-func truncUTF8(s string, n int) string { return textutil.Cut(s, n) }

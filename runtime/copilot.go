@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/copilot"
@@ -120,7 +121,7 @@ func (a *Agent) copilotModels(ctx context.Context, cat *catalog.Catalog) ([]prot
 		return ok
 	})
 	if err != nil {
-		return nil, &protocol.DiscoveryIssue{Provider: copilotProvider, Code: protocol.CodeDiscoveryFailed, Message: trunc(err.Error(), 512)}
+		return nil, &protocol.DiscoveryIssue{Provider: copilotProvider, Code: protocol.CodeDiscoveryFailed, Message: textutil.Truncate(err.Error(), 512)}
 	}
 	out := make([]protocol.ModelInfo, 0, len(t.Models))
 	for _, m := range t.Models {
@@ -168,7 +169,7 @@ func (a *Agent) copilotRoute(ctx context.Context, name string) (catalog.Model, P
 	}
 	m, ok := t.Lookup(name)
 	if !ok {
-		return catalog.Model{}, nil, refuse(protocol.CodeModelNotFound, "no Copilot model %s for this login; list them with the models command", strconv.Quote(trunc(name, 128)))
+		return catalog.Model{}, nil, refuse(protocol.CodeModelNotFound, "no Copilot model %s for this login; list them with the models command", strconv.Quote(textutil.Truncate(name, 128)))
 	}
 	s, err := prov.Session(ctx)
 	if err != nil {

@@ -226,7 +226,7 @@ func (a *Agent) gateRoute(ctx context.Context, rg *runGate, g *ModelGate) (*gate
 	}
 	tmp := &prepared{req: RunRequest{Model: g.Model, Route: g.Route}}
 	if err := a.resolveRoute(ctx, tmp); err != nil {
-		return nil, &RunError{Code: err.Code, Message: bound("the terminal gate's model " + strconv.Quote(trunc(g.Model, 128)) + ": " + err.Message)}
+		return nil, &RunError{Code: err.Code, Message: bound("the terminal gate's model " + strconv.Quote(textutil.Truncate(g.Model, 128)) + ": " + err.Message)}
 	}
 	r := &gateRoute{model: tmp.model, prov: tmp.prov, key: tmp.key, red: tmp.red}
 	rg.routes[g] = r
@@ -348,7 +348,7 @@ func (d *driver) review(ctx context.Context, step int, candidate string) (GateDe
 			return failed("it answered " + string(dec.Verdict) + " without a reason")
 		}
 	default:
-		return failed("it answered the unknown verdict " + strconv.Quote(trunc(string(dec.Verdict), 64)))
+		return failed("it answered the unknown verdict " + strconv.Quote(textutil.Truncate(string(dec.Verdict), 64)))
 	}
 	return dec, nil
 }
@@ -484,20 +484,20 @@ func (r *gateRoute) clean(err error) error {
 func parseVerdict(text string) (GateDecision, error) {
 	i, j := strings.Index(text, "{"), strings.LastIndex(text, "}")
 	if i < 0 || j < i {
-		return GateDecision{}, errors.New("the gate model's answer holds no JSON object: " + strconv.Quote(trunc(text, 200)))
+		return GateDecision{}, errors.New("the gate model's answer holds no JSON object: " + strconv.Quote(textutil.Truncate(text, 200)))
 	}
 	var v struct {
 		Decision string `json:"decision"`
 		Reason   string `json:"reason"`
 	}
 	if err := json.Unmarshal([]byte(text[i:j+1]), &v, json.RejectUnknownMembers(false)); err != nil {
-		return GateDecision{}, errors.New("the gate model's answer is not a verdict object: " + trunc(err.Error(), 200))
+		return GateDecision{}, errors.New("the gate model's answer is not a verdict object: " + textutil.Truncate(err.Error(), 200))
 	}
 	verdict := GateVerdict(strings.ToLower(strings.TrimSpace(v.Decision)))
 	switch verdict {
 	case GateAccept, GateReject, GateStop:
 	default:
-		return GateDecision{}, errors.New("the gate model's decision " + strconv.Quote(trunc(v.Decision, 64)) + ` is not "accept", "reject" or "stop"`)
+		return GateDecision{}, errors.New("the gate model's decision " + strconv.Quote(textutil.Truncate(v.Decision, 64)) + ` is not "accept", "reject" or "stop"`)
 	}
 	return GateDecision{Verdict: verdict, Reason: v.Reason}, nil
 }

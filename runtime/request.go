@@ -5,6 +5,7 @@ import (
 
 	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/customheader"
 )
 
 // RunRequest is one run of the agent (CONTRACT §8). Zero values mean
@@ -71,8 +72,8 @@ type InlineRoute struct {
 const (
 	MaxPromptBytes      = 512 << 10
 	MaxDisplayTextBytes = 256 << 10
-	MaxHeaderEntries    = 64
-	MaxHeaderBytes      = 64 << 10
+	MaxHeaderEntries    = customheader.MaxEntries
+	MaxHeaderBytes      = customheader.MaxBytes
 	DefaultMaxSteps     = 50
 	MaxMaxSteps         = 1000
 )

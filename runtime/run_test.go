@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -742,6 +743,53 @@ func TestRunDisplayTextRefusals(t *testing.T) {
 	for range rc.Events() {
 	}
 	rc.Wait()
+}
+
+// TestRunHeaderRefusals: custom_headers are checked whole before the route
+// is built, every failure headers_rejected: a value with any control
+// character but tab (which the provider edge would refuse as
+// route_invalid), a credential, hop-by-hop or malformed name, a name
+// given twice in another letter case, too many entries or bytes.
+func TestRunHeaderRefusals(t *testing.T) {
+	f := newFixture(t, text("ok"))
+	many := map[string]string{}
+	for i := range MaxHeaderEntries + 1 {
+		many["X-H"+strconv.Itoa(i)] = "v"
+	}
+	for name, h := range map[string]map[string]string{
+		"escape in value": {"X-Tenant": "a\x1b[31m"},
+		"CR LF in value":  {"X-Tenant": "a\r\nX-Evil: 1"},
+		"NUL in value":    {"X-Tenant": "a\x00"},
+		"DEL in value":    {"X-Tenant": "a\x7f"},
+		"BEL in value":    {"X-Tenant": "\x07"},
+		"authorization":   {"authorization": "Bearer x"},
+		"cookie":          {"Cookie": "a=b"},
+		"proxy header":    {"Proxy-Authorization": "x"},
+		"hop-by-hop":      {"Connection": "close"},
+		"bad name":        {"X Tenant": "v"},
+		"twice":           {"X-A": "1", "x-a": "2"},
+		"too many":        many,
+		"too large":       {"X-Big": strings.Repeat("v", MaxHeaderBytes)},
+	} {
+		req := f.req("p")
+		req.Route.Headers = h
+		rc, err := f.agent.Run(context.Background(), req)
+		var re *RunError
+		if !errors.As(err, &re) || re.Code != protocol.CodeHeadersRejected {
+			t.Errorf("%s: %v, want %s", name, err, protocol.CodeHeadersRejected)
+		}
+		if rc != nil {
+			for range rc.Events() {
+			}
+			rc.Wait()
+		}
+	}
+	req := f.req("p")
+	req.Route.Headers = map[string]string{"X-Tenant": "tab\tand ünïcode", "X-Empty": ""}
+	evs, res := f.run(req)
+	if res.Status != "completed" {
+		t.Fatalf("headers with a tab and UTF-8 refused: %+v %v", res, evs)
+	}
 }
 
 // TestAcceptedModelIsRouteEffective: accepted reports the route-effective

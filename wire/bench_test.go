@@ -79,3 +79,20 @@ func BenchmarkEmitDelta(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEmitModelDelta is BenchmarkEmitDelta with the payload the host
+// sends, which encodes itself (Appender): the wire's own cost per frame.
+func BenchmarkEmitModelDelta(b *testing.B) {
+	var buf bytes.Buffer
+	s := NewWriter(&buf).Stream("req-1", "run-1", "session-1")
+	d := &protocol.ModelDelta{Step: 1, Channel: protocol.ChannelText, Text: " the quick brown fox"}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if buf.Len() > 1<<20 {
+			buf.Reset()
+		}
+		if err := s.Emit(i+1, protocol.TypeModelDelta, d); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -34,8 +34,9 @@ var ErrOutputTooLarge = errors.New("wire: event exceeds the 1 MiB frame bound; r
 var ErrStreamClosed = errors.New("wire: event after the terminal event")
 
 // Writer is the one writer of protocol frames. It serializes each event to a
-// single line, enforces the outbound bound and writes the line with one
-// Write call. It never drops an event: Write blocks while the reader is
+// single line, enforces the outbound bound and writes every line whole, in
+// one Write call (a Stream may write several lines held back together, see
+// Stream.Hold). It never drops an event: Write blocks while the reader is
 // slow. After a write error every later write fails with that error.
 //
 // A Writer is safe for concurrent use.
@@ -63,33 +64,55 @@ type Appender interface {
 // encode appends one event as a frame (newline included) to buf, or
 // returns errFrameTooBig when it would exceed the bound.
 func (w *Writer) encode(buf []byte, ev *Event) ([]byte, error) {
+	buf = appendHead(buf, ev.ProtocolVersion, ev.RequestID)
+	buf = appendSeqType(buf, ev.Seq, ev.Type)
+	buf = appendIDs(buf, ev.RunID, ev.SessionID)
+	return w.appendData(buf, ev.Data)
+}
+
+// appendHead appends the frame's members before seq: protocol_version and
+// request_id. A frame is head, seq and type, IDs, then data.
+func appendHead(buf []byte, version int, requestID *string) []byte {
 	buf = append(buf, `{"protocol_version":`...)
-	buf = strconv.AppendInt(buf, int64(ev.ProtocolVersion), 10)
+	buf = strconv.AppendInt(buf, int64(version), 10)
 	buf = append(buf, `,"request_id":`...)
-	if ev.RequestID == nil {
-		buf = append(buf, "null"...)
-	} else {
-		buf, _ = jsontext.AppendQuote(buf, *ev.RequestID)
+	if requestID == nil {
+		return append(buf, "null"...)
 	}
+	buf, _ = jsontext.AppendQuote(buf, *requestID)
+	return buf
+}
+
+// appendSeqType appends the seq and type members.
+func appendSeqType(buf []byte, seq int, typ string) []byte {
 	buf = append(buf, `,"seq":`...)
-	buf = strconv.AppendInt(buf, int64(ev.Seq), 10)
+	buf = strconv.AppendInt(buf, int64(seq), 10)
 	buf = append(buf, `,"type":`...)
-	buf, _ = jsontext.AppendQuote(buf, ev.Type)
-	if ev.RunID != "" {
+	buf, _ = jsontext.AppendQuote(buf, typ)
+	return buf
+}
+
+// appendIDs appends run_id and session_id when set, and the name of data.
+func appendIDs(buf []byte, runID, sessionID string) []byte {
+	if runID != "" {
 		buf = append(buf, `,"run_id":`...)
-		buf, _ = jsontext.AppendQuote(buf, ev.RunID)
+		buf, _ = jsontext.AppendQuote(buf, runID)
 	}
-	if ev.SessionID != "" {
+	if sessionID != "" {
 		buf = append(buf, `,"session_id":`...)
-		buf, _ = jsontext.AppendQuote(buf, ev.SessionID)
+		buf, _ = jsontext.AppendQuote(buf, sessionID)
 	}
-	buf = append(buf, `,"data":`...)
-	if a, ok := ev.Data.(Appender); ok {
+	return append(buf, `,"data":`...)
+}
+
+// appendData appends the data member's value and ends the frame.
+func (w *Writer) appendData(buf []byte, data any) ([]byte, error) {
+	if a, ok := data.(Appender); ok {
 		buf = a.AppendJSON(buf)
 	} else {
 		// Invalid UTF-8 in a string (a binary tool output, say) is replaced
 		// by U+FFFD rather than failing the event.
-		data, err := json.Marshal(ev.Data, jsontext.AllowInvalidUTF8(true), jsontext.EscapeForHTML(false))
+		data, err := json.Marshal(data, jsontext.AllowInvalidUTF8(true), jsontext.EscapeForHTML(false))
 		if err != nil {
 			return buf, err
 		}
@@ -104,7 +127,8 @@ func (w *Writer) encode(buf []byte, ev *Event) ([]byte, error) {
 
 var errFrameTooBig = errors.New("frame too big")
 
-// writeFrame writes one encoded frame with a single Write call.
+// writeFrame writes encoded frames (one, or those a Stream held) with a
+// single Write call.
 func (w *Writer) writeFrame(frame []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -133,6 +157,8 @@ func (w *Writer) Err() error {
 type Stream struct {
 	w         *Writer
 	buf       []byte // scratch for the pending frame, reused
+	held      []byte // frames held back by Hold, not written yet
+	head, ids []byte // the parts every frame of the stream shares (appendHead, appendIDs)
 	requestID *string
 	runID     string
 	sessionID string
@@ -146,6 +172,8 @@ func (w *Writer) Stream(requestID, runID, sessionID string) *Stream {
 	if requestID != "" {
 		s.requestID = &requestID
 	}
+	s.head = appendHead(nil, protocol.Version, s.requestID)
+	s.ids = appendIDs(nil, runID, sessionID)
 	return s
 }
 
@@ -170,17 +198,22 @@ func (s *Stream) Encode(seq int, typ string, data any, terminal bool) (Pending, 
 	if s.done {
 		return Pending{}, ErrStreamClosed
 	}
-	ev := Event{ProtocolVersion: protocol.Version, RequestID: s.requestID, Seq: seq, Type: typ, RunID: s.runID, SessionID: s.sessionID, Data: data}
-	frame, err := s.w.encode(s.buf[:0], &ev)
+	// The frame is Writer.encode's, with the parts every frame of the
+	// stream shares copied in rather than encoded again.
+	frame := append(s.buf[:0], s.head...)
+	frame = appendSeqType(frame, seq, typ)
+	frame = append(frame, s.ids...)
+	frame, err := s.w.appendData(frame, data)
 	if errors.Is(err, errFrameTooBig) {
+		ev := Event{ProtocolVersion: protocol.Version, RequestID: s.requestID, Seq: seq, Type: typ, RunID: s.runID, SessionID: s.sessionID, Data: data}
 		ev.Type = protocol.TypeProtocolError
 		ev.Data = protocol.ErrorData{Code: protocol.CodeOutputTooLarge, Message: "a " + quoteName(typ) + " event exceeded the 1048576-byte frame bound and was withheld"}
 		frame, err = s.w.encode(frame[:0], &ev)
 		s.keep(frame)
-		return Pending{frame: frame, Seq: ev.Seq, Terminal: true, Replaced: true}, err
+		return Pending{frame: frame, Seq: seq, Terminal: true, Replaced: true}, err
 	}
 	s.keep(frame)
-	return Pending{frame: frame, Seq: ev.Seq, Terminal: terminal}, err
+	return Pending{frame: frame, Seq: seq, Terminal: terminal}, err
 }
 
 // keep retains the scratch buffer for reuse unless it grew large.
@@ -192,13 +225,22 @@ func (s *Stream) keep(buf []byte) {
 	}
 }
 
-// Write writes an event encoded by Encode. It returns ErrOutputTooLarge
-// after writing a replacement.
+// Write writes an event encoded by Encode, after the frames Hold held back
+// and in the same Write call. It returns ErrOutputTooLarge after writing a
+// replacement.
 func (s *Stream) Write(p Pending) error {
 	if s.done {
 		return ErrStreamClosed
 	}
-	if err := s.w.writeFrame(p.frame); err != nil {
+	var err error
+	if len(s.held) == 0 {
+		err = s.w.writeFrame(p.frame)
+	} else {
+		s.held = append(s.held, p.frame...)
+		err = s.w.writeFrame(s.held)
+		s.resetHeld()
+	}
+	if err != nil {
 		return err
 	}
 	s.done = p.Terminal
@@ -206,6 +248,54 @@ func (s *Stream) Write(p Pending) error {
 		return ErrOutputTooLarge
 	}
 	return nil
+}
+
+// maxHeld is the size past which Hold writes what it holds.
+const maxHeld = 64 << 10
+
+// Hold is Write for a caller that has more events ready: the frame is held
+// back, to be written with the stream's next Write or Flush (in order,
+// with one Write call), or at once when the frames held reach 64 KiB. A
+// terminal event (a replaced one included) is never held: Hold writes it
+// as Write does. The caller must call Flush before it waits for events,
+// so that none is kept from its reader; a write error may be returned by
+// the Hold, Write or Flush that writes the frames.
+//
+// Writing events in batches while they arrive faster than they are
+// written saves a system call (and a wake-up of the reader) per event; an
+// event that arrives alone is written alone, as soon as Flush is called.
+func (s *Stream) Hold(p Pending) error {
+	if s.done {
+		return ErrStreamClosed
+	}
+	if p.Terminal {
+		return s.Write(p)
+	}
+	s.held = append(s.held, p.frame...)
+	if len(s.held) >= maxHeld {
+		return s.Flush()
+	}
+	return nil
+}
+
+// Flush writes the frames Hold held back, if any.
+func (s *Stream) Flush() error {
+	if len(s.held) == 0 {
+		return nil
+	}
+	err := s.w.writeFrame(s.held)
+	s.resetHeld()
+	return err
+}
+
+// resetHeld empties the held frames, keeping their buffer for reuse
+// unless it grew large.
+func (s *Stream) resetHeld() {
+	if cap(s.held) <= 256<<10 {
+		s.held = s.held[:0]
+	} else {
+		s.held = nil
+	}
 }
 
 // Emit writes a non-terminal event with seq.

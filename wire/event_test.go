@@ -120,3 +120,150 @@ func TestWriterInvalidUTF8Replaced(t *testing.T) {
 		t.Errorf("frame %q does not carry U+FFFD", buf.String())
 	}
 }
+
+// callWriter records each Write call apart.
+type callWriter struct{ calls []string }
+
+func (c *callWriter) Write(p []byte) (int, error) {
+	c.calls = append(c.calls, string(p))
+	return len(p), nil
+}
+
+// hold encodes and holds one event.
+func hold(t *testing.T, s *Stream, seq int, typ string, data any) error {
+	t.Helper()
+	p, err := s.Encode(seq, typ, data, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Hold(p)
+}
+
+// TestStreamHold: held frames are written with the next Write or Flush, in
+// order and in one Write call, with the bytes Emit writes one by one; a
+// Flush with nothing held writes nothing.
+func TestStreamHold(t *testing.T) {
+	var one bytes.Buffer
+	ref := NewWriter(&one).Stream("r", "run", "")
+	var cw callWriter
+	s := NewWriter(&cw).Stream("r", "run", "")
+	delta := func(i int) *protocol.ModelDelta {
+		return &protocol.ModelDelta{Step: 1, Channel: protocol.ChannelText, Text: "tok" + strings.Repeat("é", i)}
+	}
+	for i := 1; i <= 3; i++ {
+		if err := ref.Emit(i, protocol.TypeModelDelta, delta(i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := hold(t, s, i, protocol.TypeModelDelta, delta(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(cw.calls) != 0 {
+		t.Fatalf("Hold wrote %q", cw.calls)
+	}
+	if err := ref.Emit(4, "model_step", protocol.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Emit(4, "model_step", protocol.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(cw.calls) != 1 || cw.calls[0] != one.String() {
+		t.Fatalf("Write after Hold: calls %q, want one call of %q", cw.calls, one.String())
+	}
+	if err := s.Flush(); err != nil || len(cw.calls) != 1 {
+		t.Fatalf("Flush with nothing held: %v, %d calls", err, len(cw.calls))
+	}
+	// Flush writes what is held, once.
+	if err := hold(t, s, 5, protocol.TypeModelDelta, delta(5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := ref.Emit(5, protocol.TypeModelDelta, delta(5)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(cw.calls, ""); len(cw.calls) != 2 || got != one.String() {
+		t.Fatalf("after Flush: calls %q, want 2 with %q", cw.calls, one.String())
+	}
+	// A terminal event is never held, and nothing is accepted after it.
+	p, err := s.Encode(6, protocol.TypeFinalResult, protocol.Empty{}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Hold(p); err != nil || !s.Done() || len(cw.calls) != 3 {
+		t.Fatalf("Hold of the terminal event: %v, done %v, %d calls", err, s.Done(), len(cw.calls))
+	}
+	if p, _ := s.Encode(7, "late", protocol.Empty{}, false); s.Hold(p) != ErrStreamClosed {
+		t.Error("Hold after the terminal event was accepted")
+	}
+}
+
+// TestStreamHoldBound: the held frames are written once they reach 64 KiB,
+// so holding never buffers without bound.
+func TestStreamHoldBound(t *testing.T) {
+	var cw callWriter
+	s := NewWriter(&cw).Stream("r", "", "")
+	text := strings.Repeat("x", 1000)
+	held := 0
+	for seq := 1; len(cw.calls) == 0; seq++ {
+		if seq > 100 {
+			t.Fatalf("%d bytes held and nothing written", held)
+		}
+		p, err := s.Encode(seq, "t", text, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held += len(p.frame)
+		if err := s.Hold(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(cw.calls[0]) != held || held < maxHeld || held-maxHeld > 1100 {
+		t.Errorf("wrote %d bytes at once after holding %d; the bound is %d", len(cw.calls[0]), held, maxHeld)
+	}
+}
+
+// TestStreamHoldReplaced: an oversized event given to Hold is replaced by
+// the terminal output_too_large, written after the frames held before it.
+func TestStreamHoldReplaced(t *testing.T) {
+	var cw callWriter
+	s := NewWriterSize(&cw, 300).Stream("r", "", "")
+	if err := hold(t, s, 1, "small", protocol.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Encode(2, "model_delta", strings.Repeat("x", 500), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Hold(p); !errors.Is(err, ErrOutputTooLarge) || !s.Done() {
+		t.Fatalf("Hold of an oversized event: %v, done %v", err, s.Done())
+	}
+	if len(cw.calls) != 1 || !strings.HasPrefix(cw.calls[0], `{"protocol_version":1,"request_id":"r","seq":1,"type":"small"`) ||
+		!strings.Contains(cw.calls[0], "\n"+`{"protocol_version":1,"request_id":"r","seq":2,"type":"protocol_error"`) {
+		t.Errorf("calls %q", cw.calls)
+	}
+}
+
+// TestStreamHoldWriteError: a failed write of held frames is reported by
+// the call that wrote them, and sticks.
+func TestStreamHoldWriteError(t *testing.T) {
+	fw := &failWriter{}
+	w := NewWriter(fw)
+	s := w.Stream("r", "", "")
+	if err := hold(t, s, 1, "a", protocol.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(); err == nil {
+		t.Fatal("Flush on a failing writer succeeded")
+	}
+	if err := hold(t, s, 2, "a", protocol.Empty{}); err != nil {
+		t.Fatal(err) // held: not written yet
+	}
+	if err := s.Flush(); err == nil || fw.n != 1 {
+		t.Fatalf("second Flush: %v after %d writes; want the sticky error and no new write", err, fw.n)
+	}
+}

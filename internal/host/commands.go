@@ -86,18 +86,27 @@ func (h *Host) run(ctx context.Context, req *wire.Request) error {
 		})
 	}
 	var werr error
-	for ev := range rc.Events() {
-		if werr != nil || ev.Type == protocol.TypeRecoveredOutput {
-			// Abandoned: let the run wind down. Recovered output is a Go
-			// API event with no NDJSON contract (the source's
+	events := rc.Events()
+	for ev := range events {
+		if werr != nil {
+			continue // abandoned: let the run wind down
+		}
+		switch ev.Type {
+		case protocol.TypeRecoveredOutput:
+			// A Go API event with no NDJSON contract (the source's
 			// AgentEvent::RecoveredOutput); provider_retry tells NDJSON
 			// clients to discard the attempt's deltas.
-			continue
-		}
-		if ev.Type == protocol.TypeFinalResult {
+		case protocol.TypeFinalResult:
 			werr = e.finish(protocol.TypeFinalResult, ev.Data)
-		} else {
-			werr = e.emit(ev.Type, ev.Data)
+		default:
+			// Events that arrive faster than stdout takes them are written
+			// in batches; the batch goes out as soon as no event is
+			// waiting, so an event is never kept from the client while the
+			// run is busy or idle.
+			werr = e.hold(ev.Type, ev.Data)
+		}
+		if werr == nil && len(events) == 0 {
+			werr = e.flush()
 		}
 		if werr != nil {
 			// The output failed, or an event was replaced by a terminal

@@ -22,12 +22,21 @@ func (h *Host) emitter(requestID, runID, sessionID string) *emitter {
 }
 
 // emit writes a non-terminal event.
-func (e *emitter) emit(typ string, data any) error { return e.write(session.TrEvent, typ, data) }
+func (e *emitter) emit(typ string, data any) error { return e.write(session.TrEvent, typ, data, false) }
+
+// hold is emit for a caller with more events ready: the frame may be held
+// back and written with the next ones (wire.Stream.Hold); flush writes it.
+func (e *emitter) hold(typ string, data any) error { return e.write(session.TrEvent, typ, data, true) }
+
+// flush writes the events hold held back.
+func (e *emitter) flush() error { return e.s.Flush() }
 
 // finish writes the terminal event.
-func (e *emitter) finish(typ string, data any) error { return e.write(session.TrTerminal, typ, data) }
+func (e *emitter) finish(typ string, data any) error {
+	return e.write(session.TrTerminal, typ, data, false)
+}
 
-func (e *emitter) write(tr session.Trigger, typ string, data any) error {
+func (e *emitter) write(tr session.Trigger, typ string, data any, hold bool) error {
 	p, err := e.s.Encode(e.h.m.NextSeq(), typ, data, tr == session.TrTerminal)
 	if err != nil {
 		return err
@@ -40,6 +49,9 @@ func (e *emitter) write(tr session.Trigger, typ string, data any) error {
 		panic(err) // the driver writes only while its request is being served
 	}
 	e.check.written(effects, p)
+	if hold {
+		return e.s.Hold(p)
+	}
 	return e.s.Write(p)
 }
 

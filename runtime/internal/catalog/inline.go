@@ -23,7 +23,7 @@ const (
 	// MaxTokenLimit bounds any declared window or output cap.
 	MaxTokenLimit = 100_000_000
 	// MaxHeaderCount is the largest number of custom headers a route may set.
-	MaxHeaderCount = 64
+	MaxHeaderCount = customheader.MaxEntries
 	// maxProviderNameLen and maxModelNameLen bound the names of a route.
 	maxProviderNameLen = 64
 	maxModelNameLen    = 256
@@ -166,31 +166,12 @@ func ValidateBaseURL(raw string) error {
 	return nil
 }
 
-// ValidateHeaderNames checks the names of a route's custom headers: at most
-// MaxHeaderCount, each a valid HTTP field name, none repeated (letter case
-// ignored), and none a hop-by-hop or routing header (Connection, Keep-Alive,
-// Proxy-*, TE, Trailer, Transfer-Encoding, Upgrade, Host, Content-Length).
-// The 64 KiB size limit covers values too and is checked where they are held.
-func ValidateHeaderNames(names []string) error {
-	if len(names) > MaxHeaderCount {
-		return fmt.Errorf("custom_headers has %d entries; at most %d are allowed", len(names), MaxHeaderCount)
-	}
-	seen := make(map[string]bool, len(names))
-	for _, n := range names {
-		if !customheader.ValidName(n) {
-			return fmt.Errorf("custom_headers: %q is not a valid header name", textutil.Truncate(n, 64))
-		}
-		lower := strings.ToLower(n)
-		if customheader.Reserved(n) {
-			return fmt.Errorf("custom_headers: %s is a hop-by-hop or routing header and cannot be set", n)
-		}
-		if seen[lower] {
-			return fmt.Errorf("custom_headers: %s is given more than once", n)
-		}
-		seen[lower] = true
-	}
-	return nil
-}
+// ValidateHeaderNames checks the names of a route's custom headers:
+// customheader.CheckNames (at most MaxHeaderCount, each a valid HTTP field
+// name, none a hop-by-hop, routing or credential header, none repeated,
+// letter case ignored). The 64 KiB size limit covers values too and is
+// checked where they are held (customheader.Check).
+func ValidateHeaderNames(names []string) error { return customheader.CheckNames(names) }
 
 // validateProviderName checks a configured or inline provider name: 1 to 64
 // ASCII letters, digits, '-', '_' or '.', not starting with "inline-".

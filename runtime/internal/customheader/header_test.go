@@ -1,6 +1,10 @@
 package customheader
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func TestValidName(t *testing.T) {
 	for _, n := range []string{"X-Tenant", "x", "a1!#$%&'*+-.^_`|~"} {
@@ -54,6 +58,77 @@ func TestReserved(t *testing.T) {
 	for _, n := range []string{"X-Tenant", "Authorization", "Content-Type", "Hosts", "proxy"} {
 		if Reserved(n) {
 			t.Errorf("Reserved(%q) = true", n)
+		}
+	}
+}
+
+func TestValidValueEveryByte(t *testing.T) {
+	// Every ASCII control byte but tab is refused, and DEL; printable
+	// ASCII and bytes from 0x80 up (obs-text) pass.
+	for c := 0; c < 0x100; c++ {
+		want := c == '\t' || (c >= ' ' && c != 0x7f)
+		if got := ValidValue("a" + string([]byte{byte(c)}) + "b"); got != want {
+			t.Errorf("ValidValue(%q) = %v, want %v", byte(c), got, want)
+		}
+	}
+}
+
+func TestCredential(t *testing.T) {
+	for _, n := range []string{"Authorization", "authorization", "X-API-KEY", "x-api-key", "Cookie"} {
+		if !Credential(n) {
+			t.Errorf("Credential(%q) = false", n)
+		}
+	}
+	for _, n := range []string{"X-Tenant", "Authorizations", "Set-Cookie", "api-key"} {
+		if Credential(n) {
+			t.Errorf("Credential(%q) = true", n)
+		}
+	}
+}
+
+func TestCheck(t *testing.T) {
+	many := map[string]string{}
+	for i := range MaxEntries + 1 {
+		many[fmt.Sprintf("X-H%d", i)] = "v"
+	}
+	atLimit := map[string]string{}
+	for k, v := range many {
+		if len(atLimit) < MaxEntries {
+			atLimit[k] = v
+		}
+	}
+	for _, c := range []struct {
+		name string
+		h    map[string]string
+		want string // a part of the error; "" for none
+	}{
+		{"none", nil, ""},
+		{"ordinary", map[string]string{"X-Tenant": "acme", "OpenAI-Organization": "org", "X-Empty": ""}, ""},
+		{"tab and UTF-8 in a value", map[string]string{"X-Tenant": "a\tb ünï"}, ""},
+		{"at the entry limit", atLimit, ""},
+		{"at the size limit", map[string]string{"X-Big": strings.Repeat("v", MaxBytes-len("X-Big"))}, ""},
+		{"over the entry limit", many, "65 entries; at most 64"},
+		{"over the size limit", map[string]string{"X-Big": strings.Repeat("v", MaxBytes-len("X-Big")+1)}, "total 65537 bytes; the limit is 65536"},
+		{"escape in a value", map[string]string{"X-Tenant": "\x1b[0m"}, `custom header "X-Tenant" has a control character`},
+		{"CR LF in a value", map[string]string{"X-Tenant": "a\r\nX-Evil: 1"}, "control character"},
+		{"DEL in a value", map[string]string{"X-Tenant": "a\x7f"}, "control character"},
+		{"authorization", map[string]string{"authorization": "Bearer x"}, "may not set Authorization; credentials go in api_key"},
+		{"x-api-key", map[string]string{"X-Api-Key": "k"}, "may not set X-Api-Key"},
+		{"cookie", map[string]string{"COOKIE": "a=b"}, "may not set Cookie"},
+		{"proxy authorization", map[string]string{"Proxy-Authorization": "x"}, "hop-by-hop or routing"},
+		{"host", map[string]string{"Host": "x"}, "hop-by-hop or routing"},
+		{"bad name", map[string]string{"X Tenant": "v"}, `"X Tenant" is not a valid header name`},
+		{"twice", map[string]string{"X-A": "1", "x-a": "2"}, "x-a is given more than once"},
+		// Names are checked before values, in sorted order: the failure
+		// reported does not depend on the map's order.
+		{"first in order", map[string]string{"A-Bad": "\n", "B Bad": "v", "Connection": "x"}, `"B Bad" is not a valid header name`},
+	} {
+		err := Check(c.h)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
 		}
 	}
 }

@@ -52,15 +52,27 @@ const envKey = "OCTET_SHELL_ID"
 // Before that, it SIGKILLs every other process whose environment carries the
 // command's token ($1): the ones that left the group (setsid, double
 // forks), which a SIGKILLed host can no longer reach. Two passes catch a
-// process forked during the first.
+// process forked during the first. Where grep reads NUL-separated lines
+// (-z), one grep scans every environment; elsewhere each is read in turn.
+// (This is the fallback's guard; see the package documentation,
+// "Isolation".)
 const guardScript = `read -r x
+tok=$1
+if printf 'a\000' | grep -qz a 2>/dev/null; then
+  hits() { grep -lsz "^OCTET_SHELL_ID=.*$tok" /proc/[0-9]*/environ 2>/dev/null; }
+else
+  hits() {
+    for p in /proc/[0-9]*; do
+      tr '\000' '\n' < "$p/environ" 2>/dev/null | grep -q "^OCTET_SHELL_ID=.*$tok" && echo "$p/environ"
+    done
+  }
+fi
 for pass in 1 2; do
-  for p in /proc/[0-9]*; do
-    pid=${p#/proc/}
+  for f in $(hits); do
+    pid=${f#/proc/}
+    pid=${pid%/environ}
     [ "$pid" = "$$" ] && continue
-    if tr '\000' '\n' < "$p/environ" 2>/dev/null | grep -q "^OCTET_SHELL_ID=.*$1"; then
-      kill -s KILL "$pid" 2>/dev/null
-    fi
+    kill -s KILL "$pid" 2>/dev/null
   done
 done
 kill -s KILL 0`

@@ -166,6 +166,6 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) (provider.S
 	}
 	return mode.Stream(ctx, edge.Route{
 		URL: p.endpoint, Header: p.header, Client: p.client,
-		Idle: p.idle, MaxEvent: p.maxEvent, MaxOutput: req.MaxOutputBytes, Now: p.now, Scrub: p.scrub,
+		Idle: p.idle, MaxEvent: p.maxEvent, MaxOutput: req.MaxOutputBytes, SpoolDir: req.SpoolDir, Now: p.now, Scrub: p.scrub,
 	}, body)
 }

@@ -226,7 +226,9 @@ func (p *Provider) dial(ctx context.Context) (s *socket, refused bool, err error
 		}
 		return nil, false, e
 	}
-	conn.SetReadLimit(int64(p.maxEvent))
+	// A message may be as long as a long SSE data line (a generated
+	// image); past LongDataAt it is decoded like one (decoder.message).
+	conn.SetReadLimit(int64(max(p.maxEvent, edge.MaxLongDataBytes)))
 	now := p.now()
 	return &socket{conn: conn, opened: now, used: now}, false, nil
 }
@@ -362,6 +364,7 @@ func (p *Provider) streamWS(ctx context.Context, req provider.Request) (st provi
 			return nil, false, &provider.Error{Kind: provider.FailCanceled, Message: "canceled", Err: err}
 		}
 		ws := newWSStream(ctx, p, s, r, req.MaxOutputBytes)
+		ws.dec.spoolDir = req.SpoolDir
 		if err = ws.send(frame); err != nil {
 			return nil, false, err
 		}
@@ -593,6 +596,7 @@ func (ws *wsStream) release(ok bool) {
 		return
 	}
 	ws.released = true
+	ws.dec.Release() // spools of media not delivered
 	ws.watch.stop()
 	ws.stopCtx()
 	if ok {

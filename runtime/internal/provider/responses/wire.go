@@ -47,6 +47,10 @@ type wireItem struct {
 	Arguments        edge.ArgText  `json:"arguments"`
 	EncryptedContent edge.TextOnly `json:"encrypted_content"`
 	Summary          wireParts     `json:"summary"`
+	// Result is an image_generation_call's base64 image, when its event
+	// was short enough to be decoded whole; a long event's is spooled
+	// (media.go) and reads "" here.
+	Result edge.TextOnly `json:"result"`
 	Content          wireParts     `json:"content"`
 }
 

@@ -66,6 +66,9 @@ type Route struct {
 	// routes of ~/.octet/models.json or the built-in catalog; inline
 	// routes always use HTTP).
 	Transport string
+	// AudioOutput asks the route for audio output (an openai-compatible
+	// route whose model declares audio among its output modalities).
+	AudioOutput bool
 }
 
 // ProviderFactory builds the Provider for a route. It returns an error
@@ -85,7 +88,7 @@ func (a *Agent) defaultFactory(r Route) (Provider, error) {
 	switch catalog.Mode(r.Mode) {
 	case catalog.ModeOpenAICompatible:
 		return chat.New(chat.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now,
-			PromptCacheKey: r.AcceptsPromptCacheKey})
+			PromptCacheKey: r.AcceptsPromptCacheKey, AudioOutput: r.AudioOutput})
 	case catalog.ModeOpenAIResponses:
 		// store:false keeps nothing at the provider; encrypted reasoning is
 		// requested and carried forward so that reasoning survives turns.

@@ -398,6 +398,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
 			MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
 			MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens), CacheKey: cacheKey,
+			SpoolDir: p.sess.MediaDir(),
 		})
 		if err != nil {
 			var tf *errTurnFailed
@@ -408,6 +409,10 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 				return fail(tf.code, failureMessage(tf))
 			}
 			return fail(protocol.CodeProviderError, scrub(providerMessage(err), p.key))
+		}
+		outMedia, err := d.commitMedia(step, &turn) // outputmedia.go
+		if err != nil {
+			return writeFailed(err)
 		}
 		d.steps++
 		if !turn.usageReported {
@@ -428,7 +433,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		provider.AssignCallIDs(turn.calls, step, provider.CallIDs(msgs))
 		assistant := provider.Message{
 			Role: provider.RoleAssistant, Text: turn.text, Reasoning: turn.reasoning,
-			ReasoningBlocks: turn.reasoningBlocks, ToolCalls: turn.calls,
+			ReasoningBlocks: turn.reasoningBlocks, ToolCalls: turn.calls, OutputMedia: outMedia,
 		}
 		cost := d.account(step, turn.usage)
 		if err := p.sess.Append(
@@ -544,6 +549,7 @@ type turn struct {
 	usage           provider.Usage
 	usageReported   bool // the server sent usage figures for this call
 	finish          string
+	media           []provider.OutputMedia // spooled, not yet stored (outputmedia.go)
 }
 
 func (d *driver) callModel(ctx context.Context, step int, req provider.Request) (turn, error) {
@@ -588,6 +594,8 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 			t.usage, t.usageReported = ev.Usage, true
 		case provider.EventFinish:
 			t.finish = ev.FinishReason
+		case provider.EventMedia:
+			t.addMedia(ev.Media)
 		}
 	}
 	if out := textRed.Flush(); out != "" {
@@ -600,7 +608,7 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 	// On failure the partial text is returned too: it becomes recovered
 	// output when recovery discards the attempt.
 	t.text, t.reasoning, t.reasoningBlocks = text.String(), d.p.red.String(reasoning.Text()), d.p.red.blocks(reasoning.Blocks())
-	return t, s.Err()
+	return t, t.settleMedia(s.Err())
 }
 
 // failureMessage explains a turn recovery gave up on.

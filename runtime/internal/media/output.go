@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io/fs"
 	"os"
 
 	"octet.dev/host/runtime/internal/provider"
@@ -69,9 +70,14 @@ const sniffWindow = 512
 
 // NewSpool returns a Spool of media of typ (provider.MediaImage or
 // MediaAudio) decoding into a new temporary file in dir (os.TempDir when
-// empty). pcm says the route asked for PCM16 audio, which has no signature
-// (OutputMIME).
+// empty), which is created (mode 0700) when missing. pcm says the route
+// asked for PCM16 audio, which has no signature (OutputMIME).
 func NewSpool(dir, typ string, pcm bool) (*Spool, error) {
+	if dir != "" {
+		if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("media: output spool: %w", err)
+		}
+	}
 	f, err := os.CreateTemp(dir, spoolPattern)
 	if err != nil {
 		return nil, fmt.Errorf("media: output spool: %w", err)
@@ -196,8 +202,9 @@ func (s *Spool) Finish() (*provider.OutputMedia, error) {
 		_ = os.Remove(name)
 		return nil, s.err
 	}
+	mime, format := OutputMIME(s.typ, s.head, s.pcm && s.n%2 == 0)
 	return &provider.OutputMedia{
-		Type: s.typ, MIMEType: OutputMIME(s.typ, s.head, s.pcm && s.n%2 == 0),
+		Type: s.typ, MIMEType: mime, Format: format,
 		SHA256: hex.EncodeToString(s.h.Sum(nil)), Bytes: s.n, Spool: name,
 	}, nil
 }
@@ -224,13 +231,15 @@ func (s *Spool) Abort() {
 // except audio of a route that asked for PCM16 (pcm): raw PCM has no
 // signature to sniff, so signatureless audio there is audio/pcm (the
 // caller checks the length is even).
-func OutputMIME(typ string, head []byte, pcm bool) string {
+// The format is the sniffed format's short name (png, wav, pcm16, …), ""
+// with application/octet-stream.
+func OutputMIME(typ string, head []byte, pcm bool) (mime, format string) {
 	f, ok := sniff(head, "")
 	if !ok && pcm && typ == provider.MediaAudio {
 		f, ok = sniff(head, "out.pcm")
 	}
 	if !ok || f.typ != typ {
-		return OctetStream
+		return OctetStream, ""
 	}
-	return f.mime
+	return f.mime, f.name
 }

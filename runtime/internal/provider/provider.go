@@ -328,6 +328,9 @@ type OutputMedia struct {
 	// format (see media.OutputMIME); application/octet-stream when the
 	// bytes are of no recognized format of Type.
 	MIMEType string
+	// Format is the sniffed format's short name (png, jpeg, wav, pcm16,
+	// …), "" with application/octet-stream.
+	Format string
 	// SHA256 is the hex digest of the bytes; Bytes their length.
 	SHA256 string
 	Bytes  int64

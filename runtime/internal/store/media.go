@@ -117,30 +117,17 @@ func (s *Session) Media(digest string) ([]byte, error) {
 }
 
 // spoolPrefix begins the name of every temporary file in the media folder:
-// PutMedia's and the provider's spools of output media.
+// PutMedia's and the provider's spools of output media (media.NewSpool).
 const spoolPrefix = ".tmp-"
-
-// SpoolDir returns the media folder, created if needed, for the temporary
-// files output media is decoded into (provider.Request.SpoolDir): a spool
-// there is renamed into place by AdoptMedia, never copied.
-func (s *Session) SpoolDir() (string, error) {
-	if s.closed {
-		return "", ErrClosed
-	}
-	dir := s.MediaDir()
-	if err := makeDir(dir); err != nil {
-		return "", fmt.Errorf("store: media folder: %w", err)
-	}
-	return dir, nil
-}
 
 // AdoptMedia makes the spool file at path, whose bytes have the SHA-256
 // digest, the media object digest: the file is synced, renamed into place
 // and the folder synced, so the object is durable before AdoptMedia
-// returns. The spool must be in the media folder (SpoolDir). When the
+// returns. The spool must be in the media folder (MediaDir). When the
 // object already exists the spool is removed instead. It returns the
 // object's path. The digest is the decoder's, computed as the bytes were
-// written; it is not read back.
+// written; it is not read back. The spool's writer may have created the
+// folder: its parent is synced too.
 func (s *Session) AdoptMedia(path, digest string) (string, error) {
 	if s.closed {
 		return "", ErrClosed
@@ -169,6 +156,9 @@ func (s *Session) AdoptMedia(path, digest string) (string, error) {
 	}
 	if err == nil {
 		err = sysfile.SyncDir(dir)
+	}
+	if err == nil {
+		err = sysfile.SyncDir(filepath.Dir(filepath.Clean(dir)))
 	}
 	if err != nil {
 		_ = os.Remove(path)

@@ -50,8 +50,8 @@ type wireItem struct {
 	// Result is an image_generation_call's base64 image, when its event
 	// was short enough to be decoded whole; a long event's is spooled
 	// (media.go) and reads "" here.
-	Result edge.TextOnly `json:"result"`
-	Content          wireParts     `json:"content"`
+	Result  edge.TextOnly `json:"result"`
+	Content wireParts     `json:"content"`
 }
 
 // wirePart is a content or summary part: output_text and summary_text and

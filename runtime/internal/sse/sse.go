@@ -108,9 +108,9 @@ func (r *Reader) Reset(rd io.Reader) {
 // the stream ends inside.
 type LongData func(typ []byte, value io.Reader) (replacement []byte, err error)
 
-// SetLongData lets data lines longer than at bytes through, up to maxLine
-// bytes each (field name included): each is handed to fn as it is read
-// instead of being buffered, so memory stays bounded by what fn keeps. Any
+// SetLongData lets data lines longer than at bytes (or than the bound)
+// through, up to maxLine bytes each (field name included): each is handed
+// to fn as it is read instead of being buffered, so memory stays bounded by what fn keeps. Any
 // other field line is still bound by maxEventBytes. at is raised to the
 // buffer size when smaller; fn nil turns long lines off.
 func (r *Reader) SetLongData(at, maxLine int, fn LongData) {
@@ -326,7 +326,7 @@ func (r *Reader) readLine() (line []byte, complete bool, err error) {
 			_, _ = r.br.Discard(n)
 			return line, true, nil
 		}
-		if r.longFn != nil && len(r.line)+len(buf) > r.longAt {
+		if r.longFn != nil && len(r.line)+len(buf) > min(r.longAt, limit) {
 			if v, ok := dataValue(r.line, buf); ok {
 				return r.longLine(v)
 			}

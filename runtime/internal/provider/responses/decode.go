@@ -175,9 +175,10 @@ func (d *decoder) step() {
 			d.err = err
 			return
 		}
-		if len(data) > edge.LongDataAt {
+		if len(data) > min(edge.LongDataAt, d.maxEvent) {
 			// As long as a long SSE line: read it the same way, so
-			// the image is decoded once, from the message.
+			// the image is decoded once, from the message, and the
+			// rest of it is held to the event bound.
 			if data, err = d.longData(nil, bytes.NewReader(data)); err != nil {
 				d.err = edge.ReadFailure(err, d.maxEvent)
 				return

@@ -55,4 +55,3 @@ func TestDivert(t *testing.T) {
 		t.Fatalf("depth: %v", err)
 	}
 }
-

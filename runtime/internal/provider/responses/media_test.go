@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/runtime/internal/provider"
 )
 
@@ -161,5 +162,29 @@ func TestImageDecoding(t *testing.T) {
 	got, err, entries = run("data: " + bad[:300<<10])
 	if len(got) != 0 || len(entries) != 0 || err == nil {
 		t.Fatalf("cut: %+v %v %v", got, err, entries)
+	}
+}
+
+// Over the WebSocket transport a generated image of 1 MiB (one message
+// past the event bound) is spooled the same way, and a call answered
+// without images leaves the folder empty.
+func TestImageOverWebSocket(t *testing.T) {
+	img := append([]byte("GIF89a"), strings.Repeat("pixels", 200<<10)...)
+	_, p := wsFake(t, []fakeprovider.Turn{{Images: []fakeprovider.Image{{Data: img, Partials: [][]byte{img[:1000]}}}, Text: "ok"}}, nil)
+	dir := t.TempDir()
+	req := question
+	req.SpoolDir = dir
+	sum, err := call(t, p, req)
+	if err != nil || len(sum.Media) != 1 || sum.Text != "ok" {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	m := sum.Media[0]
+	want := sha256.Sum256(img)
+	got, _ := os.ReadFile(m.Spool)
+	if m.MIMEType != "image/gif" || m.SHA256 != hex.EncodeToString(want[:]) || string(got) != string(img) || filepath.Dir(m.Spool) != dir {
+		t.Fatalf("media %+v", m)
+	}
+	if !p.WebSocket() {
+		t.Fatal("the call fell back to HTTP")
 	}
 }

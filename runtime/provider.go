@@ -29,6 +29,10 @@ type (
 	ProviderUsage = provider.Usage
 	// ProviderError is a provider failure with the facts recovery needs.
 	ProviderError = provider.Error
+	// OutputMedia is media a model produced, spooled into a temporary file
+	// of ProviderRequest.SpoolDir (its name beginning with ".tmp-"), carried
+	// by a StreamMedia event; the run owns the file from then on.
+	OutputMedia = provider.OutputMedia
 )
 
 // Stream event kinds and finish reasons, re-exported for providers.
@@ -38,6 +42,7 @@ const (
 	StreamToolCall  = provider.EventToolCall
 	StreamUsage     = provider.EventUsage
 	StreamFinish    = provider.EventFinish
+	StreamMedia     = provider.EventMedia
 
 	FinishStop      = provider.FinishStop
 	FinishToolCalls = provider.FinishToolCalls

@@ -334,7 +334,9 @@ type OutputMedia struct {
 	// SHA256 is the hex digest of the bytes; Bytes their length.
 	SHA256 string
 	Bytes  int64
-	// Spool is the path of the temporary file holding the bytes.
+	// Spool is the path of the temporary file holding the bytes: a file
+	// of Request.SpoolDir whose name begins with ".tmp-" (the session's
+	// store renames only such files into place).
 	Spool string
 }
 

@@ -124,7 +124,7 @@ func TestOutputMediaImage(t *testing.T) {
 			{Data: jpeg, OutputFormat: "png"},
 		},
 		Text: "Here they are.",
-	}}}})
+	}, {Text: "Again."}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,6 +157,15 @@ func TestOutputMediaImage(t *testing.T) {
 	if !bytes.Contains(session, []byte(`"output_media":[{"type":"image","mime_type":"image/png","format":"png","sha256":"`+ms[0].SHA256)) ||
 		bytes.Contains(session, []byte(base64.StdEncoding.EncodeToString(big[:3000])[8:100])) {
 		t.Fatal("the session does not record the reference, or records bytes")
+	}
+	// The session resumes; the images are not sent back to the model.
+	_, res = mediaRun(t, home, runtime.RunRequest{RunID: "run-2", Workspace: t.TempDir(), Model: "m", Prompt: "again",
+		SessionDir: filepath.Join(home, "sessions"), SessionID: "images",
+		Route: &runtime.InlineRoute{Provider: "fake", BaseURL: fake.BaseURL(fakeprovider.ModeResponses), Mode: string(fakeprovider.ModeResponses)}})
+	reqs := fake.Requests()
+	if res.Status != "completed" || len(reqs) != 2 || bytes.Contains(reqs[1].RawBody, []byte(base64.StdEncoding.EncodeToString(jpeg[:300])[:64])) ||
+		!bytes.Contains(reqs[1].RawBody, []byte("Here they are.")) {
+		t.Fatalf("resumed run %+v, %d requests", res, len(reqs))
 	}
 }
 

@@ -168,7 +168,13 @@ var doneMarker = []byte("[DONE]")
 // step reads one SSE event and queues what it carries. Images a long
 // event spooled and no item claimed (duplicates) are removed after it.
 func (d *decoder) step() {
-	defer d.dropDiverted()
+	d.stepEvent()
+	if len(d.diverted) > 0 {
+		d.dropDiverted()
+	}
+}
+
+func (d *decoder) stepEvent() {
 	if d.msgs != nil {
 		data, err := d.msgs()
 		if err != nil {

@@ -35,12 +35,15 @@ var errDivertDepth = errors.New("long event nested too deeply")
 
 // Sink returns the writer for the contents of one diverted string: the
 // value of member key in an event whose top-level "type" is typ (nil when
-// the type was not seen yet). The writer gets the unescaped contents.
-type Sink func(key string, typ []byte) (io.Writer, error)
+// the type was not seen yet). The writer gets the unescaped contents; the
+// skeleton gets mark in their place (it must need no JSON escaping), so
+// that the decoder can tell which string went where.
+type Sink func(key string, typ []byte) (w io.Writer, mark string, err error)
 
 // Divert reads the JSON text of one event from value and returns its
 // skeleton: the same text with the contents of the string values of the
-// members named keys (at any depth) moved to the writers sink returns. The
+// members named keys (at any depth) moved to the writers sink returns and
+// replaced by their marks. The
 // skeleton may have at most maxSkeleton bytes (sse.ErrEventTooLarge past
 // them). Divert checks only what it needs to find strings and members;
 // the skeleton is validated when it is decoded.
@@ -167,8 +170,11 @@ func (d *diverter) startString() error {
 	}
 	for _, k := range d.keys {
 		if string(d.key) == k {
-			w, err := d.sink(k, d.typ)
+			w, mark, err := d.sink(k, d.typ)
 			if err != nil {
+				return err
+			}
+			if err := d.emit([]byte(mark)...); err != nil {
 				return err
 			}
 			d.w = w

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -17,15 +18,15 @@ func TestDivert(t *testing.T) {
 	in := `{"type":"response.output_item.done","output_index":0,"item":{"id":"ig_1","type":"image_generation_call",` +
 		`"result":"QUJD\/REVG\u0047","note":"keep \"result\" here","partial_image_b64":"` + strings.Repeat("A", 100000) + `"},"x":[1,"result",{"result":""}]}`
 	want := `{"type":"response.output_item.done","output_index":0,"item":{"id":"ig_1","type":"image_generation_call",` +
-		`"result":"","note":"keep \"result\" here","partial_image_b64":""},"x":[1,"result",{"result":""}]}`
+		`"result":"#0","note":"keep \"result\" here","partial_image_b64":"#1"},"x":[1,"result",{"result":"#2"}]}`
 	var bufs []*bytes.Buffer
 	var keys, types []string
 	skel, err := Divert(iotest.HalfReader(strings.NewReader(in)), []string{"result", "partial_image_b64"}, 1<<10,
-		func(key string, typ []byte) (io.Writer, error) {
+		func(key string, typ []byte) (io.Writer, string, error) {
 			types = append(types, string(typ))
 			keys = append(keys, key)
 			bufs = append(bufs, new(bytes.Buffer))
-			return bufs[len(bufs)-1], nil
+			return bufs[len(bufs)-1], "#" + strconv.Itoa(len(bufs)-1), nil
 		})
 	if err != nil {
 		t.Fatal(err)
@@ -45,10 +46,10 @@ func TestDivert(t *testing.T) {
 		t.Fatalf("bound: %v", err)
 	}
 	boom := errors.New("boom")
-	if _, err := Divert(strings.NewReader(`{"result":"x"}`), []string{"result"}, 1<<10, func(string, []byte) (io.Writer, error) { return nil, boom }); !errors.Is(err, boom) {
+	if _, err := Divert(strings.NewReader(`{"result":"x"}`), []string{"result"}, 1<<10, func(string, []byte) (io.Writer, string, error) { return nil, "", boom }); !errors.Is(err, boom) {
 		t.Fatalf("sink: %v", err)
 	}
-	if _, err := Divert(strings.NewReader(`{"result":"xx`), []string{"result"}, 1<<10, func(string, []byte) (io.Writer, error) { return io.Discard, nil }); err == nil {
+	if _, err := Divert(strings.NewReader(`{"result":"xx`), []string{"result"}, 1<<10, func(string, []byte) (io.Writer, string, error) { return io.Discard, "", nil }); err == nil {
 		t.Fatal("cut inside a string")
 	}
 	if _, err := Divert(strings.NewReader(strings.Repeat("[", 100)), nil, 1<<10, nil); !errors.Is(err, errDivertDepth) {

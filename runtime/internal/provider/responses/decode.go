@@ -127,7 +127,7 @@ type decoder struct {
 	// being decoded that Divert spooled, and the spool still being
 	// written by a long event.
 	spoolDir string
-	diverted []*provider.OutputMedia
+	diverted []diverted
 	spools   []*media.Spool
 }
 

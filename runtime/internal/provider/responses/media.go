@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 
 	"octet.dev/host/runtime/internal/media"
 	"octet.dev/host/runtime/internal/provider"
@@ -37,11 +39,27 @@ func (d *decoder) Release() {
 	d.dropDiverted()
 }
 
+// spoolMark begins what the skeleton of a long event holds in place of a
+// spooled result, followed by its index in d.diverted: never base64 (it
+// has '-' and ':'), so never a real result.
+const spoolMark = "octet-spool:"
+
+// diverted is a result a long event spooled: the media, or why its string
+// was not an image. Only an image_generation_call item's result that
+// fails is an error of the stream; a "result" of anything else is
+// dropped.
+type diverted struct {
+	m   *provider.OutputMedia
+	err error
+}
+
 // dropDiverted removes the images a long event spooled that no item
 // claimed.
 func (d *decoder) dropDiverted() {
-	for _, m := range d.diverted {
-		_ = os.Remove(m.Spool)
+	for _, v := range d.diverted {
+		if v.m != nil {
+			_ = os.Remove(v.m.Spool)
+		}
 	}
 	d.diverted = d.diverted[:0]
 }
@@ -51,35 +69,26 @@ func (d *decoder) dropDiverted() {
 // images it spooled in d.diverted.
 func (d *decoder) longData(typ []byte, value io.Reader) ([]byte, error) {
 	sseType := string(typ)
-	skel, err := edge.Divert(value, imageKeys, d.maxEvent, func(key string, jsonType []byte) (io.Writer, error) {
+	skel, err := edge.Divert(value, imageKeys, d.maxEvent, func(key string, jsonType []byte) (io.Writer, string, error) {
 		t := string(jsonType)
 		if t == "" {
 			t = sseType
 		}
 		duplicate := (t == "response.completed" || t == "response.incomplete") && len(d.items) > 0
 		if key != "result" || duplicate {
-			return media.Discard(provider.MediaImage), nil
+			return quiet{media.Discard(provider.MediaImage)}, "", nil
 		}
 		sp, err := media.NewSpool(d.spoolDir, provider.MediaImage, false)
 		if err != nil {
-			return nil, edge.Failure(provider.FailDecode, "", "the generated image could not be spooled", err)
+			return nil, "", edge.Failure(provider.FailDecode, "", "the generated image could not be spooled", err)
 		}
 		d.spools = append(d.spools, sp)
-		return sp, nil
+		return quiet{sp}, spoolMark + strconv.Itoa(len(d.diverted)+len(d.spools)-1), nil
 	})
 	if err == nil {
-		for i, sp := range d.spools {
+		for _, sp := range d.spools {
 			m, ferr := sp.Finish()
-			if ferr != nil {
-				for _, rest := range d.spools[i+1:] {
-					rest.Abort()
-				}
-				err = ferr
-				break
-			}
-			if m != nil {
-				d.diverted = append(d.diverted, m)
-			}
+			d.diverted = append(d.diverted, diverted{m, ferr})
 		}
 		d.spools = d.spools[:0]
 	}
@@ -103,10 +112,20 @@ func imageFailure(err error) error {
 // result (a failed generation) reports nothing.
 func (d *decoder) image(w *wireItem) {
 	var m *provider.OutputMedia
-	switch {
-	case len(d.diverted) > 0:
-		m = d.diverted[0]
-		d.diverted = d.diverted[1:]
+	switch mark, spooled := strings.CutPrefix(string(w.Result), spoolMark); {
+	case spooled:
+		i, err := strconv.Atoi(mark)
+		if err != nil || i < 0 || i >= len(d.diverted) {
+			d.fail(provider.FailDecode, "", "generated image: no spooled result "+strconv.Quote(mark), nil)
+			return
+		}
+		v := d.diverted[i]
+		d.diverted[i] = diverted{} // claimed: not removed with the others
+		if v.err != nil {
+			d.err = imageFailure(v.err)
+			return
+		}
+		m = v.m
 	case w.Result != "":
 		sp, err := media.NewSpool(d.spoolDir, provider.MediaImage, false)
 		if err != nil {
@@ -122,4 +141,15 @@ func (d *decoder) image(w *wireItem) {
 	if m != nil {
 		d.Push(provider.StreamEvent{Kind: provider.EventMedia, Media: m})
 	}
+}
+
+// quiet hands a spool what Divert reads without stopping it: a string that
+// is not an image (too large, not base64) is an error of the stream only
+// when an image item claims it (image), so the spool keeps its error for
+// Finish and the line is read on.
+type quiet struct{ sp *media.Spool }
+
+func (q quiet) Write(p []byte) (int, error) {
+	_, _ = q.sp.Write(p)
+	return len(p), nil
 }

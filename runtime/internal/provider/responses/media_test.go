@@ -158,6 +158,22 @@ func TestImageDecoding(t *testing.T) {
 	if len(got) != 0 || len(entries) != 0 || !errors.As(err, &pe) || pe.Kind != provider.FailDecode || !strings.Contains(pe.Message, "generated image") {
 		t.Fatalf("invalid base64: %+v %v %v", got, err, entries)
 	}
+	// The "result" of an item that is not an image is not an image.
+	other := `{"type":"response.output_item.done","output_index":0,"item":{"type":"mystery_call","result":"` + strings.Repeat("not base64! ", 30<<10) + `"}}`
+	got, err, entries = run("data: " + other + "\n\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n")
+	if err != nil || len(got) != 0 || len(entries) != 0 {
+		t.Fatalf("other result: %+v %v %v", got, err, entries)
+	}
+	// In a long response.completed read for its output (nothing was
+	// streamed), each image item gets its own result, whatever other
+	// "result" members come first.
+	long := base64.StdEncoding.EncodeToString([]byte(jpeg + strings.Repeat("x", 300<<10)))
+	both := `{"type":"response.completed","response":{"status":"completed","output":[{"type":"mystery_call","result":"` + strings.Repeat("?", 1000) +
+		`"},{"type":"image_generation_call","status":"completed","result":"` + long + `"}]}}`
+	got, err, entries = run("data: " + both + "\n\n")
+	if err != nil || len(got) != 1 || got[0].MIMEType != "image/jpeg" || got[0].Bytes != int64(len(jpeg)+300<<10) || len(entries) != 1 {
+		t.Fatalf("completed with two results: %+v %v %v", got, err, entries)
+	}
 	// A cut inside the long line leaves no file either.
 	got, err, entries = run("data: " + bad[:300<<10])
 	if len(got) != 0 || len(entries) != 0 || err == nil {

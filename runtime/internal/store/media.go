@@ -120,6 +120,24 @@ func (s *Session) Media(digest string) ([]byte, error) {
 // PutMedia's and the provider's spools of output media (media.NewSpool).
 const spoolPrefix = ".tmp-"
 
+// removeSpools removes the temporary files a process that held the session
+// before left in its media folder when it died mid-write (PutMedia's,
+// spools of output media of an attempt never committed): with the lock
+// held, no one else writes there. Errors are ignored; a leftover is only
+// disk space.
+func (s *Session) removeSpools() {
+	dir := s.MediaDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), spoolPrefix) && e.Type().IsRegular() {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
 // AdoptMedia makes the spool file at path, whose bytes have the SHA-256
 // digest, the media object digest: the file is synced, renamed into place
 // and the folder synced, so the object is durable before AdoptMedia

@@ -110,9 +110,10 @@ type LongData func(typ []byte, value io.Reader) (replacement []byte, err error)
 
 // SetLongData lets data lines longer than at bytes (or than the bound)
 // through, up to maxLine bytes each (field name included): each is handed
-// to fn as it is read instead of being buffered, so memory stays bounded by what fn keeps. Any
-// other field line is still bound by maxEventBytes. at is raised to the
-// buffer size when smaller; fn nil turns long lines off.
+// to fn as it is read instead of being buffered, so memory stays bounded
+// by what fn keeps. Any other field line is still bound by maxEventBytes.
+// at is raised to the buffer size when smaller; fn nil turns long lines
+// off.
 func (r *Reader) SetLongData(at, maxLine int, fn LongData) {
 	r.longAt, r.longMax, r.longFn = max(at, bufferSize), maxLine, fn
 }

@@ -242,3 +242,42 @@ func TestOutputMediaAudio(t *testing.T) {
 	checkStored(t, *res.SessionFile, ms[0], pcm, 1)
 	noBytesInFrames(t, evs, pcm)
 }
+
+// A configured Responses route whose model declares image output offers
+// the image_generation tool, after the function tools; the image it
+// generates is stored and announced.
+func TestOutputMediaImageRoute(t *testing.T) {
+	img := noise("GIF89a", 50<<10, 8)
+	fake, err := fakeprovider.New(fakeprovider.Options{Script: fakeprovider.Script{Turns: []fakeprovider.Turn{{
+		Images: []fakeprovider.Image{{Data: img}}, Text: "A GIF.",
+	}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".octet", "credentials"), 0o700)
+	cfg := `{"providers":{"art":{"base_url":"` + fake.BaseURL(fakeprovider.ModeResponses) + `","provider_mode":"openai-responses",` +
+		`"models":[{"id":"painter","context_window_tokens":32768,"max_output_tokens":4096,"output_modalities":["text","image"]}]}}}`
+	os.WriteFile(filepath.Join(home, ".octet", "models.json"), []byte(cfg), 0o600)
+	os.WriteFile(filepath.Join(home, ".octet", "credentials", "art.json"), []byte(`{"api_key":"art-key"}`), 0o600)
+	evs, res := mediaRun(t, home, runtime.RunRequest{RunID: "run-1", Workspace: t.TempDir(), Model: "painter", Prompt: "paint",
+		SessionDir: filepath.Join(home, "sessions"), SessionID: "paint"})
+	if res.Status != "completed" {
+		t.Fatalf("result %+v %+v", res, res.Error)
+	}
+	tools, _ := fake.Requests()[0].Body["tools"].([]any)
+	if len(tools) < 2 {
+		t.Fatalf("tools %v", tools)
+	}
+	last, _ := json.Marshal(tools[len(tools)-1])
+	first, _ := tools[0].(map[string]any)
+	if string(last) != `{"type":"image_generation"}` || first["type"] != "function" {
+		t.Fatalf("tools %s", last)
+	}
+	ms := outputMedia(evs)
+	if len(ms) != 1 || ms[0].MimeType != "image/gif" {
+		t.Fatalf("output_media %+v", ms)
+	}
+	checkStored(t, *res.SessionFile, ms[0], img, 1)
+}

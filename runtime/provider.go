@@ -74,6 +74,10 @@ type Route struct {
 	// AudioOutput asks the route for audio output (an openai-compatible
 	// route whose model declares audio among its output modalities).
 	AudioOutput bool
+	// ImageOutput offers the model the image_generation tool (an
+	// openai-responses route whose model declares image among its output
+	// modalities).
+	ImageOutput bool
 }
 
 // ProviderFactory builds the Provider for a route. It returns an error
@@ -97,7 +101,8 @@ func (a *Agent) defaultFactory(r Route) (Provider, error) {
 	case catalog.ModeOpenAIResponses:
 		// store:false keeps nothing at the provider; encrypted reasoning is
 		// requested and carried forward so that reasoning survives turns.
-		return responses.New(responses.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now, IncludeEncryptedReasoning: r.SupportsReasoning, Transport: r.Transport})
+		return responses.New(responses.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now, IncludeEncryptedReasoning: r.SupportsReasoning, Transport: r.Transport,
+			ImageGeneration: r.ImageOutput})
 	case catalog.ModeAnthropicMessages:
 		// The thinking form follows the model generation (catalog.AdaptiveThinking).
 		return messages.New(messages.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now,

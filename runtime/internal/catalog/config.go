@@ -32,7 +32,7 @@ const maxConfigBytes = 4 << 20
 //	    "models": [{"id": "...", "name": "...", "transport": "http" | "websocket",
 //	        "context_window_tokens": N, "max_output_tokens": N,
 //	        "input_modalities": ["text", "image", "audio"],
-//	        "output_modalities": ["text", "audio"],
+//	        "output_modalities": ["text", "image" | "audio"],
 //	        "supports_reasoning": false,
 //	        "cost": {"input": X, "output": X, "cache_read": X, "cache_write": X, "currency": "USD"}}]}}}
 //
@@ -293,10 +293,11 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 }
 
 // outputModalities validates a configured model's output modalities:
-// "text" and "audio", audio only on openai-compatible providers (the one
-// wire mode with audio output). Text only is nil.
+// "text", "audio" (openai-compatible providers only: Chat audio output) and
+// "image" (openai-responses only: the image_generation tool). Text only is
+// nil.
 func outputModalities(declared []string, mode Mode) ([]string, error) {
-	audio := false
+	var image, audio bool
 	seen := make(map[string]bool, len(declared))
 	for _, d := range declared {
 		if seen[d] {
@@ -310,14 +311,26 @@ func outputModalities(declared []string, mode Mode) ([]string, error) {
 				return nil, fmt.Errorf("output_modalities: audio output needs provider_mode %q", ModeOpenAICompatible)
 			}
 			audio = true
+		case ModalityImage:
+			if mode != ModeOpenAIResponses {
+				return nil, fmt.Errorf("output_modalities: image output needs provider_mode %q", ModeOpenAIResponses)
+			}
+			image = true
 		default:
-			return nil, fmt.Errorf("output_modalities: unknown modality %q (allowed: text, audio)", d)
+			return nil, fmt.Errorf("output_modalities: unknown modality %q (allowed: text, image, audio)", d)
 		}
 	}
-	if !audio {
+	out := []string{ModalityText}
+	if image {
+		out = append(out, ModalityImage)
+	}
+	if audio {
+		out = append(out, ModalityAudio)
+	}
+	if len(out) == 1 {
 		return nil, nil
 	}
-	return []string{ModalityText, ModalityAudio}, nil
+	return out, nil
 }
 
 // checkTransport validates a configured transport for a provider of mode.

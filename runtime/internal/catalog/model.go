@@ -126,10 +126,11 @@ type Model struct {
 	// for built-in and inline routes.
 	LifecycleEvents bool
 	// OutputModalities lists what the model produces besides text: nil
-	// for text only; ["text", "audio"] for a model that answers with
-	// audio (the built-in gpt-audio entries, "output_modalities" in
-	// ~/.octet/models.json). Audio output is requested only where
-	// AudioOutput reports true.
+	// for text only; with "audio" for a model that answers with audio (the
+	// built-in gpt-audio entries, "output_modalities" in
+	// ~/.octet/models.json), with "image" for one that generates images.
+	// They are requested only where AudioOutput and ImageOutput report
+	// true.
 	OutputModalities []string
 	// Transport is how the route's calls travel: "" or TransportHTTP for
 	// HTTP with server-sent events, TransportWebSocket for the OpenAI
@@ -163,6 +164,14 @@ func (m Model) Audio() bool {
 // Chat Completions, the only wire mode with audio output.
 func (m Model) AudioOutput() bool {
 	return slices.Contains(m.OutputModalities, ModalityAudio) && m.Mode == ModeOpenAICompatible
+}
+
+// ImageOutput reports whether the route offers the model image generation:
+// the model declares image among its output modalities and the route
+// speaks OpenAI Responses, the only wire mode with the image_generation
+// tool.
+func (m Model) ImageOutput() bool {
+	return slices.Contains(m.OutputModalities, ModalityImage) && m.Mode == ModeOpenAIResponses
 }
 
 // EffectiveModalities returns the route-effective input modalities in the

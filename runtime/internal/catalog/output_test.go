@@ -37,9 +37,18 @@ func TestOutputModalities(t *testing.T) {
 			t.Errorf("%s: AudioOutput %v", m.ID, m.AudioOutput())
 		}
 	}
+	c, err = Load(writeConfig(t, `{"providers":{"img":{"base_url":"https://i.example/v1","provider_mode":"openai-responses","models":[
+		{"id":"painter","context_window_tokens":1000,"max_output_tokens":100,"output_modalities":["image","text"]}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := c.Lookup("painter"); !ok || !m.ImageOutput() || m.AudioOutput() || len(m.OutputModalities) != 2 || m.OutputModalities[0] != "text" {
+		t.Fatalf("painter %+v", m)
+	}
 	for cfg, want := range map[string]string{
 		`"provider_mode":"openai-responses","models":[{"id":"a","context_window_tokens":1000,"max_output_tokens":100,"output_modalities":["audio"]}]`: "audio output needs provider_mode",
-		`"models":[{"id":"a","context_window_tokens":1000,"max_output_tokens":100,"output_modalities":["image"]}]`:                                    `unknown modality "image"`,
+		`"models":[{"id":"a","context_window_tokens":1000,"max_output_tokens":100,"output_modalities":["image"]}]`:                                    "image output needs provider_mode",
+		`"models":[{"id":"a","context_window_tokens":1000,"max_output_tokens":100,"output_modalities":["video"]}]`:                                    `unknown modality "video"`,
 		`"models":[{"id":"a","context_window_tokens":1000,"max_output_tokens":100,"output_modalities":["audio","audio"]}]`:                            "lists \"audio\" twice",
 	} {
 		_, err := Load(writeConfig(t, `{"providers":{"v":{"base_url":"https://v.example/v1",`+cfg+`}}}`))

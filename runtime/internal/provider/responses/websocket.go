@@ -71,7 +71,7 @@ type wsCreate struct {
 	Instructions       string     `json:"instructions,omitempty"`
 	PreviousResponseID string     `json:"previous_response_id,omitempty"`
 	Input              []any      `json:"input"`
-	Tools              []tool     `json:"tools,omitempty"`
+	Tools              []any      `json:"tools,omitempty"`
 	Reasoning          *reasoning `json:"reasoning,omitempty"`
 	MaxOutputTokens    int        `json:"max_output_tokens,omitzero"`
 	Include            []string   `json:"include,omitempty"`
@@ -83,7 +83,7 @@ type wsCreate struct {
 type wsHead struct {
 	Model           string     `json:"model"`
 	Instructions    string     `json:"instructions"`
-	Tools           []tool     `json:"tools"`
+	Tools           []any      `json:"tools"`
 	Reasoning       *reasoning `json:"reasoning"`
 	MaxOutputTokens int        `json:"max_output_tokens"`
 	Include         []string   `json:"include"`
@@ -262,7 +262,7 @@ type wsRequest struct {
 
 // encodeWS encodes req for the WebSocket transport.
 func (p *Provider) encodeWS(req provider.Request) (*wsRequest, error) {
-	body, owners, err := buildBody(req, requestOptions{store: p.store, encrypted: p.encrypted})
+	body, owners, err := buildBody(req, requestOptions{store: p.store, encrypted: p.encrypted, images: p.images})
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,7 @@ const (
 
 	// Streaming events, between started and settled.
 	TypeModelDelta                = "model_delta"                  // ModelDelta
-	TypeOutputMedia               = "output_media"                 // OutputMedia (not emitted by this build)
+	TypeOutputMedia               = "output_media"                 // OutputMedia
 	TypeProviderLifecycle         = "provider_lifecycle"           // ProviderLifecycle (opt-in per configured provider)
 	TypeProviderRetry             = "provider_retry"               // ProviderRetry
 	TypeProviderWaitingForNetwork = "provider_waiting_for_network" // ProviderWaitingForNetwork
@@ -108,7 +108,7 @@ var events = []EventInfo{
 	info[FinalResult](TypeFinalResult, KindLifecycle, EmittedWire),
 
 	info[ModelDelta](TypeModelDelta, KindStreaming, EmittedWire),
-	info[OutputMedia](TypeOutputMedia, KindStreaming, NotEmitted),
+	info[OutputMedia](TypeOutputMedia, KindStreaming, EmittedWire),
 	info[ProviderLifecycle](TypeProviderLifecycle, KindStreaming, EmittedWire),
 	info[ProviderRetry](TypeProviderRetry, KindStreaming, EmittedWire),
 	info[ProviderWaitingForNetwork](TypeProviderWaitingForNetwork, KindStreaming, EmittedWire),

@@ -163,9 +163,13 @@ func (d *ModelDelta) AppendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-// OutputMedia is a typed reference to media bytes the model produced,
-// written under the session's media folder; the bytes never cross a frame
-// (CONTRACT §9). Not emitted by this build.
+// OutputMedia is a typed reference to media bytes the model produced (a
+// generated image, audio output), stored durably under the session's media
+// folder as <session>.media/<sha256> before the event; the bytes never
+// cross a frame (CONTRACT §9). Path is that stored file; MimeType is
+// sniffed from the bytes (application/octet-stream when they are of no
+// recognized format). It is emitted once the model call's attempt is
+// committed: a discarded attempt's media are never announced.
 type OutputMedia struct {
 	Step     int    `json:"step"`
 	Type     string `json:"type"` // MediaImage or MediaAudio

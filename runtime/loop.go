@@ -101,6 +101,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
 			MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
 			MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens), CacheKey: cacheKey,
+			SpoolDir: p.sess.MediaDir(),
 		})
 		if err != nil {
 			var tf *errTurnFailed
@@ -111,6 +112,10 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 				return fail(tf.code, failureMessage(tf))
 			}
 			return fail(protocol.CodeProviderError, scrub(providerMessage(err), p.key))
+		}
+		outMedia, err := d.commitMedia(step, &turn) // outputmedia.go
+		if err != nil {
+			return writeFailed(err)
 		}
 		d.steps++
 		if !turn.usageReported {
@@ -131,7 +136,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		provider.AssignCallIDs(turn.calls, step, provider.CallIDs(msgs))
 		assistant := provider.Message{
 			Role: provider.RoleAssistant, Text: turn.text, Reasoning: turn.reasoning,
-			ReasoningBlocks: turn.reasoningBlocks, ToolCalls: turn.calls,
+			ReasoningBlocks: turn.reasoningBlocks, ToolCalls: turn.calls, OutputMedia: outMedia,
 		}
 		cost := d.account(step, turn.usage)
 		if err := p.sess.Append(

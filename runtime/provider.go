@@ -29,6 +29,10 @@ type (
 	ProviderUsage = provider.Usage
 	// ProviderError is a provider failure with the facts recovery needs.
 	ProviderError = provider.Error
+	// OutputMedia is media a model produced, spooled into a temporary file
+	// of ProviderRequest.SpoolDir (its name beginning with ".tmp-"), carried
+	// by a StreamMedia event; the run owns the file from then on.
+	OutputMedia = provider.OutputMedia
 )
 
 // Stream event kinds and finish reasons, re-exported for providers.
@@ -38,6 +42,7 @@ const (
 	StreamToolCall  = provider.EventToolCall
 	StreamUsage     = provider.EventUsage
 	StreamFinish    = provider.EventFinish
+	StreamMedia     = provider.EventMedia
 
 	FinishStop      = provider.FinishStop
 	FinishToolCalls = provider.FinishToolCalls
@@ -66,6 +71,13 @@ type Route struct {
 	// routes of ~/.octet/models.json or the built-in catalog; inline
 	// routes always use HTTP).
 	Transport string
+	// AudioOutput asks the route for audio output (an openai-compatible
+	// route whose model declares audio among its output modalities).
+	AudioOutput bool
+	// ImageOutput offers the model the image_generation tool (an
+	// openai-responses route whose model declares image among its output
+	// modalities).
+	ImageOutput bool
 }
 
 // ProviderFactory builds the Provider for a route. It returns an error
@@ -85,11 +97,12 @@ func (a *Agent) defaultFactory(r Route) (Provider, error) {
 	switch catalog.Mode(r.Mode) {
 	case catalog.ModeOpenAICompatible:
 		return chat.New(chat.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now,
-			PromptCacheKey: r.AcceptsPromptCacheKey})
+			PromptCacheKey: r.AcceptsPromptCacheKey, AudioOutput: r.AudioOutput})
 	case catalog.ModeOpenAIResponses:
 		// store:false keeps nothing at the provider; encrypted reasoning is
 		// requested and carried forward so that reasoning survives turns.
-		return responses.New(responses.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now, IncludeEncryptedReasoning: r.SupportsReasoning, Transport: r.Transport})
+		return responses.New(responses.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now, IncludeEncryptedReasoning: r.SupportsReasoning, Transport: r.Transport,
+			ImageGeneration: r.ImageOutput})
 	case catalog.ModeAnthropicMessages:
 		// The thinking form follows the model generation (catalog.AdaptiveThinking).
 		return messages.New(messages.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now,

@@ -122,7 +122,7 @@ func (a *Agent) credential(ctx context.Context, m catalog.Model) string {
 func routeFor(m catalog.Model, key string, headers map[string]string) Route {
 	return Route{ModelID: m.ID, APIModel: m.APIModel, Provider: m.Provider, Mode: string(m.Mode),
 		BaseURL: m.BaseURL, APIKey: key, Headers: headers, SupportsReasoning: m.SupportsReasoning,
-		AcceptsPromptCacheKey: acceptsPromptCacheKey(m), Transport: m.Transport}
+		AcceptsPromptCacheKey: acceptsPromptCacheKey(m), Transport: m.Transport, AudioOutput: m.AudioOutput(), ImageOutput: m.ImageOutput()}
 }
 
 // discoveredRoute resolves "provider/model" for a configured (not built-in)

@@ -17,6 +17,7 @@ type turn struct {
 	usage           provider.Usage
 	usageReported   bool // the server sent usage figures for this call
 	finish          string
+	media           []provider.OutputMedia // spooled, not yet stored (outputmedia.go)
 }
 
 func (d *driver) callModel(ctx context.Context, step int, req provider.Request) (turn, error) {
@@ -61,6 +62,8 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 			t.usage, t.usageReported = ev.Usage, true
 		case provider.EventFinish:
 			t.finish = ev.FinishReason
+		case provider.EventMedia:
+			t.addMedia(ev.Media)
 		}
 	}
 	if out := textRed.Flush(); out != "" {
@@ -73,7 +76,7 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 	// On failure the partial text is returned too: it becomes recovered
 	// output when recovery discards the attempt.
 	t.text, t.reasoning, t.reasoningBlocks = text.String(), d.p.red.String(reasoning.Text()), d.p.red.blocks(reasoning.Blocks())
-	return t, s.Err()
+	return t, t.settleMedia(s.Err())
 }
 
 // deltaSlab is how many model_delta payloads are allocated at once.

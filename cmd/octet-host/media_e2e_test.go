@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"os"
@@ -217,5 +218,42 @@ func TestRunMediaRefusals(t *testing.T) {
 	}
 	if _, final := e.run(e.c, e.runReq("run-ok", "still serving")); final.Status != "completed" {
 		t.Errorf("after the refusals: %+v", final)
+	}
+}
+
+// TestRunOutputMediaFrame: a generated image of 3 MiB (one SSE line, the
+// item's output_format lying) reaches the client as one small output_media
+// frame naming the stored file; the bytes never cross a frame.
+func TestRunOutputMediaFrame(t *testing.T) {
+	img := append([]byte("\xff\xd8\xff\xe0\x00\x10JFIF\x00"), bytes.Repeat([]byte("0123456789abcdef"), 3<<16)...)
+	e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{
+		Images: []fakeprovider.Image{{Data: img, OutputFormat: "png", Partials: [][]byte{pngBytes}}},
+		Text:   "drawn",
+	}}})
+	evs, final := e.run(e.c, e.modeReq(fakeprovider.ModeResponses, "run-image", "draw"))
+	if final.Status != "completed" {
+		t.Fatalf("final %+v %+v", final, final.Error)
+	}
+	var frames []protocol.OutputMedia
+	for _, ev := range evs {
+		if len(ev.Data) > 64<<10 {
+			t.Fatalf("%s frame of %d bytes", ev.Type, len(ev.Data))
+		}
+		if ev.Type == protocol.TypeOutputMedia {
+			var m protocol.OutputMedia
+			if err := ev.DecodeInto(&m); err != nil {
+				t.Fatal(err)
+			}
+			frames = append(frames, m)
+		}
+	}
+	if len(frames) != 1 {
+		t.Fatalf("%d output_media frames", len(frames))
+	}
+	m := frames[0]
+	stored, err := os.ReadFile(m.Path)
+	if m.Type != "image" || m.MimeType != "image/jpeg" || m.Bytes != int64(len(img)) || err != nil || !bytes.Equal(stored, img) ||
+		filepath.Dir(m.Path) != strings.TrimSuffix(*final.SessionFile, ".jsonl")+".media" {
+		t.Fatalf("output_media %+v (%v)", m, err)
 	}
 }

@@ -52,6 +52,9 @@ func appendRPCEvent(dst []byte, runID string, ev runtime.Event) ([]byte, error) 
 		data = rpcNetworkWait{Attempt: d.Attempt, DelayMs: d.DelayMS, ErrorMessage: d.Error}
 	case *protocol.ProviderOperationRetry:
 		data = rpcOperationRetry{Operation: d.Operation, Attempt: d.Attempt, MaxAttempts: d.MaxAttempts, DelayMs: d.DelayMS, ErrorMessage: d.Error}
+	case *protocol.OutputMedia:
+		// Its "type" would collide with the line's own.
+		data = rpcOutputMedia{Step: d.Step, MediaType: d.Type, MimeType: d.MimeType, Path: d.Path, Bytes: d.Bytes, SHA256: d.SHA256}
 	default:
 		data = ev.Data
 	}
@@ -82,6 +85,15 @@ type rpcRetry struct {
 	MaxAttempts  *int   `json:"maxAttempts"`
 	DelayMs      int64  `json:"delayMs"`
 	ErrorMessage string `json:"errorMessage"`
+}
+
+type rpcOutputMedia struct {
+	Step      int    `json:"step"`
+	MediaType string `json:"mediaType"`
+	MimeType  string `json:"mimeType"`
+	Path      string `json:"path"`
+	Bytes     int64  `json:"bytes"`
+	SHA256    string `json:"sha256"`
 }
 
 type rpcNetworkWait struct {

@@ -49,6 +49,9 @@ func TestRPCEventForms(t *testing.T) {
 		{runtime.Event{Type: protocol.TypeProviderUsageUncertain, Data: &protocol.ProviderUsageUncertain{}},
 			`{"type":"provider_usage_uncertain","runId":"run-1"}`},
 		{runtime.Event{Type: protocol.TypeStarted, Data: &protocol.Started{}}, `{"type":"started","runId":"run-1"}`},
+		// The media's type must not collide with the line's.
+		{runtime.Event{Type: protocol.TypeOutputMedia, Data: &protocol.OutputMedia{Step: 1, Type: "image", MimeType: "image/png", Path: "/s/x.media/ab", Bytes: 9, SHA256: "ab"}},
+			`{"type":"output_media","runId":"run-1","step":1,"mediaType":"image","mimeType":"image/png","path":"/s/x.media/ab","bytes":9,"sha256":"ab"}`},
 		// The model's arguments keep their own member names.
 		{runtime.Event{Type: protocol.TypeToolStart, Data: &protocol.ToolStart{Step: 1, CallID: "c1", Tool: "grep",
 			Arguments: jsontext.Value(`{"max_count":3,"nested":{"snake_case":true}}`)}},

@@ -47,7 +47,10 @@
 // fixture queued with ServeFixture for that mode, the fixture set with
 // SetFixture for that mode, or the next Turn of the Script. A Turn (text,
 // reasoning, refusal, tool calls, usage) is encoded in the wire format of
-// the endpoint that received the request, so one script drives any mode.
+// the endpoint that received the request, so one script drives any mode;
+// its generated images (Responses image_generation_call items with partial
+// images) and audio output (Chat delta.audio) appear only in the mode that
+// has them.
 // Fixtures are the project's recorded provider streams, embedded unchanged
 // (see fixtures/LICENSES.md); ".sse" files are replayed byte for byte with
 // their recorded status and headers, ".chunks.jsonl" files framed as the

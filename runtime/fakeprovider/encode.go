@@ -1,6 +1,13 @@
 package fakeprovider
 
-import "fmt"
+import (
+	"encoding/base64"
+	"fmt"
+)
+
+// audioPiece is how many base64 characters one chat delta.audio.data
+// carries.
+const audioPiece = 16 << 10
 
 // defaultSignature is the Anthropic thinking signature sent when
 // Turn.Signature is empty (base64 of "fakeprovider-signature").
@@ -102,6 +109,25 @@ func encodeChat(p *encodeParams) encoded {
 	for _, piece := range t.textPieces(t.Refusal) {
 		chunk(obj{"refusal", piece}, nil)
 	}
+	if len(t.Audio) > 0 || t.AudioTranscript != "" {
+		// As observed: the id with the first transcript piece, more
+		// transcript, then the data in base64 pieces, then the expiry.
+		audioID := p.id("audio", 0)
+		for i, piece := range t.textPieces(t.AudioTranscript) {
+			a := obj{"transcript", piece}
+			if i == 0 {
+				a = append(obj{"id", audioID}, a...)
+			}
+			chunk(obj{"content", nil, "audio", a}, nil)
+		}
+		b64 := base64.StdEncoding.EncodeToString(t.Audio)
+		for len(b64) > 0 {
+			n := min(len(b64), audioPiece)
+			chunk(obj{"content", nil, "audio", obj{"id", audioID, "data", b64[:n]}}, nil)
+			b64 = b64[n:]
+		}
+		chunk(obj{"content", nil, "audio", obj{"id", audioID, "expires_at", p.created + 3600}}, nil)
+	}
 	for i, tc := range t.ToolCalls {
 		callID := tc.ID
 		if callID == "" {
@@ -202,6 +228,34 @@ func encodeResponses(p *encodeParams) encoded {
 		ev("response.reasoning_summary_part.done", "item_id", id, "output_index", oi,
 			"summary_index", 0, "part", part)
 		done := item(arr{part})
+		ev("response.output_item.done", "output_index", oi, "item", done)
+		output = append(output, done)
+		oi++
+	}
+	for _, img := range t.Images {
+		id := p.id("ig", oi)
+		format := img.OutputFormat
+		if format == "" {
+			format = "png"
+		}
+		item := func(status string, result any) obj {
+			it := obj{"id", id, "type", "image_generation_call", "status", status}
+			if result != nil {
+				it = append(it, "background", "opaque", "output_format", format, "quality", "high",
+					"result", result, "revised_prompt", "a fake image", "size", "1024x1024")
+			}
+			return it
+		}
+		ev("response.output_item.added", "output_index", oi, "item", item("in_progress", nil))
+		ev("response.image_generation_call.in_progress", "output_index", oi, "item_id", id)
+		ev("response.image_generation_call.generating", "output_index", oi, "item_id", id)
+		for i, part := range img.Partials {
+			ev("response.image_generation_call.partial_image", "output_index", oi, "item_id", id,
+				"partial_image_index", i, "partial_image_b64", base64.StdEncoding.EncodeToString(part),
+				"background", "opaque", "output_format", format, "quality", "high", "size", "1024x1024")
+		}
+		ev("response.image_generation_call.completed", "output_index", oi, "item_id", id)
+		done := item("completed", base64.StdEncoding.EncodeToString(img.Data))
 		ev("response.output_item.done", "output_index", oi, "item", done)
 		output = append(output, done)
 		oi++

@@ -69,10 +69,34 @@ type Turn struct {
 	// words per piece for text and reasoning and 12 bytes for arguments;
 	// a negative value sends each of them whole, in one delta.
 	Chunk int `json:"chunk,omitempty"`
+	// Images are images the model generates, in the Responses mode only
+	// (the other modes ignore them): each an image_generation_call item
+	// streamed after the reasoning and before the message, with its
+	// partial images, its whole base64 result in response.output_item.done
+	// and again in response.completed, as the API sends them.
+	Images []Image `json:"images,omitempty"`
+	// Audio is audio output, in the chat mode only: AudioTranscript
+	// streamed as delta.audio.transcript pieces, then the bytes as
+	// base64 delta.audio.data pieces (in a script file, base64 too).
+	Audio           []byte `json:"audio,omitempty"`
+	AudioTranscript string `json:"audio_transcript,omitempty"`
 	// Truncated ends the turn as if it hit the output cap: chat
 	// finish_reason "length", Responses response.incomplete with reason
 	// "max_output_tokens", Anthropic stop_reason "max_tokens".
 	Truncated bool `json:"truncated,omitempty"`
+}
+
+// Image is one generated image (Turn.Images). Byte fields are base64 in a
+// script file.
+type Image struct {
+	// Data is the final image, sent whole as the item's result.
+	Data []byte `json:"data"`
+	// Partials are the partial images streamed before it
+	// (response.image_generation_call.partial_image).
+	Partials [][]byte `json:"partials,omitempty"`
+	// OutputFormat is the format the item declares; empty means "png".
+	// It need not match Data (a lying server).
+	OutputFormat string `json:"output_format,omitempty"`
 }
 
 // ToolCall is one function call the model makes.

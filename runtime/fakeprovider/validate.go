@@ -29,6 +29,9 @@ func validate(mode Mode, raw []byte, body map[string]any, decodeErr error) *apiE
 		if _, ok := body["messages"].([]any); !ok {
 			return fail("messages", "messages: an array is required.")
 		}
+		if e := checkAudioOutput(body); e != nil {
+			return e
+		}
 	case ModeAnthropic:
 		if _, ok := body["messages"].([]any); !ok {
 			return fail("messages", "messages: Field required")
@@ -123,4 +126,26 @@ func wantsEncrypted(body map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// checkAudioOutput applies the Chat API's rule for audio output: with
+// "audio" in modalities, an audio object with a voice and a format is
+// required.
+func checkAudioOutput(body map[string]any) *apiError {
+	mods, _ := body["modalities"].([]any)
+	wants := false
+	for _, m := range mods {
+		wants = wants || m == "audio"
+	}
+	if !wants {
+		return nil
+	}
+	a, _ := body["audio"].(map[string]any)
+	voice, _ := a["voice"].(string)
+	format, _ := a["format"].(string)
+	if voice == "" || format == "" {
+		e := invalidRequest("audio", `audio: "voice" and "format" are required when modalities includes "audio".`)
+		return &e
+	}
+	return nil
 }

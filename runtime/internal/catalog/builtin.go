@@ -40,6 +40,13 @@ func openai(id, name string, mode Mode, window, output int, modalities []string,
 	}
 }
 
+// audioOut marks a built-in route whose model answers with audio too
+// (Chat Completions audio output).
+func audioOut(m Model) Model {
+	m.OutputModalities = textAudio
+	return m
+}
+
 // anthropic returns a built-in Anthropic route. Every current Claude model
 // takes text and image input and supports extended or adaptive thinking.
 func anthropic(id, name string, window, output int, cost *Cost) Model {
@@ -187,17 +194,17 @@ var builtinModels = []Model{
 	// modalities: text and audio in and out, image not supported — so the
 	// protocol source's media example, image-audio-image on this model, is
 	// refused with media_unsupported; see the README).
-	openai("gpt-audio-1.5", "GPT-Audio-1.5", ModeOpenAICompatible, 128_000, 16_384, textAudio, false, usd(2.50, 10, 0, 0)),
+	audioOut(openai("gpt-audio-1.5", "GPT-Audio-1.5", ModeOpenAICompatible, 128_000, 16_384, textAudio, false, usd(2.50, 10, 0, 0))),
 
 	// Source: OpenAI API docs model page "GPT-Audio" (audio tokens $32 in / $64 out).
-	openai("gpt-audio", "GPT-Audio", ModeOpenAICompatible, 128_000, 16_384, textAudio, false, usd(2.50, 10, 0, 0)),
+	audioOut(openai("gpt-audio", "GPT-Audio", ModeOpenAICompatible, 128_000, 16_384, textAudio, false, usd(2.50, 10, 0, 0))),
 
 	// Source: OpenAI API docs model page "gpt-audio-mini".
-	openai("gpt-audio-mini", "GPT-Audio mini", ModeOpenAICompatible, 128_000, 16_384, textAudio, false, usd(0.60, 2.40, 0, 0)),
+	audioOut(openai("gpt-audio-mini", "GPT-Audio mini", ModeOpenAICompatible, 128_000, 16_384, textAudio, false, usd(0.60, 2.40, 0, 0))),
 
 	// Source: OpenAI API docs model page "GPT-4o Audio" (preview; audio tokens
 	// $40 in / $80 out).
-	openai("gpt-4o-audio-preview", "GPT-4o Audio (preview)", ModeOpenAICompatible, 128_000, 16_384, textAudio, false, usd(2.50, 10, 0, 0)),
+	audioOut(openai("gpt-4o-audio-preview", "GPT-4o Audio (preview)", ModeOpenAICompatible, 128_000, 16_384, textAudio, false, usd(2.50, 10, 0, 0))),
 
 	// ---- Anthropic ----
 	// CacheWrite is the 5-minute cache write price.

@@ -32,6 +32,7 @@ const maxConfigBytes = 4 << 20
 //	    "models": [{"id": "...", "name": "...", "transport": "http" | "websocket",
 //	        "context_window_tokens": N, "max_output_tokens": N,
 //	        "input_modalities": ["text", "image", "audio"],
+//	        "output_modalities": ["text", "image" | "audio"],
 //	        "supports_reasoning": false,
 //	        "cost": {"input": X, "output": X, "cache_read": X, "cache_write": X, "currency": "USD"}}]}}}
 //
@@ -130,6 +131,7 @@ type (
 		ContextWindowTokens int       `json:"context_window_tokens"`
 		MaxOutputTokens     int       `json:"max_output_tokens"`
 		InputModalities     []string  `json:"input_modalities"`
+		OutputModalities    []string  `json:"output_modalities"`
 		SupportsReasoning   bool      `json:"supports_reasoning"`
 		Transport           string    `json:"transport"`
 		Cost                *fileCost `json:"cost"`
@@ -157,6 +159,7 @@ var configShape = objectOf(map[string]*shape{
 			"context_window_tokens": integer,
 			"max_output_tokens":     integer,
 			"input_modalities":      arrayOf(str),
+			"output_modalities":     arrayOf(str),
 			"supports_reasoning":    boolean,
 			"transport":             str,
 			"cost": objectOf(map[string]*shape{
@@ -253,6 +256,10 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 		if err != nil {
 			return nil, configError(mwhere, err)
 		}
+		outputs, err := outputModalities(fm.OutputModalities, mode)
+		if err != nil {
+			return nil, configError(mwhere, err)
+		}
 		transport := p.Transport
 		if fm.Transport != "" {
 			if err := checkTransport(fm.Transport, mode); err != nil {
@@ -273,6 +280,7 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 			ContextWindowTokens: window,
 			MaxOutputTokens:     output,
 			InputModalities:     modalities,
+			OutputModalities:    outputs,
 			SupportsReasoning:   fm.SupportsReasoning,
 			Cost:                cost,
 			BaseURL:             base,
@@ -280,6 +288,47 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 			LifecycleEvents:     p.Lifecycle,
 			Transport:           transport,
 		})
+	}
+	return out, nil
+}
+
+// outputModalities validates a configured model's output modalities:
+// "text", "audio" (openai-compatible providers only: Chat audio output) and
+// "image" (openai-responses only: the image_generation tool). Text only is
+// nil.
+func outputModalities(declared []string, mode Mode) ([]string, error) {
+	var image, audio bool
+	seen := make(map[string]bool, len(declared))
+	for _, d := range declared {
+		if seen[d] {
+			return nil, fmt.Errorf("output_modalities lists %q twice", d)
+		}
+		seen[d] = true
+		switch d {
+		case ModalityText:
+		case ModalityAudio:
+			if mode != ModeOpenAICompatible {
+				return nil, fmt.Errorf("output_modalities: audio output needs provider_mode %q", ModeOpenAICompatible)
+			}
+			audio = true
+		case ModalityImage:
+			if mode != ModeOpenAIResponses {
+				return nil, fmt.Errorf("output_modalities: image output needs provider_mode %q", ModeOpenAIResponses)
+			}
+			image = true
+		default:
+			return nil, fmt.Errorf("output_modalities: unknown modality %q (allowed: text, image, audio)", d)
+		}
+	}
+	out := []string{ModalityText}
+	if image {
+		out = append(out, ModalityImage)
+	}
+	if audio {
+		out = append(out, ModalityAudio)
+	}
+	if len(out) == 1 {
+		return nil, nil
 	}
 	return out, nil
 }

@@ -125,6 +125,13 @@ type Model struct {
 	// ~/.octet/models.json). Only configured providers can: it is false
 	// for built-in and inline routes.
 	LifecycleEvents bool
+	// OutputModalities lists what the model produces besides text: nil
+	// for text only; with "audio" for a model that answers with audio (the
+	// built-in gpt-audio entries, "output_modalities" in
+	// ~/.octet/models.json), with "image" for one that generates images.
+	// They are requested only where AudioOutput and ImageOutput report
+	// true.
+	OutputModalities []string
 	// Transport is how the route's calls travel: "" or TransportHTTP for
 	// HTTP with server-sent events, TransportWebSocket for the OpenAI
 	// Responses WebSocket mode (openai-responses routes only; a refused
@@ -152,6 +159,21 @@ func (m Model) Audio() bool {
 	return slices.Contains(m.InputModalities, ModalityAudio) && m.Mode == ModeOpenAICompatible
 }
 
+// AudioOutput reports whether the route asks for audio output: the model
+// declares audio among its output modalities and the route speaks OpenAI
+// Chat Completions, the only wire mode with audio output.
+func (m Model) AudioOutput() bool {
+	return slices.Contains(m.OutputModalities, ModalityAudio) && m.Mode == ModeOpenAICompatible
+}
+
+// ImageOutput reports whether the route offers the model image generation:
+// the model declares image among its output modalities and the route
+// speaks OpenAI Responses, the only wire mode with the image_generation
+// tool.
+func (m Model) ImageOutput() bool {
+	return slices.Contains(m.OutputModalities, ModalityImage) && m.Mode == ModeOpenAIResponses
+}
+
 // EffectiveModalities returns the route-effective input modalities in the
 // order text, image, audio: text always, image when declared, audio only when
 // Audio reports true.
@@ -174,6 +196,7 @@ func (m Model) Endpoint() string {
 // clone returns a deep copy of m.
 func (m Model) clone() Model {
 	m.InputModalities = slices.Clone(m.InputModalities)
+	m.OutputModalities = slices.Clone(m.OutputModalities)
 	if m.Cost != nil {
 		c := *m.Cost
 		m.Cost = &c

@@ -42,6 +42,11 @@ type Message struct {
 	// Media are a user message's typed inputs (images, audio), in request
 	// order; the model sees them after Text.
 	Media []Media `json:"media,omitempty"`
+	// OutputMedia are references to the media an assistant message
+	// produced (generated images, audio output), stored beside the session
+	// like input media. They are for the record: no wire sends them back
+	// (the audio's transcript is the message's Text).
+	OutputMedia []Media `json:"output_media,omitempty"`
 	// ToolCalls are the assistant's tool calls, in the order the model made them.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 	// ToolCallID and ToolName identify the call a RoleTool message answers.
@@ -257,6 +262,11 @@ type Request struct {
 	// reasoning and tool-call arguments together (see OutputLimit). Past
 	// it the stream fails (FailDecode). Zero means OutputLimit(0).
 	MaxOutputBytes int
+	// SpoolDir is the folder where media the model produces (a generated
+	// image, audio output) is decoded into temporary files, beside the
+	// session so that a committed file is renamed into place, never
+	// copied. Empty means os.TempDir.
+	SpoolDir string
 	// CacheKey, when set, is the prompt-cache key of the conversation:
 	// stable across its steps and runs and free of secrets (the host
 	// derives it from the session and the route). Responses routes send it
@@ -301,7 +311,34 @@ const (
 	// EventFinish is the provider's normal end of the response, with its
 	// finish reason. After it the stream reports no more events.
 	EventFinish
+	// EventMedia is one finished piece of media the model produced
+	// (StreamEvent.Media): a generated image, or a response's audio.
+	EventMedia
 )
+
+// OutputMedia is media the model produced, decoded into a temporary file
+// (Spool, in Request.SpoolDir). From the EventMedia that carries it the
+// consumer owns the file: it renames it into place when the attempt is
+// committed and removes it when the attempt is discarded. Partial
+// (provisional) images are never reported.
+type OutputMedia struct {
+	// Type is MediaImage or MediaAudio: what the wire said it produced.
+	Type string
+	// MIMEType is sniffed from the bytes, never taken from a declared
+	// format (see media.OutputMIME); application/octet-stream when the
+	// bytes are of no recognized format of Type.
+	MIMEType string
+	// Format is the sniffed format's short name (png, jpeg, wav, pcm16,
+	// …), "" with application/octet-stream.
+	Format string
+	// SHA256 is the hex digest of the bytes; Bytes their length.
+	SHA256 string
+	Bytes  int64
+	// Spool is the path of the temporary file holding the bytes: a file
+	// of Request.SpoolDir whose name begins with ".tmp-" (the session's
+	// store renames only such files into place).
+	Spool string
+}
 
 // Usage is the token accounting of one model call. InputTokens counts every
 // input token, cached ones included (OpenAI's convention): a mode whose wire
@@ -339,9 +376,10 @@ type StreamEvent struct {
 	// BlockID (EventReasoning, with Signature) is the provider's id of the
 	// block, when it has one (a Responses reasoning item id).
 	BlockID      string
-	ToolCall     ToolCall // EventToolCall
-	Usage        Usage    // EventUsage
-	FinishReason string   // EventFinish
+	ToolCall     ToolCall     // EventToolCall
+	Usage        Usage        // EventUsage
+	FinishReason string       // EventFinish
+	Media        *OutputMedia // EventMedia
 }
 
 // Stream is a pull iterator over one streamed response.

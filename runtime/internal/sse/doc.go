@@ -18,7 +18,11 @@
 //
 // Memory is bounded: no line and no event's data may exceed maxEventBytes
 // (plus a small allowance for a line's field name), so a hostile or broken
-// server cannot make the reader buffer without limit.
+// server cannot make the reader buffer without limit. The one exception is
+// opt-in (SetLongData): a data line longer than a threshold is handed, as a
+// stream, to a handler that keeps what it needs and returns the data to use
+// in its place, up to a stated cap per line (the Responses decoder streams
+// generated images this way: edge.Divert, at most 32 MiB a line).
 //
 // Concurrency: a Reader is used by one goroutine at a time. It allocates
 // nothing per event in the steady state except when an event's type or id

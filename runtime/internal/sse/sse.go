@@ -59,6 +59,10 @@ type Reader struct {
 	readErr  error // the first error of the underlying reader
 	started  bool  // the leading BOM check is done
 
+	// Long data lines (SetLongData).
+	longAt, longMax int
+	longFn          LongData
+
 	ev        Event
 	err       error
 	done      bool
@@ -76,17 +80,42 @@ func NewReader(r io.Reader, maxEventBytes int) *Reader {
 	return &Reader{br: bufio.NewReaderSize(r, bufferSize), max: maxEventBytes}
 }
 
-// Reset makes the Reader decode r from its start, keeping its buffers and
-// bound. It forgets the last event ID and retry value.
+// Reset makes the Reader decode r from its start, keeping its buffers,
+// bound and long-data handler. It forgets the last event ID and retry value.
 func (r *Reader) Reset(rd io.Reader) {
 	r.br.Reset(rd)
 	*r = Reader{
-		br:   r.br,
-		max:  r.max,
-		data: r.data[:0],
-		typ:  r.typ[:0],
-		line: r.line[:0],
+		br:      r.br,
+		max:     r.max,
+		data:    r.data[:0],
+		typ:     r.typ[:0],
+		line:    r.line[:0],
+		longAt:  r.longAt,
+		longMax: r.longMax,
+		longFn:  r.longFn,
 	}
+}
+
+// LongData consumes the value of one long data line as a stream and
+// returns the data to use in its place. typ is the event's type so far
+// (the "event" field, when it came first; it aliases the Reader's buffer).
+// value yields the line's value, after "data:" and its optional space, up
+// to the line end; it returns ErrEventTooLarge past the Reader's long-line
+// cap, and the underlying reader's errors. The replacement is held to the
+// Reader's ordinary bound. An error ends the stream: Err returns it, except
+// that when the stream ended inside the line (value returned
+// io.ErrUnexpectedEOF) the event is dropped as truncated, like any event
+// the stream ends inside.
+type LongData func(typ []byte, value io.Reader) (replacement []byte, err error)
+
+// SetLongData lets data lines longer than at bytes (or than the bound)
+// through, up to maxLine bytes each (field name included): each is handed
+// to fn as it is read instead of being buffered, so memory stays bounded
+// by what fn keeps. Any other field line is still bound by maxEventBytes.
+// at is raised to the buffer size when smaller; fn nil turns long lines
+// off.
+func (r *Reader) SetLongData(at, maxLine int, fn LongData) {
+	r.longAt, r.longMax, r.longFn = max(at, bufferSize), maxLine, fn
 }
 
 // Next advances to the next dispatched event. It returns false at the end of
@@ -298,6 +327,11 @@ func (r *Reader) readLine() (line []byte, complete bool, err error) {
 			_, _ = r.br.Discard(n)
 			return line, true, nil
 		}
+		if r.longFn != nil && len(r.line)+len(buf) > min(r.longAt, limit) {
+			if v, ok := dataValue(r.line, buf); ok {
+				return r.longLine(v)
+			}
+		}
 		if len(r.line)+len(buf) > limit {
 			return nil, false, ErrEventTooLarge
 		}
@@ -340,4 +374,113 @@ func indexEOL(b []byte) int {
 		return j
 	}
 	return i
+}
+
+// dataValue reports whether the line made of line and then buf is a data
+// field, and how many bytes of line+buf come before its value.
+func dataValue(line, buf []byte) (int, bool) {
+	var head [6]byte
+	n := copy(head[:], line)
+	n += copy(head[n:], buf)
+	if n < 5 || string(head[:5]) != "data:" {
+		return 0, false
+	}
+	if n == 6 && head[5] == ' ' {
+		return 6, true
+	}
+	return 5, true
+}
+
+// longLine hands a long data line to the LongData handler. skip bytes of
+// r.line and then the buffer are the field name and its separator; r.line
+// holds what was assembled before the buffer.
+func (r *Reader) longLine(skip int) (line []byte, complete bool, err error) {
+	lr := &longReader{r: r, left: r.longMax}
+	lr.left -= len(r.line)
+	if skip <= len(r.line) {
+		lr.pending = r.line[skip:]
+	} else {
+		_, _ = r.br.Discard(skip - len(r.line))
+		lr.left -= skip - len(r.line)
+		lr.pending = nil
+	}
+	rep, ferr := r.longFn(r.typ, lr)
+	if ferr == nil && !lr.eol {
+		// The handler stopped early: the rest of the line is skipped.
+		_, ferr = io.Copy(io.Discard, lr)
+	}
+	r.fields++ // the line was a field, whatever became of it
+	switch {
+	case lr.eof:
+		// The stream ended inside the line: a truncated event, dropped.
+		r.line = r.line[:0]
+		return nil, false, nil
+	case ferr != nil:
+		return nil, false, ferr
+	}
+	r.fields-- // field() counts it again
+	r.line = append(append(r.line[:0], "data:"...), rep...)
+	return r.line, true, nil
+}
+
+// longReader yields the value of a long data line up to its end.
+type longReader struct {
+	r       *Reader
+	pending []byte // assembled before the handover
+	left    int    // bytes the line may still have
+	eol     bool   // the line end was consumed
+	eof     bool   // the stream ended inside the line
+}
+
+func (lr *longReader) Read(p []byte) (int, error) {
+	if lr.eol {
+		return 0, io.EOF
+	}
+	if lr.eof {
+		return 0, io.ErrUnexpectedEOF
+	}
+	if len(lr.pending) > 0 {
+		n := copy(p, lr.pending)
+		lr.pending = lr.pending[n:]
+		return n, nil
+	}
+	r := lr.r
+	buf, err := r.buffered()
+	if len(buf) == 0 {
+		if err == io.EOF {
+			lr.eof = true
+			return 0, io.ErrUnexpectedEOF
+		}
+		if err == nil {
+			err = io.ErrNoProgress
+		}
+		return 0, err
+	}
+	end := indexEOL(buf)
+	chunk := buf
+	if end >= 0 {
+		chunk = buf[:end]
+	}
+	if len(chunk) > lr.left {
+		return 0, ErrEventTooLarge
+	}
+	n := copy(p, chunk)
+	lr.left -= n
+	_, _ = r.br.Discard(n)
+	if end >= 0 && n == end {
+		// Consume the line end: CR, LF or CRLF (its LF may come later).
+		if buf[end] == '\r' {
+			if end+1 == len(buf) {
+				r.skipLF = true
+			} else if buf[end+1] == '\n' {
+				_, _ = r.br.Discard(1)
+			}
+		}
+		_, _ = r.br.Discard(1)
+		lr.eol = true
+	}
+	if n == 0 {
+		return lr.Read(p)
+	}
+	return n, nil
 }

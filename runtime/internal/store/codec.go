@@ -228,6 +228,11 @@ func validate(r Record, msgs int, prior func(entry int) Body, n int) error {
 				return fmt.Errorf("message media[%d] is not a valid reference", i)
 			}
 		}
+		for i, m := range b.Message.OutputMedia {
+			if (m.Type != "image" && m.Type != "audio") || !validDigest(m.SHA256) || m.Bytes < 0 || m.MIMEType == "" {
+				return fmt.Errorf("message output_media[%d] is not a valid reference", i)
+			}
+		}
 	case ModelChange:
 		if b.Model == "" {
 			return errors.New("model_change has no model")

@@ -119,3 +119,72 @@ func (s *Session) Media(digest string) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// spoolPrefix begins the name of every temporary file in the media folder:
+// PutMedia's and the provider's spools of output media (media.NewSpool).
+const spoolPrefix = ".tmp-"
+
+// removeSpools removes the temporary files a process that held the session
+// before left in its media folder when it died mid-write (PutMedia's,
+// spools of output media of an attempt never committed): with the lock
+// held, no one else writes there. Errors are ignored; a leftover is only
+// disk space.
+func (s *Session) removeSpools() {
+	dir := s.MediaDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), spoolPrefix) && e.Type().IsRegular() {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// AdoptMedia makes the spool file at path, whose bytes have the SHA-256
+// digest, the media object digest: the file is synced, renamed into place
+// and the folder synced, so the object is durable before AdoptMedia
+// returns. The spool must be in the media folder (MediaDir). When the
+// object already exists the spool is removed instead. It returns the
+// object's path. The digest is the decoder's, computed as the bytes were
+// written; it is not read back. The spool's writer may have created the
+// folder: its parent is synced too.
+func (s *Session) AdoptMedia(path, digest string) (string, error) {
+	if s.closed {
+		return "", ErrClosed
+	}
+	if !validDigest(digest) {
+		return "", fmt.Errorf("store: media: %q is not a SHA-256 digest", digest)
+	}
+	dir := s.MediaDir()
+	if filepath.Dir(path) != filepath.Clean(dir) || !strings.HasPrefix(filepath.Base(path), spoolPrefix) {
+		return "", fmt.Errorf("store: media: the spool is not a temporary file of the media folder")
+	}
+	final := filepath.Join(dir, digest)
+	if info, err := os.Lstat(final); err == nil && info.Mode().IsRegular() {
+		_ = os.Remove(path)
+		return final, nil
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|unix.O_NOFOLLOW, 0)
+	if err == nil {
+		err = syncData(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = os.Rename(path, final)
+	}
+	if err == nil {
+		err = sysfile.SyncDir(dir)
+	}
+	if err == nil {
+		err = sysfile.SyncDir(filepath.Dir(filepath.Clean(dir)))
+	}
+	if err != nil {
+		_ = os.Remove(path)
+		return "", fmt.Errorf("store: media: %w", err)
+	}
+	return final, nil
+}

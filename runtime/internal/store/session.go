@@ -86,6 +86,7 @@ func Open(dir, id string, opts Options) (*Session, error) {
 		return nil, err
 	}
 	s.lock = lock
+	s.removeSpools()
 	return s, nil
 }
 

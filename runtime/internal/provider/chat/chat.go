@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -49,7 +50,22 @@ type Config struct {
 	// only for a server known to accept the field (OpenAI's own API): an
 	// OpenAI-compatible server may refuse a member it does not know.
 	PromptCacheKey bool
+	// AudioOutput asks for audio output (a route whose model declares
+	// "audio" among its output modalities): each request carries
+	// modalities ["text","audio"] and audio {voice, format "pcm16"}, the
+	// one format the API streams. The transcript streams as text; the
+	// audio is decoded into a spool file and reported as EventMedia.
+	AudioOutput bool
+	// AudioVoice is the voice of audio output; empty means DefaultVoice.
+	AudioVoice string
 }
+
+// DefaultVoice is the voice audio output uses when the route names none.
+const DefaultVoice = "alloy"
+
+// AudioFormat is the audio output format requested: raw 16-bit
+// little-endian PCM, the only format the API streams.
+const AudioFormat = "pcm16"
 
 // Provider is a Chat Completions route. It is safe for concurrent use.
 // It keeps the route's settings, which it hands to the edge as an
@@ -62,7 +78,8 @@ type Provider struct {
 	maxEvent int
 	now      func() time.Time
 	scrub    edge.Scrubber
-	cacheKey bool // Config.PromptCacheKey
+	cacheKey bool       // Config.PromptCacheKey
+	audio    *chatAudio // Config.AudioOutput; nil when off
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -86,10 +103,15 @@ func New(cfg Config) (*Provider, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	var audio *chatAudio
+	if cfg.AudioOutput {
+		audio = &chatAudio{Voice: cmp.Or(cfg.AudioVoice, DefaultVoice), Format: AudioFormat}
+	}
 	return &Provider{
 		endpoint: r.URL, header: r.Header, client: r.Client,
 		idle: r.Idle, maxEvent: r.MaxEvent, now: r.Now, scrub: r.Scrub,
 		cacheKey: cfg.PromptCacheKey,
+		audio:    audio,
 	}, nil
 }
 
@@ -104,12 +126,12 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) (provider.S
 	if !p.cacheKey {
 		req.CacheKey = ""
 	}
-	body, err := buildRequest(req)
+	body, err := buildRequestAudio(req, p.audio)
 	if err != nil {
 		return nil, err
 	}
 	return mode.Stream(ctx, edge.Route{
 		URL: p.endpoint, Header: p.header, Client: p.client,
-		Idle: p.idle, MaxEvent: p.maxEvent, MaxOutput: req.MaxOutputBytes, Now: p.now, Scrub: p.scrub,
+		Idle: p.idle, MaxEvent: p.maxEvent, MaxOutput: req.MaxOutputBytes, SpoolDir: req.SpoolDir, Now: p.now, Scrub: p.scrub,
 	}, body)
 }

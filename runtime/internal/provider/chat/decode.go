@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"octet.dev/host/runtime/internal/media"
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/sse"
@@ -43,6 +44,16 @@ type delta struct {
 	// plain-text form is reasoning text.
 	Reasoning edge.TextOnly   `json:"reasoning"`
 	ToolCalls []toolCallDelta `json:"tool_calls"`
+	// Audio is audio output: its transcript, its base64 data, in pieces.
+	Audio *deltaAudio `json:"audio"`
+}
+
+// deltaAudio is a piece of audio output (delta.audio): transcript text,
+// base64 data of the requested format, and the id and expiry the next
+// turn could refer to it by (not used: the transcript goes back as text).
+type deltaAudio struct {
+	Transcript edge.TextOnly `json:"transcript"`
+	Data       edge.TextOnly `json:"data"`
 }
 
 type toolCallDelta struct {
@@ -140,6 +151,11 @@ type decoder struct {
 	done     bool        // [DONE] seen and EventFinish queued
 	maxEvent int
 	err      error // *provider.Error or what edge.ReadFailure returned
+
+	// Audio output (audio.go): the spool folder and the response's audio
+	// spool, opened by its first data.
+	spoolDir string
+	audio    *media.Spool
 }
 
 // decodeStream returns a decoder over r with the given event bound (zero or
@@ -242,6 +258,9 @@ func (d *decoder) decodeChunk(data []byte) {
 		}
 		if dl.Content != "" {
 			d.Push(provider.StreamEvent{Kind: provider.EventText, Text: dl.Content})
+		}
+		if dl.Audio != nil {
+			d.audioDelta(dl.Audio)
 		}
 		if dl.Refusal != "" {
 			// CONTRACT §8: refusal text is answer text.
@@ -367,10 +386,13 @@ func (d *decoder) flushTools() {
 	}
 }
 
-// end handles [DONE]: pending tool calls, then EventFinish.
+// end handles [DONE]: pending tool calls, the audio, then EventFinish.
 func (d *decoder) end() {
 	d.flushTools()
 	if d.err != nil {
+		return
+	}
+	if d.finishAudio(); d.err != nil {
 		return
 	}
 	reason := d.finish

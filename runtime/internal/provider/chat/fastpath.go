@@ -142,6 +142,9 @@ func scanDelta(s *edge.Scanner, d *delta) bool {
 			d.Reasoning = edge.TextOnly(r)
 		case "tool_calls":
 			ok = seen.First(16) && s.Null()
+		case "audio":
+			// Audio output (a transcript or base64 data): the slow path.
+			ok = seen.First(32) && s.Null()
 		default:
 			ok = s.Skip()
 		}

@@ -21,6 +21,17 @@ type chatRequest struct {
 	MaxCompletionTokens int           `json:"max_completion_tokens,omitzero"`
 	ReasoningEffort     string        `json:"reasoning_effort,omitempty"`
 	PromptCacheKey      string        `json:"prompt_cache_key,omitempty"`
+	// Modalities and Audio ask for audio output (routes with
+	// Config.AudioOutput): modalities ["text","audio"] and the voice and
+	// format the API requires with them.
+	Modalities []string   `json:"modalities,omitempty"`
+	Audio      *chatAudio `json:"audio,omitempty"`
+}
+
+// chatAudio is the request's audio output parameters.
+type chatAudio struct {
+	Voice  string `json:"voice"`
+	Format string `json:"format"`
 }
 
 type streamOptions struct {
@@ -85,7 +96,11 @@ var emptyObjectSchema = jsontext.Value(`{"type":"object","properties":{}}`)
 var marshalOpts = jsontext.AllowInvalidUTF8(true)
 
 // buildRequest returns the JSON body for req.
-func buildRequest(req provider.Request) ([]byte, error) {
+func buildRequest(req provider.Request) ([]byte, error) { return buildRequestAudio(req, nil) }
+
+// buildRequestAudio is buildRequest asking for audio output when audio is
+// set.
+func buildRequestAudio(req provider.Request, audio *chatAudio) ([]byte, error) {
 	if req.Model == "" {
 		return nil, errors.New("chat: request has no model")
 	}
@@ -100,6 +115,9 @@ func buildRequest(req provider.Request) ([]byte, error) {
 		MaxCompletionTokens: max(req.MaxOutputTokens, 0),
 		ReasoningEffort:     req.ReasoningEffort,
 		PromptCacheKey:      req.CacheKey, // empty unless the route accepts it (Provider.Stream)
+	}
+	if audio != nil {
+		body.Modalities, body.Audio = []string{"text", "audio"}, audio
 	}
 	if req.System != "" {
 		body.Messages = append(body.Messages, chatMessage{Role: "system", Content: &req.System})

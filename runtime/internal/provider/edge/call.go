@@ -119,6 +119,9 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 		limit = provider.OutputLimit(0)
 	}
 	dec.SetOutputLimit(limit)
+	if md, ok := dec.(MediaDecoder); ok {
+		md.SetSpoolDir(r.SpoolDir)
+	}
 	return &stream{
 		dec:   dec,
 		body:  rb,

@@ -109,6 +109,9 @@ func (e *readError) Unwrap() error { return e.err }
 // with err: FailDecode for an event larger than maxEventBytes, else a body
 // read error for the stream to classify.
 func ReadFailure(err error, maxEventBytes int) error {
+	if pe := (*provider.Error)(nil); errors.As(err, &pe) {
+		return pe // a long-event handler's own failure (Divert's sink)
+	}
 	if errors.Is(err, sse.ErrEventTooLarge) {
 		return Failure(provider.FailDecode, "", "stream event larger than "+strconv.Itoa(maxEventBytes)+" bytes", err)
 	}
@@ -122,4 +125,15 @@ func NewSSE(r io.Reader, maxEventBytes int) (*sse.Reader, int) {
 		maxEventBytes = sse.DefaultMaxEventBytes
 	}
 	return sse.NewReader(r, maxEventBytes), maxEventBytes
+}
+
+// MediaDecoder is implemented by decoders that decode output media into
+// spool files (responses: generated images; chat: audio output).
+type MediaDecoder interface {
+	// SetSpoolDir sets the folder of the spool files (provider.Request.SpoolDir).
+	SetSpoolDir(dir string)
+	// Release removes every spool file the decoder still owns: media it
+	// was decoding or had decoded and not delivered. The stream calls it
+	// when Next reports false; delivered media belong to the consumer.
+	Release()
 }

@@ -70,6 +70,9 @@ type Route struct {
 	// arguments one response may produce (provider.Request's
 	// MaxOutputBytes); zero means provider.OutputLimit(0).
 	MaxOutput int
+	// SpoolDir is where output media is decoded (provider.Request's
+	// SpoolDir), for decoders that are MediaDecoders.
+	SpoolDir string
 	// Now is the clock for HTTP-date Retry-After values.
 	Now   func() time.Time
 	Scrub Scrubber

@@ -25,8 +25,19 @@ type stream struct {
 
 var _ provider.Stream = (*stream)(nil)
 
-// Next advances to the next event.
+// Next advances to the next event. When it reports false, spool files the
+// decoder still owns are removed (MediaDecoder).
 func (s *stream) Next() bool {
+	if s.next() {
+		return true
+	}
+	if md, ok := s.dec.(MediaDecoder); ok {
+		md.Release()
+	}
+	return false
+}
+
+func (s *stream) next() bool {
 	if s.err != nil {
 		return false
 	}

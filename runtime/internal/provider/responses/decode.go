@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"octet.dev/host/runtime/internal/media"
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/sse"
@@ -79,6 +80,7 @@ const (
 	itemFunctionCall = "function_call"
 	itemReasoning    = "reasoning"
 	itemMessage      = "message"
+	itemImage        = "image_generation_call"
 )
 
 // item is what the decoder knows of one output item. Items are keyed by
@@ -120,6 +122,13 @@ type decoder struct {
 	msgs func() ([]byte, error)
 	// respID is the response id response.completed gave.
 	respID string
+
+	// Output media (media.go): the spool folder, the images of the event
+	// being decoded that Divert spooled, and the spool still being
+	// written by a long event.
+	spoolDir string
+	diverted []diverted
+	spools   []*media.Spool
 }
 
 // decodeStream returns a decoder over r with the given event bound (zero or
@@ -127,6 +136,7 @@ type decoder struct {
 func decodeStream(r io.Reader, maxEventBytes int) *decoder {
 	d := &decoder{lastText: -1, lastReasoning: -1}
 	d.sse, d.maxEvent = edge.NewSSE(r, maxEventBytes)
+	d.sse.SetLongData(edge.LongDataAt, edge.MaxLongDataBytes, d.longData)
 	return d
 }
 
@@ -155,13 +165,30 @@ func (d *decoder) Finished() bool { return d.done && d.Drained() }
 // but some gateways append it; it is ignored.
 var doneMarker = []byte("[DONE]")
 
-// step reads one SSE event and queues what it carries.
+// step reads one SSE event and queues what it carries. Images a long
+// event spooled and no item claimed (duplicates) are removed after it.
 func (d *decoder) step() {
+	d.stepEvent()
+	if len(d.diverted) > 0 {
+		d.dropDiverted()
+	}
+}
+
+func (d *decoder) stepEvent() {
 	if d.msgs != nil {
 		data, err := d.msgs()
 		if err != nil {
 			d.err = err
 			return
+		}
+		if len(data) > min(edge.LongDataAt, d.maxEvent) {
+			// As long as a long SSE line: read it the same way, so
+			// the image is decoded once, from the message, and the
+			// rest of it is held to the event bound.
+			if data, err = d.longData(nil, bytes.NewReader(data)); err != nil {
+				d.err = edge.ReadFailure(err, d.maxEvent)
+				return
+			}
 		}
 		d.decodeEvent("", bytes.TrimSpace(data))
 		return
@@ -496,6 +523,9 @@ func (d *decoder) itemDone(index int, w *wireItem) {
 		if w.EncryptedContent != "" {
 			d.Push(provider.StreamEvent{Kind: provider.EventReasoning, Signature: string(w.EncryptedContent), BlockID: string(w.ID)})
 		}
+	case itemImage:
+		it.done = true
+		d.image(w)
 	case itemMessage:
 		it.done = true
 		if !it.texted {

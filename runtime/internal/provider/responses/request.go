@@ -21,8 +21,10 @@ type request struct {
 	// Input holds *userMessage, *assistantMessage, *functionCall,
 	// *functionCallOutput and *reasoningItem values, in conversation
 	// order.
-	Input           []any      `json:"input"`
-	Tools           []tool     `json:"tools,omitempty"`
+	Input []any `json:"input"`
+	// Tools holds tool values (function tools), then a hostedTool when
+	// the route generates images.
+	Tools           []any      `json:"tools,omitempty"`
 	Reasoning       *reasoning `json:"reasoning,omitempty"`
 	MaxOutputTokens int        `json:"max_output_tokens,omitzero"`
 	Include         []string   `json:"include,omitempty"`
@@ -94,6 +96,14 @@ type tool struct {
 	Strict      bool           `json:"strict"`
 }
 
+// hostedTool is a tool the provider runs itself: {"type":"image_generation"}.
+type hostedTool struct {
+	Type string `json:"type"`
+}
+
+// imageGenerationTool is the hosted tool of routes that generate images.
+var imageGenerationTool = hostedTool{Type: "image_generation"}
+
 type reasoning struct {
 	Effort  string `json:"effort"`
 	Summary string `json:"summary"`
@@ -110,6 +120,7 @@ var marshalOpts = jsontext.AllowInvalidUTF8(true)
 type requestOptions struct {
 	store     bool // the "store" field
 	encrypted bool // ask for encrypted reasoning and send it back
+	images    bool // offer the image_generation tool (Config.ImageGeneration)
 }
 
 // buildRequest returns the JSON body for req.
@@ -184,7 +195,7 @@ func buildBody(req provider.Request, opts requestOptions) (*request, []itemOwner
 	}
 	body.Input = appendOutputs(body.Input, pending.Before(nil))
 	own(len(req.Messages), true)
-	tools, err := buildTools(req.Tools)
+	tools, err := buildTools(req.Tools, opts.images)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -192,9 +203,10 @@ func buildBody(req provider.Request, opts requestOptions) (*request, []itemOwner
 	return body, owners, nil
 }
 
-// buildTools returns the request's tools array.
-func buildTools(specs []provider.ToolSpec) ([]tool, error) {
-	var out []tool
+// buildTools returns the request's tools array: the function tools, then
+// the image_generation tool when images is set.
+func buildTools(specs []provider.ToolSpec, images bool) ([]any, error) {
+	var out []any
 	for _, t := range specs {
 		params := jsontext.Value(t.Parameters)
 		if len(params) == 0 {
@@ -206,13 +218,16 @@ func buildTools(specs []provider.ToolSpec) ([]tool, error) {
 			Type: "function", Name: t.Name, Description: t.Description, Parameters: params,
 		})
 	}
+	if images {
+		out = append(out, imageGenerationTool)
+	}
 	return out, nil
 }
 
 // ToolArrayBytes implements provider.ToolSizer: the size of the tools
 // array exactly as requests carry it, 0 for no tools.
 func (p *Provider) ToolArrayBytes(specs []provider.ToolSpec) (int, error) {
-	tools, err := buildTools(specs)
+	tools, err := buildTools(specs, p != nil && p.images) // a nil Provider sizes function tools only
 	if err != nil || len(tools) == 0 {
 		return 0, err
 	}

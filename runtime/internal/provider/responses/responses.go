@@ -59,6 +59,11 @@ type Config struct {
 	// reasoning input items, so the model keeps its reasoning across turns
 	// without server-side storage.
 	IncludeEncryptedReasoning bool
+	// ImageGeneration offers the model the hosted image_generation tool
+	// (a route whose model declares "image" among its output
+	// modalities): the images it generates are decoded into spool files
+	// and reported as EventMedia (media.go).
+	ImageGeneration bool
 	// Transport is how calls travel: "" or TransportHTTP for a streaming
 	// POST answered with server-sent events, TransportWebSocket for
 	// response.create messages on a WebSocket to the same endpoint (ws://
@@ -86,6 +91,7 @@ type Provider struct {
 	scrub     edge.Scrubber
 	store     bool
 	encrypted bool
+	images    bool // Config.ImageGeneration
 
 	// The WebSocket transport; ws is nil over HTTP.
 	ws         *sockets
@@ -126,7 +132,7 @@ func New(cfg Config) (*Provider, error) {
 	p := &Provider{
 		endpoint: r.URL, header: r.Header, client: r.Client,
 		idle: r.Idle, maxEvent: r.MaxEvent, now: r.Now, scrub: r.Scrub,
-		store: cfg.Store, encrypted: cfg.IncludeEncryptedReasoning,
+		store: cfg.Store, encrypted: cfg.IncludeEncryptedReasoning, images: cfg.ImageGeneration,
 	}
 	if cfg.Transport == TransportWebSocket {
 		p.ws = &sockets{seed: maphash.MakeSeed()}
@@ -160,12 +166,12 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) (provider.S
 			return s, err
 		}
 	}
-	body, err := buildRequest(req, requestOptions{store: p.store, encrypted: p.encrypted})
+	body, err := buildRequest(req, requestOptions{store: p.store, encrypted: p.encrypted, images: p.images})
 	if err != nil {
 		return nil, err
 	}
 	return mode.Stream(ctx, edge.Route{
 		URL: p.endpoint, Header: p.header, Client: p.client,
-		Idle: p.idle, MaxEvent: p.maxEvent, MaxOutput: req.MaxOutputBytes, Now: p.now, Scrub: p.scrub,
+		Idle: p.idle, MaxEvent: p.maxEvent, MaxOutput: req.MaxOutputBytes, SpoolDir: req.SpoolDir, Now: p.now, Scrub: p.scrub,
 	}, body)
 }

@@ -71,7 +71,7 @@ type wsCreate struct {
 	Instructions       string     `json:"instructions,omitempty"`
 	PreviousResponseID string     `json:"previous_response_id,omitempty"`
 	Input              []any      `json:"input"`
-	Tools              []tool     `json:"tools,omitempty"`
+	Tools              []any      `json:"tools,omitempty"`
 	Reasoning          *reasoning `json:"reasoning,omitempty"`
 	MaxOutputTokens    int        `json:"max_output_tokens,omitzero"`
 	Include            []string   `json:"include,omitempty"`
@@ -83,7 +83,7 @@ type wsCreate struct {
 type wsHead struct {
 	Model           string     `json:"model"`
 	Instructions    string     `json:"instructions"`
-	Tools           []tool     `json:"tools"`
+	Tools           []any      `json:"tools"`
 	Reasoning       *reasoning `json:"reasoning"`
 	MaxOutputTokens int        `json:"max_output_tokens"`
 	Include         []string   `json:"include"`
@@ -226,7 +226,9 @@ func (p *Provider) dial(ctx context.Context) (s *socket, refused bool, err error
 		}
 		return nil, false, e
 	}
-	conn.SetReadLimit(int64(p.maxEvent))
+	// A message may be as long as a long SSE data line (a generated
+	// image); past LongDataAt it is decoded like one (decoder.message).
+	conn.SetReadLimit(int64(max(p.maxEvent, edge.MaxLongDataBytes)))
 	now := p.now()
 	return &socket{conn: conn, opened: now, used: now}, false, nil
 }
@@ -260,7 +262,7 @@ type wsRequest struct {
 
 // encodeWS encodes req for the WebSocket transport.
 func (p *Provider) encodeWS(req provider.Request) (*wsRequest, error) {
-	body, owners, err := buildBody(req, requestOptions{store: p.store, encrypted: p.encrypted})
+	body, owners, err := buildBody(req, requestOptions{store: p.store, encrypted: p.encrypted, images: p.images})
 	if err != nil {
 		return nil, err
 	}
@@ -362,6 +364,7 @@ func (p *Provider) streamWS(ctx context.Context, req provider.Request) (st provi
 			return nil, false, &provider.Error{Kind: provider.FailCanceled, Message: "canceled", Err: err}
 		}
 		ws := newWSStream(ctx, p, s, r, req.MaxOutputBytes)
+		ws.dec.spoolDir = req.SpoolDir
 		if err = ws.send(frame); err != nil {
 			return nil, false, err
 		}
@@ -593,6 +596,7 @@ func (ws *wsStream) release(ok bool) {
 		return
 	}
 	ws.released = true
+	ws.dec.Release() // spools of media not delivered
 	ws.watch.stop()
 	ws.stopCtx()
 	if ok {

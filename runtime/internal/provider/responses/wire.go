@@ -47,7 +47,11 @@ type wireItem struct {
 	Arguments        edge.ArgText  `json:"arguments"`
 	EncryptedContent edge.TextOnly `json:"encrypted_content"`
 	Summary          wireParts     `json:"summary"`
-	Content          wireParts     `json:"content"`
+	// Result is an image_generation_call's base64 image, when its event
+	// was short enough to be decoded whole; a long event's is spooled
+	// (media.go) and reads "" here.
+	Result  edge.TextOnly `json:"result"`
+	Content wireParts     `json:"content"`
 }
 
 // wirePart is a content or summary part: output_text and summary_text and

@@ -34,6 +34,9 @@ type Summary struct {
 	ToolCalls []provider.ToolCall
 	Usage     *provider.Usage
 	Finish    string
+	// Media are the output media reported (EventMedia), in order; the
+	// caller owns their spool files.
+	Media []provider.OutputMedia
 }
 
 // Signed returns s with one reasoning block holding all of s.Reasoning,
@@ -85,6 +88,11 @@ func Drain(t testing.TB, s provider.Stream, check func(testing.TB, provider.Stre
 				t.Fatal("EventFinish without a reason")
 			}
 			sum.Finish = ev.FinishReason
+		case provider.EventMedia:
+			if ev.Media == nil {
+				t.Fatal("EventMedia without media")
+			}
+			sum.Media = append(sum.Media, *ev.Media)
 		default:
 			t.Fatalf("unknown event kind %d", ev.Kind)
 		}

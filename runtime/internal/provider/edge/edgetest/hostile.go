@@ -357,7 +357,7 @@ func CheckEndlessDeltas(t testing.TB, open OpenDecoder, head string, delta func(
 
 // CheckLinear decodes build(n) and build(16n) (n/4 under the race
 // detector, which slows everything tenfold), best of three each, and
-// fails when the larger took more than 24 times as long: a stream's cost
+// fails when the larger took more than 64 times as long: a stream's cost
 // must grow with its length, not with its square (a decoder that scans
 // every call it has seen for each new delta is quadratic in the number of
 // tool calls, which a hostile server controls).

@@ -280,6 +280,7 @@ func TestCodeNames(t *testing.T) {
 		{"### Tool error codes", protocol.ToolCodes()},
 		{"### Policy denial codes", protocol.DenialCodes()},
 		{"### Discovery issue codes", protocol.DiscoveryCodes()},
+		{"### Compaction error codes", protocol.CompactionCodes()},
 	}
 	listed := map[string]bool{}
 	for _, p := range places {

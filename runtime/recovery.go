@@ -114,8 +114,7 @@ func (e *errTurnFailed) Error() string { return e.code + ": " + e.msg }
 // provider_waiting_for_network, and the auxiliary operations of CONTRACT
 // §12 (local_compaction, native_compaction, terminal_gate), reported as
 // provider_operation_retry. The name is also the operation of a
-// usage_uncertainty record. No auxiliary operation exists yet; the ones
-// named here are those the tests drive.
+// usage_uncertainty record and of an auxiliary call's usage record.
 const (
 	operationAssistantTurn   = "assistant_turn"
 	operationLocalCompaction = "local_compaction"
@@ -254,14 +253,7 @@ func (d *driver) modelTurn(ctx context.Context, step int, req provider.Request) 
 		name:      operationAssistantTurn,
 		call:      func(ctx context.Context) (turn, error) { return d.callModel(ctx, step, req) },
 		lifecycle: d.lifecycleOn(),
-		discard: func(t turn) {
-			if t.text != "" {
-				d.stream(protocol.TypeRecoveredOutput, &protocol.RecoveredOutput{Step: step, Channel: protocol.ChannelText, Text: t.text})
-			}
-			if t.reasoning != "" {
-				d.stream(protocol.TypeRecoveredOutput, &protocol.RecoveredOutput{Step: step, Channel: protocol.ChannelReasoning, Text: t.reasoning})
-			}
-		},
+		discard:   func(t turn) { d.discardTurn(step, t) },
 	})
 }
 

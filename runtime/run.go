@@ -152,6 +152,7 @@ type driver struct {
 	effort    string          // the reasoning effort the model calls use
 	reauthed  int             // the step whose Codex 401 refreshed the credential (codex.go)
 	trace     fsm.Tracer      // the run's machines' tracer (nil: tracing off)
+	cmp       *compactor      // context budgeting and compaction (compaction.go)
 }
 
 // send delivers an event unless the consumer abandoned the run.
@@ -375,6 +376,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		system += "\n\n" + p.req.SystemPrompt
 	}
 	cacheKey := promptCacheKey(p.sess.ID(), p.model)
+	d.initCompaction(system, specs, msgs)
 
 	for step := 1; ; step++ {
 		if step > p.maxSteps {
@@ -394,10 +396,16 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			d.a.log.LogAttrs(ctx, slog.LevelDebug, "a reasoning change that turns thinking on or off waits for the assistant turn to end",
 				slog.String("run_id", p.req.RunID), slog.Int("step", step))
 		}
-		turn, err := d.modelTurn(ctx, step, provider.Request{
-			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
-			MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
-			MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens), CacheKey: cacheKey,
+		// Compact first when the context is over the budget's threshold.
+		if tf := d.compactIfNeeded(ctx, step, &msgs); tf != nil {
+			return fail(tf.code, tf.msg)
+		}
+		turn, err := d.modelTurnFitting(ctx, step, &msgs, func(msgs []provider.Message) provider.Request {
+			return provider.Request{
+				Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
+				MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
+				MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens), CacheKey: cacheKey,
+			}
 		})
 		if err != nil {
 			var tf *errTurnFailed
@@ -410,6 +418,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			return fail(protocol.CodeProviderError, scrub(providerMessage(err), p.key))
 		}
 		d.steps++
+		d.noteStep(turn, msgs)
 		if !turn.usageReported {
 			// The call was billed but the server never said how much: the
 			// figures from here on are known subtotals, exactly as after a
@@ -628,20 +637,7 @@ func (d *driver) account(step int, u provider.Usage) protocol.StepCost {
 	if usage.TotalTokens == 0 {
 		usage.TotalTokens = usage.InputTokens + usage.OutputTokens
 	}
-	var c protocol.StepCost
-	if pr := d.p.model.Cost; pr != nil {
-		// InputTokens counts cached tokens too (provider.Usage); price
-		// each part at its own rate.
-		fresh := max(usage.InputTokens-usage.CacheReadTokens-usage.CacheWriteTokens, 0)
-		c = protocol.StepCost{
-			Input:      float64(fresh) * pr.Input / 1e6,
-			Output:     float64(usage.OutputTokens) * pr.Output / 1e6,
-			CacheRead:  float64(usage.CacheReadTokens) * pr.CacheRead / 1e6,
-			CacheWrite: float64(usage.CacheWriteTokens) * pr.CacheWrite / 1e6,
-			Currency:   pr.Currency,
-		}
-		c.Total = c.Input + c.Output + c.CacheRead + c.CacheWrite
-	}
+	c := priceUsage(d.p.model.Cost, usage)
 	t := &d.total
 	t.Usage.InputTokens += usage.InputTokens
 	t.Usage.OutputTokens += usage.OutputTokens

@@ -90,7 +90,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p := s.dispatch(mode, idx)
+	p := s.dispatch(mode, idx, raw)
 	served := s.answer(w, r, mode, p, body, n, requestID)
 	s.settle(p, served)
 }

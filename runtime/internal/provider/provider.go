@@ -322,8 +322,12 @@ const (
 	FinishStop      = "stop"       // the model ended its answer
 	FinishToolCalls = "tool_calls" // the model wants tool results
 	FinishLength    = "length"     // output cap reached
-	FinishRefusal   = "refusal"    // content filter or refusal
-	FinishOther     = "other"
+	// FinishContextWindow: the answer stopped because the context window
+	// filled up (Anthropic stop_reason "model_context_window_exceeded"):
+	// a context overflow, which the runtime compacts and retries.
+	FinishContextWindow = "context_window"
+	FinishRefusal       = "refusal" // content filter or refusal
+	FinishOther         = "other"
 )
 
 // StreamEvent is one decoded piece of a streamed response.

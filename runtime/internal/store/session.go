@@ -331,6 +331,7 @@ func (s *Session) UnknownRecords() int { return s.unknown }
 
 // Messages returns the conversation: the message records in order, or, after
 // a compaction checkpoint, the latest checkpoint's summary as a user message
+// (WrapSummary)
 // followed by the message records from its FirstKept on (including those
 // appended after the checkpoint). A run's prompt (the first user message the
 // run recorded after its run_start, not a queued one) is marked NewTurn. The
@@ -360,7 +361,7 @@ func (s *Session) Messages() []provider.Message {
 		return all
 	}
 	out := make([]provider.Message, 0, 1+len(all)-cp.FirstKept)
-	out = append(out, provider.Message{Role: provider.RoleUser, Text: cp.Summary})
+	out = append(out, provider.Message{Role: provider.RoleUser, Text: WrapSummary(cp.Summary)})
 	return append(out, all[cp.FirstKept:]...)
 }
 
@@ -407,3 +408,38 @@ func (s *Session) RunEnds() []RunEnd {
 // LatestReasoning returns the effort of the latest reasoning_change record,
 // "" when there is none.
 func (s *Session) LatestReasoning() string { return s.reasoning }
+
+// LatestCompaction returns the newest checkpoint, if any.
+func (s *Session) LatestCompaction() (Compaction, bool) {
+	for i := len(s.recs) - 1; i >= 0; i-- {
+		if c, ok := s.recs[i].Body.(Compaction); ok {
+			return c, true
+		}
+	}
+	return Compaction{}, false
+}
+
+// MessageCount returns the number of message records.
+func (s *Session) MessageCount() int { return s.msgs }
+
+// ContextUsage returns the usage of the newest model step (a usage record
+// without an operation) recorded after the newest checkpoint, and how many
+// message records follow it; ok is false when there is none (no step since
+// the checkpoint: its usage would describe a context that no longer
+// exists).
+func (s *Session) ContextUsage() (u provider.Usage, after int, ok bool) {
+	after = 0
+	for i := len(s.recs) - 1; i >= 0; i-- {
+		switch b := s.recs[i].Body.(type) {
+		case Message:
+			after++
+		case Compaction:
+			return provider.Usage{}, 0, false
+		case Usage:
+			if b.Operation == "" {
+				return b.Usage, after, true
+			}
+		}
+	}
+	return provider.Usage{}, 0, false
+}

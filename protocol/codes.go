@@ -107,7 +107,7 @@ const (
 const (
 	CodeCompactionHandoffEmpty    = "compaction_handoff_empty"     // the summary is empty or whitespace only (evidence alone is refused too)
 	CodeCompactionHandoffTooLarge = "compaction_handoff_too_large" // the handoff, evidence included, is over 131072 bytes of UTF-8
-	CodeCompactionFailed          = "compaction_failed"            // the summarizer call failed (its recovery gave up) or nothing could be summarized
+	CodeCompactionFailed          = "compaction_failed"            // the summarizer call failed (its recovery gave up) or the checkpoint could not be written
 )
 
 // Discovery issue codes: models.data.discovery[].code (CONTRACT §7). A

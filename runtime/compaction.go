@@ -109,7 +109,14 @@ func (d *driver) compactIfNeeded(ctx context.Context, step int, msgs *[]provider
 	if tokens <= c.bud.threshold || tokens <= c.holdUntil {
 		return nil
 	}
-	ok, tf := d.compact(ctx, step, msgs, protocol.CompactionThreshold, tokens)
+	pl, can := d.plan(*msgs)
+	if !can {
+		// Nothing older than the newest keep tokens: nothing to
+		// summarize. The request goes out; if it overflows, the overflow
+		// path reports it.
+		return nil
+	}
+	ok, tf := d.compact(ctx, step, msgs, pl, protocol.CompactionThreshold, tokens)
 	if tf != nil || ok {
 		return tf
 	}
@@ -190,11 +197,11 @@ func (d *driver) plan(msgs []provider.Message) (compactionPlan, bool) {
 	return pl, true
 }
 
-// compact runs one local compaction and reports whether it replaced the
-// context. A refusal or a failed summarizer is ok false with no
+// compact runs one local compaction of plan pl and reports whether it
+// replaced the context. A refusal or a failed summarizer is ok false with no
 // checkpoint; tf is set only when the run must end (canceled, the session
 // could not be written).
-func (d *driver) compact(ctx context.Context, step int, msgs *[]provider.Message, reason string, tokensBefore int64) (ok bool, tf *errTurnFailed) {
+func (d *driver) compact(ctx context.Context, step int, msgs *[]provider.Message, pl compactionPlan, reason string, tokensBefore int64) (ok bool, tf *errTurnFailed) {
 	d.stream(protocol.TypeCompactionStart, &protocol.CompactionStart{Reason: reason, Kind: protocol.CompactionLocal, TokensBefore: tokensBefore})
 	fin := &protocol.CompactionFinish{Reason: reason, Kind: protocol.CompactionLocal, TokensBefore: tokensBefore}
 	refuse := func(code, msg string) (bool, *errTurnFailed) {
@@ -204,10 +211,6 @@ func (d *driver) compact(ctx context.Context, step int, msgs *[]provider.Message
 			return false, &errTurnFailed{code: protocol.CodeCanceled, msg: "the run was canceled"}
 		}
 		return false, nil
-	}
-	pl, can := d.plan(*msgs)
-	if !can {
-		return refuse(protocol.CodeCompactionFailed, "nothing before the newest messages can be summarized")
 	}
 	var usage provider.Usage
 	prevSummary := ""

@@ -29,9 +29,17 @@ func (d *driver) modelTurnFitting(ctx context.Context, step int, msgs *[]provide
 	for compacted := false; ; compacted = true {
 		t, err := d.modelTurn(ctx, step, build(*msgs))
 		var tf *errTurnFailed
-		switch {
-		case err != nil && errors.As(err, &tf) && isOverflowCode(tf.code) && ctx.Err() == nil:
-		case err == nil && d.silentOverflow(t):
+		silent := err == nil && d.silentOverflow(t)
+		if !silent && (err == nil || !errors.As(err, &tf) || !isOverflowCode(tf.code) || ctx.Err() != nil) {
+			return t, err
+		}
+		pl, can := d.plan(*msgs)
+		if !compacted && !can {
+			// Nothing to summarize (the newest messages alone are too
+			// large): the outcome stands as the provider reported it.
+			return t, err
+		}
+		if silent {
 			// The answer is discarded as a replaced attempt's is; the
 			// call was billed all the same.
 			d.discardTurn(step, t)
@@ -39,14 +47,12 @@ func (d *driver) modelTurnFitting(ctx context.Context, step int, msgs *[]provide
 				CostUSD: priceUsage(d.p.model.Cost, protocol.Usage(t.usage)).Total}}); werr != nil {
 				return turn{}, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + werr.Error()}
 			}
-		default:
-			return t, err
 		}
 		if compacted {
 			return turn{}, &errTurnFailed{code: protocol.CodeContextOverflow, msg: overflowAdvice("the conversation is still too large for the model's context window after one compaction")}
 		}
 		tokens := d.cmp.count.current(*msgs)
-		ok, ctf := d.compact(ctx, step, msgs, protocol.CompactionOverflow, tokens)
+		ok, ctf := d.compact(ctx, step, msgs, pl, protocol.CompactionOverflow, tokens)
 		if ctf != nil {
 			return turn{}, ctf
 		}

@@ -556,8 +556,112 @@ func TestLongSessionKeepsAnswering(t *testing.T) {
 			t.Fatal("a request passed the window")
 		}
 	}
-	if compacted == 0 {
-		t.Fatal("the session never compacted")
+	if compacted < 2 {
+		t.Fatalf("the session compacted %d times, want several", compacted)
+	}
+	// From the second compaction on, the summarizer updates the previous
+	// summary.
+	updates := 0
+	for _, r := range e.fake.Requests() {
+		if r.Summary && strings.Contains(string(r.RawBody), "<previous-summary>") {
+			updates++
+		}
+	}
+	if updates == 0 {
+		t.Fatal("no summarizer request carried the previous summary")
+	}
+	s, err := e.agent.OpenSession(e.dir, "long")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if st := s.Statistics(); st.ModelCalls < runs+compacted {
+		t.Errorf("statistics count %d calls for %d runs and %d compactions", st.ModelCalls, runs, compacted)
+	}
+}
+
+// TestSummarizerUnknownUsageIsUncertain: a summarizer answer without
+// usage writes a usage_uncertainty record for local_compaction, and the
+// run's usage is uncertain from then on.
+func TestSummarizerUnknownUsageIsUncertain(t *testing.T) {
+	withUsage := func(evs []StreamEvent, in int64) []StreamEvent {
+		for i := range evs {
+			if evs[i].Kind == StreamUsage {
+				evs[i].Usage = ProviderUsage{InputTokens: in, OutputTokens: 5}
+			}
+		}
+		return evs
+	}
+	f := newFixture(t,
+		withUsage(text("noted"), 3100),
+		withUsage(calls(ToolCall{ID: "c1", Name: "ls", Arguments: `{}`}), 7600),
+		[]StreamEvent{{Kind: StreamText, Text: "## Goal\nx"}, {Kind: StreamFinish, FinishReason: FinishStop}}, // the summary, no usage
+		withUsage(text("done"), 3000),
+	)
+	win, out := 10000, 1000
+	req := func(id, prompt string) RunRequest {
+		r := f.req(prompt)
+		r.RunID, r.SessionID, r.Tools = id, "u", []string{"ls"}
+		r.Route.ContextWindowTokens, r.Route.MaxOutputTokens = &win, &out
+		return r
+	}
+	f.run(req("run-1", prompt1))
+	evs, res := f.run(req("run-2", prompt2))
+	if res.Status != "completed" || len(find[protocol.CompactionFinish](evs)) != 1 {
+		t.Fatalf("run 2: %+v %v", res, types(evs))
+	}
+	s, err := store.Open(f.sessions, "u", store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var ops []string
+	for _, u := range s.UsageUncertaintyRecords() {
+		ops = append(ops, u.Operation)
+	}
+	if !slices.Equal(ops, []string{"local_compaction"}) {
+		t.Fatalf("usage_uncertainty records %v", ops)
+	}
+	if len(find[protocol.ProviderUsageUncertain](evs)) != 1 {
+		t.Fatal("no provider_usage_uncertain event")
+	}
+	steps := find[protocol.ModelStep](evs)
+	if !steps[len(steps)-1].UsageUncertain {
+		t.Fatal("the steps after the summarizer do not say their usage is uncertain")
+	}
+}
+
+// TestEvidenceCumulativeAcrossCheckpoints: the second checkpoint keeps
+// the first one's file evidence and adds its own.
+func TestEvidenceCumulativeAcrossCheckpoints(t *testing.T) {
+	e := newCompactionEnv(t, fakeprovider.ModeChat, fakeprovider.Script{Turns: []fakeprovider.Turn{
+		{ToolCalls: []fakeprovider.ToolCall{{ID: "call_r", Name: "read", Arguments: `{"path":"a.txt"}`}}, Usage: fakeprovider.Usage{Input: 3000, Output: 5}},
+		{Text: "read it", Usage: fakeprovider.Usage{Input: 3100, Output: 5}},
+		{ToolCalls: []fakeprovider.ToolCall{{ID: "call_m", Name: "read", Arguments: `{"path":"missing.txt"}`}}, Usage: fakeprovider.Usage{Input: 7600, Output: 5}},
+		{Text: "third", Usage: fakeprovider.Usage{Input: 3300, Output: 5}},
+		{ToolCalls: []fakeprovider.ToolCall{{ID: "call_b", Name: "read", Arguments: `{"path":"b.txt"}`}}, Usage: fakeprovider.Usage{Input: 7600, Output: 5}},
+		{Text: "fourth", Usage: fakeprovider.Usage{Input: 3300, Output: 5}},
+	}})
+	for _, f := range []string{"a.txt", "b.txt"} {
+		if err := os.WriteFile(filepath.Join(e.ws, f), []byte("content of "+f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.run("run-1", prompt1)                                     // reads a.txt
+	e.run("run-2", prompt2)                                     // reads missing.txt (fails), compacts run 1
+	evs, res := e.run("run-3", strings.Repeat("third prompt words ", 632)) // reads b.txt, compacts run 2
+	if res.Status != "completed" {
+		t.Fatalf("run 3: %+v %v", res, types(evs))
+	}
+	cps := compactions(e.sessionRecords())
+	if len(cps) != 2 {
+		t.Fatalf("%d checkpoints, want 2", len(cps))
+	}
+	if !slices.Equal(cps[0].ReadFiles, []string{"a.txt"}) || !slices.Equal(cps[1].ReadFiles, []string{"a.txt"}) {
+		t.Fatalf("read files %q then %q", cps[0].ReadFiles, cps[1].ReadFiles)
+	}
+	if !strings.Contains(cps[1].Summary, "<read-files>\na.txt\n</read-files>") || strings.Contains(cps[1].Summary, "missing.txt") {
+		t.Fatalf("handoff %q", cps[1].Summary)
 	}
 }
 

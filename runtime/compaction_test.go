@@ -647,8 +647,8 @@ func TestEvidenceCumulativeAcrossCheckpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.run("run-1", prompt1)                                     // reads a.txt
-	e.run("run-2", prompt2)                                     // reads missing.txt (fails), compacts run 1
+	e.run("run-1", prompt1)                                                // reads a.txt
+	e.run("run-2", prompt2)                                                // reads missing.txt (fails), compacts run 1
 	evs, res := e.run("run-3", strings.Repeat("third prompt words ", 632)) // reads b.txt, compacts run 2
 	if res.Status != "completed" {
 		t.Fatalf("run 3: %+v %v", res, types(evs))

@@ -64,6 +64,7 @@ const (
 
 // compactor is a run's compaction state.
 type compactor struct {
+	system   string // the run's system prompt (native compaction sends it)
 	bud      budget
 	overhead int64 // system prompt and tool schemas
 	count    contextCount
@@ -79,7 +80,7 @@ type compactor struct {
 // estimates of the messages after it, or, without one, an estimate of
 // everything.
 func (d *driver) initCompaction(system string, specs []provider.ToolSpec, msgs []provider.Message) {
-	c := &compactor{bud: budgetOf(d.p.model), overhead: overheadTokens(system, specs)}
+	c := &compactor{system: system, bud: budgetOf(d.p.model), overhead: overheadTokens(system, specs)}
 	d.cmp = c
 	if u, after, ok := d.p.sess.ContextUsage(); ok && after <= len(msgs) {
 		c.count.reset(usageTokens(u)+estimateMessages(msgs[len(msgs)-after:]), len(msgs))
@@ -109,14 +110,13 @@ func (d *driver) compactIfNeeded(ctx context.Context, step int, msgs *[]provider
 	if tokens <= c.bud.threshold || tokens <= c.holdUntil {
 		return nil
 	}
-	pl, can := d.plan(*msgs)
-	if !can {
+	attempted, ok, tf := d.runCompaction(ctx, step, msgs, protocol.CompactionThreshold, tokens)
+	if !attempted {
 		// Nothing older than the newest keep tokens: nothing to
 		// summarize. The request goes out; if it overflows, the overflow
 		// path reports it.
 		return nil
 	}
-	ok, tf := d.compact(ctx, step, msgs, pl, protocol.CompactionThreshold, tokens)
 	if tf != nil || ok {
 		return tf
 	}
@@ -150,7 +150,13 @@ type compactionPlan struct {
 // summarized apart. ok is false when nothing lies before the cut.
 func (d *driver) plan(msgs []provider.Message) (compactionPlan, bool) {
 	var pl compactionPlan
-	pl.prev, pl.hasPrev = d.p.sess.LatestCompaction()
+	pl.prev, pl.hasPrev = d.p.sess.LatestCompaction(d.routeKey())
+	if pl.hasPrev && pl.prev.Items != nil {
+		// A native checkpoint of this route, which no longer compacts
+		// natively (its models.json entry changed): its items cannot be
+		// summarized, and a local checkpoint would lose them.
+		return pl, false
+	}
 	if pl.hasPrev {
 		pl.start, pl.firstIndex = 1, pl.prev.FirstKept
 	}
@@ -274,7 +280,7 @@ func (d *driver) compact(ctx context.Context, step int, msgs *[]provider.Message
 		d.stream(protocol.TypeCompactionFinish, fin)
 		return false, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + err.Error()}
 	}
-	rebuilt, err := d.withMediaBytes(d.p.sess.Messages())
+	rebuilt, err := d.sessionMessages()
 	if err != nil {
 		fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound(err.Error())}
 		d.stream(protocol.TypeCompactionFinish, fin)

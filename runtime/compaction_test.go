@@ -521,7 +521,7 @@ func TestTornCheckpointIgnoredOnResume(t *testing.T) {
 	if !s.TornTail() {
 		t.Fatal("the torn checkpoint was not seen as a torn tail")
 	}
-	if _, ok := s.LatestCompaction(); ok {
+	if _, ok := s.LatestCompaction(""); ok {
 		t.Fatal("a torn checkpoint applies")
 	}
 	if msgs := s.Messages(); msgs[0].Text != prompt1 {

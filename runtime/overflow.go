@@ -33,8 +33,8 @@ func (d *driver) modelTurnFitting(ctx context.Context, step int, msgs *[]provide
 		if !silent && (err == nil || !errors.As(err, &tf) || !isOverflowCode(tf.code) || ctx.Err() != nil) {
 			return t, err
 		}
-		pl, can := d.plan(*msgs)
-		if !compacted && !can {
+		_, native := d.nativeCompactor()
+		if _, can := d.plan(*msgs); !compacted && !can && !native {
 			// Nothing to summarize (the newest messages alone are too
 			// large): the outcome stands as the provider reported it.
 			return t, err
@@ -52,7 +52,7 @@ func (d *driver) modelTurnFitting(ctx context.Context, step int, msgs *[]provide
 			return turn{}, &errTurnFailed{code: protocol.CodeContextOverflow, msg: overflowAdvice("the conversation is still too large for the model's context window after one compaction")}
 		}
 		tokens := d.cmp.count.current(*msgs)
-		ok, ctf := d.compact(ctx, step, msgs, pl, protocol.CompactionOverflow, tokens)
+		_, ok, ctf := d.runCompaction(ctx, step, msgs, protocol.CompactionOverflow, tokens)
 		if ctf != nil {
 			return turn{}, ctf
 		}

@@ -360,7 +360,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 	if err := p.sess.Append(recs...); err != nil {
 		return writeFailed(err)
 	}
-	msgs, err := d.withMediaBytes(p.sess.Messages())
+	msgs, err := d.sessionMessages()
 	if err != nil {
 		return fail(protocol.CodeSessionCorrupt, err.Error())
 	}

@@ -2,6 +2,8 @@ package fakeprovider
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -121,4 +123,76 @@ func OverflowFault(mode Mode, style string, tokens, window int) FaultStatus {
 		e.msg = "This model's maximum context length is " + w + " tokens. However, your messages resulted in " + n + " tokens. Please reduce the length of the messages."
 	}
 	return FaultStatus{Code: e.status, Body: string(e.body(mode, ""))}
+}
+
+// serveCompact answers POST /v1/responses/compact, the Responses API's
+// compaction endpoint: {model, input, instructions} in, and out a
+// response.compaction object whose output is the input's last user
+// message followed by one opaque compaction item, {"type":"compaction",
+// "id":"cmp_fakeN","encrypted_content":…}, whose content is CompactionContent
+// of the request (so a test can check that it comes back unaltered), and
+// usage of the body's bytes / 4 in and 50 out. A FaultStatus at the head of
+// the fault queue is played instead; other faults wait for a model
+// request.
+func (s *Server) serveCompact(w http.ResponseWriter, r *http.Request, raw []byte, body map[string]any, n, idx int, requestID string) {
+	if r.Method != http.MethodPost {
+		methodNotAllowed(w, ModeResponses, requestID, r)
+		return
+	}
+	if s.apiKey != "" && !s.authorized(ModeResponses, r.Header) {
+		statusError(ModeResponses, http.StatusUnauthorized).write(w, ModeResponses, requestID)
+		return
+	}
+	s.mu.Lock()
+	var fault *FaultStatus
+	if len(s.faults) > 0 {
+		if f, ok := s.faults[0].(FaultStatus); ok {
+			fault = &f
+			s.faults = s.faults[1:]
+			s.refuseAtHeadLocked()
+			s.requests[idx].Fault = f.describe()
+		}
+	}
+	s.compactions++
+	s.mu.Unlock()
+	if fault != nil {
+		writeFaultStatus(w, ModeResponses, *fault, requestID)
+		return
+	}
+	model, _ := body["model"].(string)
+	input, ok := body["input"].([]any)
+	if model == "" || !ok {
+		invalidRequest("input", "model and an input array are required").write(w, ModeResponses, requestID)
+		return
+	}
+	output := arr{}
+	for i := len(input) - 1; i >= 0; i-- {
+		if m, _ := input[i].(map[string]any); m["type"] == "message" && m["role"] == "user" {
+			output = append(output, m)
+			break
+		}
+	}
+	output = append(output, obj{"type", "compaction", "id", fmt.Sprintf("cmp_fake%d", n), "encrypted_content", CompactionContent(raw)})
+	setRequestID(w.Header(), ModeResponses, requestID)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(encode(obj{
+		"id", fmt.Sprintf("cmp_resp%d", n), "object", "response.compaction", "created_at", 0, "output", output,
+		"usage", obj{"input_tokens", len(raw) / 4, "output_tokens", 50, "total_tokens", len(raw)/4 + 50},
+	}))
+}
+
+// CompactionContent is the encrypted_content of the compaction item the
+// fake's compaction endpoint returns for a request body: opaque text that
+// depends on the whole body.
+func CompactionContent(body []byte) string {
+	sum := sha256.Sum256(body)
+	return "gAAAA" + base64.StdEncoding.EncodeToString(sum[:]) + "=="
+}
+
+// Compactions returns how many requests the compaction endpoint got.
+func (s *Server) Compactions() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.compactions
 }

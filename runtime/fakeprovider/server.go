@@ -116,6 +116,8 @@ type Server struct {
 	sockets  int // WebSocket connections opened
 	// summaries is how many of Script.Summaries were served.
 	summaries int
+	// compactions counts the compaction endpoint's requests.
+	compactions int
 }
 
 // New starts a Server on opts.Addr (by default 127.0.0.1 on a free port).

@@ -122,6 +122,7 @@ type (
 		APIKeyEnv    string      `json:"api_key_env"`
 		Lifecycle    bool        `json:"lifecycle_events"`
 		Transport    string      `json:"transport"`
+		Native       bool        `json:"native_compaction"`
 		Models       []fileModel `json:"models"`
 	}
 	fileModel struct {
@@ -132,6 +133,7 @@ type (
 		InputModalities     []string  `json:"input_modalities"`
 		SupportsReasoning   bool      `json:"supports_reasoning"`
 		Transport           string    `json:"transport"`
+		Native              *bool     `json:"native_compaction"`
 		Cost                *fileCost `json:"cost"`
 	}
 	fileCost struct {
@@ -146,11 +148,12 @@ type (
 // The shape of models.json, checked before encoding/json decodes the file.
 var configShape = objectOf(map[string]*shape{
 	"providers": mapOf(objectOf(map[string]*shape{
-		"base_url":         str,
-		"provider_mode":    str,
-		"api_key_env":      str,
-		"lifecycle_events": boolean,
-		"transport":        str,
+		"base_url":          str,
+		"provider_mode":     str,
+		"api_key_env":       str,
+		"lifecycle_events":  boolean,
+		"transport":         str,
+		"native_compaction": boolean,
 		"models": arrayOf(objectOf(map[string]*shape{
 			"id":                    str,
 			"name":                  str,
@@ -159,6 +162,7 @@ var configShape = objectOf(map[string]*shape{
 			"input_modalities":      arrayOf(str),
 			"supports_reasoning":    boolean,
 			"transport":             str,
+			"native_compaction":     boolean,
 			"cost": objectOf(map[string]*shape{
 				"input":       number,
 				"output":      number,
@@ -227,6 +231,9 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 	if err := checkTransport(p.Transport, mode); err != nil {
 		return nil, configError(where, err)
 	}
+	if p.Native && mode != ModeOpenAIResponses {
+		return nil, configError(where, fmt.Errorf("native_compaction needs provider_mode %q", ModeOpenAIResponses))
+	}
 	base := strings.TrimRight(p.BaseURL, "/")
 	seen := make(map[string]bool, len(p.Models))
 	out := make([]Model, 0, len(p.Models))
@@ -264,6 +271,13 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 		if err != nil {
 			return nil, configError(mwhere+".cost", err)
 		}
+		native := p.Native
+		if fm.Native != nil {
+			if *fm.Native && mode != ModeOpenAIResponses {
+				return nil, configError(mwhere, fmt.Errorf("native_compaction needs provider_mode %q", ModeOpenAIResponses))
+			}
+			native = *fm.Native
+		}
 		out = append(out, Model{
 			ID:                  fm.ID,
 			Provider:            name,
@@ -279,6 +293,7 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 			CredentialEnv:       p.APIKeyEnv,
 			LifecycleEvents:     p.Lifecycle,
 			Transport:           transport,
+			NativeCompaction:    native,
 		})
 	}
 	return out, nil

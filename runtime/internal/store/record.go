@@ -158,6 +158,14 @@ type Compaction struct {
 	// Usage is the summarizer calls' usage, summed (each call also has
 	// its own usage record in the ledger).
 	Usage *provider.Usage `json:"usage,omitempty"`
+	// Items, in a native checkpoint, are the provider's replacement
+	// history exactly as its compaction endpoint returned it (a JSON
+	// array of opaque items), and Route the route that produced them: the
+	// checkpoint applies only on that route (MessagesFor). A native
+	// checkpoint has no Summary; FirstKept is the number of message
+	// records before it (the items replace them all).
+	Items jsontext.Value `json:"items,omitempty"`
+	Route string         `json:"route,omitempty"`
 }
 
 // SummaryPrefix and SummarySuffix wrap a checkpoint's handoff into the

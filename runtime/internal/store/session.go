@@ -337,7 +337,15 @@ func (s *Session) UnknownRecords() int { return s.unknown }
 // run recorded after its run_start, not a queued one) is marked NewTurn. The
 // slice is new; the messages share their tool calls with the Session and
 // must not be modified.
-func (s *Session) Messages() []provider.Message {
+func (s *Session) Messages() []provider.Message { return s.MessagesFor("") }
+
+// MessagesFor is Messages for a run on route: a native checkpoint
+// (Compaction.Items) applies only when its Route is route, and stands for
+// the history before it as one message carrying its items verbatim
+// (provider.Message.NativeItems); on any other route the checkpoint is
+// skipped, and the conversation continues from the checkpoint before it,
+// or the whole raw history.
+func (s *Session) MessagesFor(route string) []provider.Message {
 	all := make([]provider.Message, 0, s.msgs)
 	var cp *Compaction
 	prompt := "" // the run whose prompt is still to come
@@ -354,16 +362,25 @@ func (s *Session) Messages() []provider.Message {
 			}
 			all = append(all, m)
 		case Compaction:
-			cp = &b
+			if b.applies(route) {
+				cp = &b
+			}
 		}
 	}
 	if cp == nil {
 		return all
 	}
 	out := make([]provider.Message, 0, 1+len(all)-cp.FirstKept)
-	out = append(out, provider.Message{Role: provider.RoleUser, Text: WrapSummary(cp.Summary)})
+	if cp.Items != nil {
+		out = append(out, provider.Message{Role: provider.RoleUser, NativeItems: cp.Items})
+	} else {
+		out = append(out, provider.Message{Role: provider.RoleUser, Text: WrapSummary(cp.Summary)})
+	}
 	return append(out, all[cp.FirstKept:]...)
 }
+
+// applies reports whether the checkpoint applies on route.
+func (c *Compaction) applies(route string) bool { return c.Items == nil || (route != "" && c.Route == route) }
 
 // HasUncertainUsage reports whether the session holds a usage_uncertainty
 // record. The flag is sticky: nothing clears it, and it survives reopening
@@ -409,10 +426,11 @@ func (s *Session) RunEnds() []RunEnd {
 // "" when there is none.
 func (s *Session) LatestReasoning() string { return s.reasoning }
 
-// LatestCompaction returns the newest checkpoint, if any.
-func (s *Session) LatestCompaction() (Compaction, bool) {
+// LatestCompaction returns the newest checkpoint that applies on route
+// (see MessagesFor), if any.
+func (s *Session) LatestCompaction(route string) (Compaction, bool) {
 	for i := len(s.recs) - 1; i >= 0; i-- {
-		if c, ok := s.recs[i].Body.(Compaction); ok {
+		if c, ok := s.recs[i].Body.(Compaction); ok && c.applies(route) {
 			return c, true
 		}
 	}

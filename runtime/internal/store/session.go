@@ -380,7 +380,9 @@ func (s *Session) MessagesFor(route string) []provider.Message {
 }
 
 // applies reports whether the checkpoint applies on route.
-func (c *Compaction) applies(route string) bool { return c.Items == nil || (route != "" && c.Route == route) }
+func (c *Compaction) applies(route string) bool {
+	return c.Items == nil || (route != "" && c.Route == route)
+}
 
 // HasUncertainUsage reports whether the session holds a usage_uncertainty
 // record. The flag is sticky: nothing clears it, and it survives reopening

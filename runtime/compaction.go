@@ -294,12 +294,17 @@ func (d *driver) compact(ctx context.Context, step int, msgs *[]provider.Message
 	return true, nil
 }
 
-// summarizerFailed ends a compaction whose summarizer call failed.
+// summarizerFailed ends a compaction whose summarizer call (or, native,
+// compaction endpoint call) failed.
 func (d *driver) summarizerFailed(ctx context.Context, fin *protocol.CompactionFinish, err error) (bool, *errTurnFailed) {
-	msg := "the summarizer call failed: " + err.Error()
+	what := "the summarizer call failed: "
+	if fin.Kind == protocol.CompactionNative {
+		what = "the compaction endpoint call failed: "
+	}
+	msg := what + err.Error()
 	var tf *errTurnFailed
 	if errors.As(err, &tf) {
-		msg = "the summarizer call failed: " + failureMessage(tf)
+		msg = what + failureMessage(tf)
 	}
 	fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound(d.p.red.String(scrub(msg, d.p.key)))}
 	d.stream(protocol.TypeCompactionFinish, fin)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -667,4 +668,49 @@ func TestEvidenceCumulativeAcrossCheckpoints(t *testing.T) {
 
 func catalogModel(window, out int) catalog.Model {
 	return catalog.Model{ContextWindowTokens: window, MaxOutputTokens: out}
+}
+
+// TestSummarizerNetworkWait: an outage before the summarizer's request
+// is sent is a network wait of the operation: provider_operation_retry
+// with max_attempts null, never a provider_waiting_for_network of the
+// main turn; the compaction then succeeds.
+func TestSummarizerNetworkWait(t *testing.T) {
+	withUsage := func(evs []StreamEvent, in int64) []StreamEvent {
+		for i := range evs {
+			if evs[i].Kind == StreamUsage {
+				evs[i].Usage = ProviderUsage{InputTokens: in, OutputTokens: 5}
+			}
+		}
+		return evs
+	}
+	f := newFixture(t,
+		withUsage(text("noted"), 3100),
+		withUsage(calls(ToolCall{ID: "c1", Name: "ls", Arguments: `{}`}), 7600),
+		withUsage(text("## Goal\nx"), 800), // the summary
+		withUsage(text("done"), 3000),
+	)
+	// Call 2 is the summarizer's first attempt: the network is down.
+	f.prov.errs = []error{nil, nil, &ProviderError{Kind: "connect", Message: "connection refused", Err: syscall.ECONNREFUSED}}
+	win, out := 10000, 1000
+	req := func(id, prompt string) RunRequest {
+		r := f.req(prompt)
+		r.RunID, r.SessionID, r.Tools = id, "w", []string{"ls"}
+		r.Route.ContextWindowTokens, r.Route.MaxOutputTokens = &win, &out
+		return r
+	}
+	f.run(req("run-1", prompt1))
+	evs, res := f.run(req("run-2", prompt2))
+	if res.Status != "completed" {
+		t.Fatalf("run 2: %+v", res)
+	}
+	ops := find[protocol.ProviderOperationRetry](evs)
+	if len(ops) != 1 || ops[0].Operation != "local_compaction" || ops[0].MaxAttempts != nil {
+		t.Fatalf("provider_operation_retry %+v", ops)
+	}
+	if n := len(find[protocol.ProviderWaitingForNetwork](evs)); n != 0 {
+		t.Fatalf("the summarizer's wait was reported as the main turn's (%d events)", n)
+	}
+	if fins := find[protocol.CompactionFinish](evs); len(fins) != 1 || !fins[0].OK {
+		t.Fatalf("compaction_finish %+v", fins)
+	}
 }

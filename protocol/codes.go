@@ -108,6 +108,14 @@ const (
 	// allowed decision is announced).
 )
 
+// Compaction error codes: compaction_finish.data.error.code. A refused or
+// failed compaction writes no checkpoint.
+const (
+	CodeCompactionHandoffEmpty    = "compaction_handoff_empty"     // the summary is empty or whitespace only (evidence alone is refused too)
+	CodeCompactionHandoffTooLarge = "compaction_handoff_too_large" // the handoff, evidence included, is over 131072 bytes of UTF-8
+	CodeCompactionFailed          = "compaction_failed"            // the summarizer call failed (its recovery gave up) or the checkpoint could not be written
+)
+
 // Discovery issue codes: models.data.discovery[].code (CONTRACT §7). A
 // malformed ~/.octet/models.json is reported as config_invalid.
 const (
@@ -155,8 +163,9 @@ var (
 		CodeNetworkNotEnabled, CodeUnknownEffect, CodeConfirmationRequired,
 		CodePathOutsideWorkspace, CodeSymlinkRefused, CodeProtectedPath,
 	}
-	discoveryCodes = []string{CodeDiscoveryFailed, CodeDiscoveryTimeout, CodeDiscoveryInvalid, CodeDiscoveryTruncated, CodeConfigInvalid}
-	extensionCodes = []string{CodeNotStarted, CodeManifestInvalid, CodeAPIVersionUnsupported, CodeShadowed, CodeTruncated}
+	compactionCodes = []string{CodeCompactionHandoffEmpty, CodeCompactionHandoffTooLarge, CodeCompactionFailed}
+	discoveryCodes  = []string{CodeDiscoveryFailed, CodeDiscoveryTimeout, CodeDiscoveryInvalid, CodeDiscoveryTruncated, CodeConfigInvalid}
+	extensionCodes  = []string{CodeNotStarted, CodeManifestInvalid, CodeAPIVersionUnsupported, CodeShadowed, CodeTruncated}
 )
 
 // ProtocolCodes returns the codes of protocol_error.data.code.
@@ -172,6 +181,9 @@ func ToolCodes() []string { return slices.Clone(toolCodes) }
 
 // DenialCodes returns the codes of tool_policy.data.decision.denial_code.
 func DenialCodes() []string { return slices.Clone(denialCodes) }
+
+// CompactionCodes returns the codes of compaction_finish.data.error.code.
+func CompactionCodes() []string { return slices.Clone(compactionCodes) }
 
 // DiscoveryCodes returns the codes of models.data.discovery[].code.
 func DiscoveryCodes() []string { return slices.Clone(discoveryCodes) }

@@ -36,8 +36,8 @@ const (
 	TypeModelStep                 = "model_step"                   // ModelStep
 	TypeSteeringDelivered         = "steering_delivered"           // SteeringDelivered (Go API runs only)
 	TypeFollowUpDelivered         = "follow_up_delivered"          // FollowUpDelivered (Go API runs only)
-	TypeCompactionStart           = "compaction_start"             // CompactionStart (not emitted by this build)
-	TypeCompactionFinish          = "compaction_finish"            // CompactionFinish (not emitted by this build)
+	TypeCompactionStart           = "compaction_start"             // CompactionStart
+	TypeCompactionFinish          = "compaction_finish"            // CompactionFinish
 	TypeExtensionNotification     = "extension_notification"       // ExtensionNotification (right after started: discovery findings)
 )
 
@@ -122,8 +122,8 @@ var events = []EventInfo{
 	info[ModelStep](TypeModelStep, KindStreaming, EmittedWire),
 	info[SteeringDelivered](TypeSteeringDelivered, KindStreaming, EmittedGoAPI),
 	info[FollowUpDelivered](TypeFollowUpDelivered, KindStreaming, EmittedGoAPI),
-	info[CompactionStart](TypeCompactionStart, KindStreaming, NotEmitted),
-	info[CompactionFinish](TypeCompactionFinish, KindStreaming, NotEmitted),
+	info[CompactionStart](TypeCompactionStart, KindStreaming, EmittedWire),
+	info[CompactionFinish](TypeCompactionFinish, KindStreaming, EmittedWire),
 	info[ExtensionNotification](TypeExtensionNotification, KindStreaming, EmittedWire),
 
 	info[RecoveredOutput](TypeRecoveredOutput, KindGoAPI, EmittedGoAPI),

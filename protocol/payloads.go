@@ -223,9 +223,8 @@ const (
 )
 
 // ProviderOperationRetry is the recovery of an auxiliary provider
-// operation. MaxAttempts is null for a pre-send network wait. This build
-// emits it for the calls of a model terminal gate (operation
-// terminal_gate).
+// operation (a compaction's summarizer call, a model terminal gate's
+// question). MaxAttempts is null for a pre-send network wait.
 type ProviderOperationRetry struct {
 	Operation   string `json:"operation"`
 	Attempt     int    `json:"attempt"`
@@ -362,8 +361,7 @@ const (
 )
 
 // CompactionStart announces a compaction of older history (CONTRACT §17):
-// why, which kind, and the context size before it, in tokens. Not emitted
-// by this build.
+// why, which kind, and the context size before it, in tokens.
 type CompactionStart struct {
 	Reason       string `json:"reason"`
 	Kind         string `json:"kind"`
@@ -373,7 +371,7 @@ type CompactionStart struct {
 // CompactionFinish ends a compaction: whether it succeeded, the context
 // size before and the estimate after, the sizes of the summary and of the
 // handoff, whether the step that needed it will be retried, and the error
-// of a refused or failed compaction. Not emitted by this build.
+// of a refused or failed compaction (a CompactionCodes code).
 type CompactionFinish struct {
 	Reason              string     `json:"reason"`
 	Kind                string     `json:"kind"`

@@ -281,6 +281,7 @@ func TestCodeNames(t *testing.T) {
 		{"### Policy denial codes", protocol.DenialCodes()},
 		{"### Discovery issue codes", protocol.DiscoveryCodes()},
 		{"### Extension notification codes", protocol.ExtensionCodes()},
+		{"### Compaction error codes", protocol.CompactionCodes()},
 	}
 	listed := map[string]bool{}
 	for _, p := range places {

@@ -384,7 +384,7 @@ func (rc *RunControl) steeringPending() bool {
 // gateSystemPrompt frames a model gate's instructions.
 const gateSystemPrompt = `You are the terminal gate of a coding agent. The agent has given a candidate final answer to its task; ` +
 	`you decide whether that answer may end its run, judging only by the operator's instructions below. ` +
-	`Do not continue the conversation and do not do the task yourself. ` +
+	`Do not carry on with the task or do it yourself. ` +
 	`Answer with exactly one JSON object and nothing else: {"decision":"accept"} to let the answer end the run; ` +
 	`{"decision":"reject","reason":"..."} to send the agent back to work, where the reason is its next instruction ` +
 	`(say what is missing or wrong); or {"decision":"stop","reason":"..."} to end the run without an answer ` +

@@ -62,7 +62,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 	if err := p.sess.Append(recs...); err != nil {
 		return writeFailed(err)
 	}
-	msgs, err := d.withMediaBytes(p.sess.Messages())
+	msgs, err := d.sessionMessages()
 	if err != nil {
 		return fail(protocol.CodeSessionCorrupt, err.Error())
 	}
@@ -78,6 +78,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		system += "\n\n" + p.req.SystemPrompt
 	}
 	cacheKey := promptCacheKey(p.sess.ID(), p.model)
+	d.initCompaction(system, specs, msgs)
 
 	for step := 1; ; step++ {
 		if step > p.maxSteps {
@@ -97,11 +98,17 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			d.a.log.LogAttrs(ctx, slog.LevelDebug, "a reasoning change that turns thinking on or off waits for the assistant turn to end",
 				slog.String("run_id", p.req.RunID), slog.Int("step", step))
 		}
-		turn, err := d.modelTurn(ctx, step, provider.Request{
-			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
-			MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
-			MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens), CacheKey: cacheKey,
-			SpoolDir: p.sess.MediaDir(),
+		// Compact first when the context is over the budget's threshold.
+		if tf := d.compactIfNeeded(ctx, step, &msgs); tf != nil {
+			return fail(tf.code, tf.msg)
+		}
+		turn, err := d.modelTurnFitting(ctx, step, &msgs, func(msgs []provider.Message) provider.Request {
+			return provider.Request{
+				Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
+				MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
+				MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens), CacheKey: cacheKey,
+				SpoolDir: p.sess.MediaDir(),
+			}
 		})
 		if err != nil {
 			var tf *errTurnFailed
@@ -118,6 +125,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			return writeFailed(err)
 		}
 		d.steps++
+		d.noteStep(turn, msgs)
 		if !turn.usageReported {
 			// The call was billed but the server never said how much: the
 			// figures from here on are known subtotals, exactly as after a

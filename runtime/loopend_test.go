@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -35,7 +36,10 @@ func TestThinkingToggleAfterAToolLoopEnd(t *testing.T) {
 		{"off then on, after a cancel", nil, ptrTo("high"), nil, ptrTo("high"), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			first := fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{ID: "toolu_1", Name: "ls", Arguments: `{}`}}}
+			// The first run's tool call is a command that waits for the
+			// test (a file it creates, or the cancel), so what the test
+			// does at tool_start happens while the run is inside its loop.
+			first := fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{ID: "toolu_1", Name: "bash", Arguments: `{"command":"until [ -e released ]; do sleep 0.01; done"}`}}}
 			if tc.cancel {
 				first.ToolCalls = []fakeprovider.ToolCall{{ID: "toolu_1", Name: "bash", Arguments: `{"command":"sleep 30"}`}}
 			}
@@ -53,13 +57,10 @@ func TestThinkingToggleAfterAToolLoopEnd(t *testing.T) {
 			defer fake.Close()
 			home := t.TempDir()
 			yes := true
-			opts := runtime.Options{Home: home, Getenv: func(string) string { return "" }}
-			if tc.cancel {
-				// The operator enables bash, so the first run's command
-				// really runs (until the cancel): a denied call would let
-				// the run go on to its next step before the cancel lands.
-				opts.PolicyLayers = []runtime.PolicyLayer{{Source: runtime.SourceCLI, AllowShell: &yes, AllowProcess: &yes}}
-			}
+			// The operator enables bash, so the first run's command really
+			// runs: a denied call would let the run end before the test acts.
+			opts := runtime.Options{Home: home, Getenv: func(string) string { return "" },
+				PolicyLayers: []runtime.PolicyLayer{{Source: runtime.SourceCLI, AllowShell: &yes, AllowProcess: &yes}}}
 			agent, err := runtime.New(opts)
 			if err != nil {
 				t.Fatal(err)
@@ -67,7 +68,7 @@ func TestThinkingToggleAfterAToolLoopEnd(t *testing.T) {
 			one := 1
 			ws := t.TempDir()
 			req := runtime.RunRequest{
-				RunID: "run-1", Workspace: ws, Model: "claude-test", Prompt: "list the files", Tools: []string{"ls"},
+				RunID: "run-1", Workspace: ws, Model: "claude-test", Prompt: "list the files", Tools: []string{"bash"},
 				SessionDir: filepath.Join(home, "sessions"), SessionID: "loop-end", MaxSteps: &one, ReasoningEffort: tc.from,
 				Route: &runtime.InlineRoute{Provider: "fake", BaseURL: fake.BaseURL(fakeprovider.ModeAnthropic),
 					Mode: "anthropic-messages", SupportsReasoning: &yes},
@@ -78,11 +79,14 @@ func TestThinkingToggleAfterAToolLoopEnd(t *testing.T) {
 						t.Error(err)
 					}
 				}
+				if err := os.WriteFile(filepath.Join(ws, "released"), nil, 0o600); err != nil {
+					t.Error(err)
+				}
 			}
 			if tc.cancel {
 				// The tool runs until the cancel: the run ends with the
 				// tool's (canceled) result recorded, inside the loop.
-				req.MaxSteps, req.Tools, req.AllowFileMutation = nil, []string{"bash"}, true
+				req.MaxSteps = nil
 				hook = func(rc *runtime.RunControl) { rc.Cancel() }
 			}
 			res := runToEnd(t, agent, req, hook)

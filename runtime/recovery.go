@@ -115,8 +115,8 @@ func (e *errTurnFailed) Error() string { return e.code + ": " + e.msg }
 // provider_waiting_for_network, and the auxiliary operations of CONTRACT
 // §12 (local_compaction, native_compaction, terminal_gate), reported as
 // provider_operation_retry. The name is also the operation of a
-// usage_uncertainty record. The terminal gate's model calls (gate.go) are
-// the auxiliary operation this build makes.
+// usage_uncertainty record and of an auxiliary call's usage record (a
+// compaction's summarizer, a model terminal gate's question).
 const (
 	operationAssistantTurn   = "assistant_turn"
 	operationLocalCompaction = "local_compaction"
@@ -269,14 +269,7 @@ func (d *driver) modelTurn(ctx context.Context, step int, req provider.Request) 
 		name:      operationAssistantTurn,
 		call:      func(ctx context.Context) (turn, error) { return d.callModel(ctx, step, req) },
 		lifecycle: d.lifecycleOn(),
-		discard: func(t turn) {
-			if t.text != "" {
-				d.stream(protocol.TypeRecoveredOutput, &protocol.RecoveredOutput{Step: step, Channel: protocol.ChannelText, Text: t.text})
-			}
-			if t.reasoning != "" {
-				d.stream(protocol.TypeRecoveredOutput, &protocol.RecoveredOutput{Step: step, Channel: protocol.ChannelReasoning, Text: t.reasoning})
-			}
-		},
+		discard:   func(t turn) { d.discardTurn(step, t) },
 	})
 }
 

@@ -142,6 +142,7 @@ type driver struct {
 	effort    string          // the reasoning effort the model calls use
 	reauthed  int             // the step whose Codex 401 refreshed the credential (codex.go)
 	trace     fsm.Tracer      // the run's machines' tracer (nil: tracing off)
+	cmp       *compactor      // context budgeting and compaction (compaction.go)
 
 	deltas []protocol.ModelDelta // the unused rest of the model_delta slab (step.go)
 }

@@ -122,20 +122,7 @@ func (d *driver) account(step int, u provider.Usage) protocol.StepCost {
 	if usage.TotalTokens == 0 {
 		usage.TotalTokens = usage.InputTokens + usage.OutputTokens
 	}
-	var c protocol.StepCost
-	if pr := d.p.model.Cost; pr != nil {
-		// InputTokens counts cached tokens too (provider.Usage); price
-		// each part at its own rate.
-		fresh := max(usage.InputTokens-usage.CacheReadTokens-usage.CacheWriteTokens, 0)
-		c = protocol.StepCost{
-			Input:      float64(fresh) * pr.Input / 1e6,
-			Output:     float64(usage.OutputTokens) * pr.Output / 1e6,
-			CacheRead:  float64(usage.CacheReadTokens) * pr.CacheRead / 1e6,
-			CacheWrite: float64(usage.CacheWriteTokens) * pr.CacheWrite / 1e6,
-			Currency:   pr.Currency,
-		}
-		c.Total = c.Input + c.Output + c.CacheRead + c.CacheWrite
-	}
+	c := priceUsage(d.p.model.Cost, usage)
 	t := &d.total
 	t.Usage.InputTokens += usage.InputTokens
 	t.Usage.OutputTokens += usage.OutputTokens

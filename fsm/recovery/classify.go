@@ -118,11 +118,22 @@ var eventFatal = map[string]string{
 }
 
 // contextMessages are phrases of the providers' context-overflow messages
-// that come without a distinguishing code (Anthropic answers 400
-// invalid_request_error "prompt is too long: …"). They only refine the code
-// of a failure that is already fatal (bad_request, request_too_large) into
-// context_overflow; they never change the class.
-var contextMessages = []string{"prompt is too long", "maximum context length", "context window"}
+// that come without a distinguishing code: Anthropic answers 400
+// invalid_request_error "prompt is too long: …", OpenAI "This model's
+// maximum context length is N tokens", llama.cpp "the request exceeds the
+// available context size", LM Studio "… is greater than the context
+// length", vLLM and other gateways "too many tokens", "input token count
+// … exceeds the maximum", "reduce the length of the messages". They only
+// refine the code of a failure that is already fatal (bad_request,
+// request_too_large, provider_error) into context_overflow; they never
+// change the class.
+var contextMessages = []string{
+	"prompt is too long", "maximum context length", "context window", "input is too long for requested model",
+	"exceeds the available context size", "greater than the context length", "context length exceeded",
+	"context_length_exceeded", "maximum prompt length", "reduce the length of the messages", "too many tokens",
+	"token limit exceeded", "exceeded model token limit", "context size has been exceeded",
+	"input token count", "exceeds the maximum number of tokens",
+}
 
 // Classify maps the facts of one failed attempt to what recovery does
 // (CONTRACT §12). It is a total, pure function:
@@ -145,8 +156,10 @@ var contextMessages = []string{"prompt is too long", "maximum context length", "
 //     format, and a replacement would almost surely fail the same way.
 //   - An unknown kind → Fatal provider_error.
 //
-// A fatal bad_request or request_too_large whose message reads like a
-// context overflow ("prompt is too long", …) is context_overflow.
+// A fatal bad_request, request_too_large or provider_error (an
+// unclassified status) whose message reads like a context overflow
+// ("prompt is too long", …) is context_overflow. A bare 413 stays
+// request_too_large; the runtime treats it as an overflow signal too.
 func Classify(f Facts) Class {
 	code := strings.ToLower(strings.TrimSpace(f.Code))
 	switch f.Kind {
@@ -213,10 +226,10 @@ func byStatus(status int) Class {
 	return fatal(CodeProviderError)
 }
 
-// refine turns a fatal bad_request or request_too_large whose message
-// reads like a context overflow into context_overflow.
+// refine turns a fatal bad_request, request_too_large or provider_error
+// whose message reads like a context overflow into context_overflow.
 func refine(c Class, msg string) Class {
-	if c.Kind != Fatal || (c.Code != CodeBadRequest && c.Code != CodeRequestTooLarge) {
+	if c.Kind != Fatal || (c.Code != CodeBadRequest && c.Code != CodeRequestTooLarge && c.Code != CodeProviderError) {
 		return c
 	}
 	lower := strings.ToLower(msg)

@@ -49,7 +49,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, mode Mode, p pla
 		for k, v := range p.fix.header {
 			header[k] = append([]string(nil), v...) // the fixture is shared
 		}
-	case p.turn >= 0:
+	case p.turn >= 0 || p.summary:
 		model := p.t.Model
 		if model == "" {
 			model, _ = body["model"].(string)

@@ -61,6 +61,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.serveModels(w, r, requestID)
 		return
+	case r.URL.Path == pathResponsesCompact:
+		s.serveCompact(w, r, raw, body, n, idx, requestID)
+		return
 	case mode == "":
 		apiError{status: http.StatusNotFound, typ: "invalid_request_error",
 			msg: fmt.Sprintf("Invalid URL (%s %s)", r.Method, r.URL.Path)}.write(w, mode, requestID)
@@ -90,7 +93,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	p := s.dispatch(mode, idx)
+	p := s.dispatch(mode, idx, raw)
 	served := s.answer(w, r, mode, p, body, n, requestID)
 	s.settle(p, served)
 }

@@ -51,6 +51,8 @@ const (
 	pathResponses = "/v1/responses"
 	pathMessages  = "/v1/messages"
 	pathModels    = "/v1/models"
+	// pathResponsesCompact is the Responses compaction endpoint.
+	pathResponsesCompact = "/v1/responses/compact"
 	// pathCodex is the ChatGPT Codex backend's Responses endpoint
 	// (chatgpt.com/backend-api/codex/responses), where a Codex ChatGPT
 	// login goes.

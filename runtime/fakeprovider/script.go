@@ -25,6 +25,24 @@ type Script struct {
 	// API key or not). They consume nothing. Zero means the model is
 	// ready from the start.
 	Loading int `json:"loading,omitempty"`
+	// Summaries answer the summarizer requests of context compaction (a
+	// request whose body holds SummarizerMarker, the phrase the host's
+	// summarizer system prompt carries), in order, apart from Turns: a
+	// summarizer request never consumes a turn. When they run out, a
+	// summarizer request gets DefaultSummary.
+	Summaries []Turn `json:"summaries,omitempty"`
+	// ContextWindow, when positive, is the fake model's context window in
+	// tokens, counted as the request body's bytes / 4: a larger request
+	// (summarizer requests too) gets the context-overflow error of
+	// OverflowStyle instead of an answer, and consumes nothing.
+	ContextWindow int `json:"context_window,omitempty"`
+	// OverflowStyle is the form of that error (see OverflowFault); empty
+	// means the mode's own provider.
+	OverflowStyle string `json:"overflow_style,omitempty"`
+	// AutoUsage makes a turn without Usage report input tokens of the
+	// request body's bytes / 4 and output tokens of its text's, so that a
+	// long session's usage grows as a real one's does.
+	AutoUsage bool `json:"auto_usage,omitempty"`
 }
 
 // LoadingBody is what llama.cpp's llama-server answers, with HTTP 503 and

@@ -62,9 +62,13 @@ type Request struct {
 	Turn int
 	// Fixture is the name of the fixture the request was answered with.
 	Fixture string
-	// Fault describes the fault the request got, e.g. "status(429)", or
-	// "loading" for an answer of the model-loading phase (Script.Loading).
+	// Fault describes the fault the request got, e.g. "status(429)",
+	// "loading" for an answer of the model-loading phase (Script.Loading),
+	// or "overflow" for a request over Script.ContextWindow.
 	Fault string
+	// Summary reports a summarizer request (its body holds
+	// SummarizerMarker), answered from Script.Summaries.
+	Summary bool
 	// WebSocket is the number (from 1) of the WebSocket connection a
 	// handshake (Method GET) opened or a message (Method MethodMessage)
 	// came on; 0 for HTTP requests.
@@ -110,6 +114,10 @@ type Server struct {
 	sticky   map[Mode]*fixture
 	requests []Request
 	sockets  int // WebSocket connections opened
+	// summaries is how many of Script.Summaries were served.
+	summaries int
+	// compactions counts the compaction endpoint's requests.
+	compactions int
 }
 
 // New starts a Server on opts.Addr (by default 127.0.0.1 on a free port).

@@ -18,7 +18,9 @@ func (s *Server) SetScript(sc Script) {
 func (s *Server) setScriptLocked(sc Script) {
 	sc.Models = append([]string(nil), sc.Models...)
 	sc.Turns = append([]Turn(nil), sc.Turns...)
+	sc.Summaries = append([]Turn(nil), sc.Summaries...)
 	s.script = sc
+	s.summaries = 0
 	s.loading = max(sc.Loading, 0)
 	s.gen++
 	s.pending = make([]int, len(sc.Turns))
@@ -99,6 +101,7 @@ type plan struct {
 	fix     *fixture
 	queued  bool   // fix is the head of the mode's queue
 	peeked  bool   // the source was looked at, not taken (a faulted request)
+	summary bool   // t answers a summarizer request (Script.Summaries)
 	missing string // why there is nothing to answer with
 }
 
@@ -108,10 +111,21 @@ type plan struct {
 // there and then; a request with a stream fault only looks at it, so the
 // retry gets the same answer however the two requests race; FaultStatus
 // FaultResetAfterHeaders and FaultNoHeaders need no source at all.
-func (s *Server) dispatch(mode Mode, idx int) plan {
+//
+// Before all that, a request over Script.ContextWindow gets the overflow
+// error, and a summarizer request (raw holds SummarizerMarker) takes the
+// next of Script.Summaries instead of a turn.
+func (s *Server) dispatch(mode Mode, idx int, raw []byte) plan {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	p := plan{gen: s.gen, turn: -1}
+	if w := s.script.ContextWindow; w > 0 && len(raw)/4 > w {
+		p.fault = OverflowFault(mode, s.script.OverflowStyle, len(raw)/4, w)
+		s.requests[idx].Fault = "overflow"
+		return p
+	}
+	summary := isSummarizer(raw)
+	s.requests[idx].Summary = summary
 	if len(s.faults) > 0 {
 		p.fault = s.faults[0]
 		s.faults = s.faults[1:]
@@ -124,6 +138,9 @@ func (s *Server) dispatch(mode Mode, idx int) plan {
 	}
 	p.peeked = p.fault != nil
 	switch {
+	case summary:
+		p.summary = true
+		p.t = s.nextSummaryLocked(!p.peeked, raw)
 	case len(s.queued[mode]) > 0:
 		p.fix, p.queued = s.queued[mode][0], true
 		if !p.peeked {
@@ -146,6 +163,12 @@ func (s *Server) dispatch(mode Mode, idx int) plan {
 		s.requests[idx].Fixture = p.fix.name
 	}
 	s.requests[idx].Turn = p.turn
+	if s.script.AutoUsage && (p.turn >= 0 || p.summary) && p.t.Usage == (Usage{}) {
+		p.t.Usage = Usage{Input: len(raw) / 4, Output: (len(p.t.Text)+len(p.t.Reasoning))/4 + 1}
+		for _, c := range p.t.ToolCalls {
+			p.t.Usage.Output += (len(c.Name) + len(c.Arguments)) / 4
+		}
+	}
 	return p
 }
 
@@ -157,6 +180,9 @@ func (s *Server) settle(p plan, served bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if p.summary && p.gen == s.gen {
+		s.summaries++
+	}
 	if p.turn >= 0 && p.gen == s.gen && len(s.pending) > 0 && s.pending[0] == p.turn {
 		s.pending = s.pending[1:]
 	}

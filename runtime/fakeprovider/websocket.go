@@ -145,7 +145,7 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request, requestI
 			}
 			continue
 		}
-		p := s.dispatch(ModeResponses, midx)
+		p := s.dispatch(ModeResponses, midx, data)
 		id, ok := s.answerWS(ctx, conn, p, body, n)
 		s.settle(p, ok)
 		switch {
@@ -237,7 +237,7 @@ func (s *Server) answerWS(ctx context.Context, conn *websocket.Conn, p plan, bod
 			return "", false
 		}
 		events = p.fix.events
-	case p.turn >= 0:
+	case p.turn >= 0 || p.summary:
 		model := p.t.Model
 		if model == "" {
 			model, _ = body["model"].(string)

@@ -123,6 +123,7 @@ type (
 		APIKeyEnv    string      `json:"api_key_env"`
 		Lifecycle    bool        `json:"lifecycle_events"`
 		Transport    string      `json:"transport"`
+		Native       bool        `json:"native_compaction"`
 		Models       []fileModel `json:"models"`
 	}
 	fileModel struct {
@@ -134,6 +135,7 @@ type (
 		OutputModalities    []string  `json:"output_modalities"`
 		SupportsReasoning   bool      `json:"supports_reasoning"`
 		Transport           string    `json:"transport"`
+		Native              *bool     `json:"native_compaction"`
 		Cost                *fileCost `json:"cost"`
 	}
 	fileCost struct {
@@ -148,11 +150,12 @@ type (
 // The shape of models.json, checked before encoding/json decodes the file.
 var configShape = objectOf(map[string]*shape{
 	"providers": mapOf(objectOf(map[string]*shape{
-		"base_url":         str,
-		"provider_mode":    str,
-		"api_key_env":      str,
-		"lifecycle_events": boolean,
-		"transport":        str,
+		"base_url":          str,
+		"provider_mode":     str,
+		"api_key_env":       str,
+		"lifecycle_events":  boolean,
+		"transport":         str,
+		"native_compaction": boolean,
 		"models": arrayOf(objectOf(map[string]*shape{
 			"id":                    str,
 			"name":                  str,
@@ -162,6 +165,7 @@ var configShape = objectOf(map[string]*shape{
 			"output_modalities":     arrayOf(str),
 			"supports_reasoning":    boolean,
 			"transport":             str,
+			"native_compaction":     boolean,
 			"cost": objectOf(map[string]*shape{
 				"input":       number,
 				"output":      number,
@@ -230,6 +234,9 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 	if err := checkTransport(p.Transport, mode); err != nil {
 		return nil, configError(where, err)
 	}
+	if p.Native && mode != ModeOpenAIResponses {
+		return nil, configError(where, fmt.Errorf("native_compaction needs provider_mode %q", ModeOpenAIResponses))
+	}
 	base := strings.TrimRight(p.BaseURL, "/")
 	seen := make(map[string]bool, len(p.Models))
 	out := make([]Model, 0, len(p.Models))
@@ -271,6 +278,13 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 		if err != nil {
 			return nil, configError(mwhere+".cost", err)
 		}
+		native := p.Native
+		if fm.Native != nil {
+			if *fm.Native && mode != ModeOpenAIResponses {
+				return nil, configError(mwhere, fmt.Errorf("native_compaction needs provider_mode %q", ModeOpenAIResponses))
+			}
+			native = *fm.Native
+		}
 		out = append(out, Model{
 			ID:                  fm.ID,
 			Provider:            name,
@@ -287,6 +301,7 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 			CredentialEnv:       p.APIKeyEnv,
 			LifecycleEvents:     p.Lifecycle,
 			Transport:           transport,
+			NativeCompaction:    native,
 		})
 	}
 	return out, nil

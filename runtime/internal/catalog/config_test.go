@@ -250,6 +250,9 @@ func TestLoadErrors(t *testing.T) {
 		{"null scalar", provider(`"api_key_env": null`), "providers.local.api_key_env: expected a string, found null"},
 		{"object for string", `{"providers": {"local": {"base_url": {}}}}`, "providers.local.base_url: expected a string, found an object"},
 		{"string for array", provider(`"models": "m"`), "providers.local.models: expected an array, found a string"},
+		{"native compaction on chat", provider(`"native_compaction": true`), `providers.local: native_compaction needs provider_mode "openai-responses"`},
+		{"native compaction on a chat model", provider(`"models": [{"id": "m", "context_window_tokens": 1000, "max_output_tokens": 100, "native_compaction": true}]`), `providers.local.models[0]: native_compaction needs provider_mode "openai-responses"`},
+		{"string for native_compaction", provider(`"native_compaction": "yes"`), "providers.local.native_compaction: expected true or false, found a string"},
 		{"string for lifecycle_events", provider(`"lifecycle_events": "yes"`), "providers.local.lifecycle_events: expected true or false, found a string"},
 		{"null lifecycle_events", provider(`"lifecycle_events": null`), "providers.local.lifecycle_events: expected true or false, found null"},
 		{"lifecycle_events on a model", provider(`"models": [{"id": "m", "lifecycle_events": true}]`), "providers.local.models[0].lifecycle_events: unknown field"},
@@ -322,6 +325,28 @@ func TestLifecycleEventsOnlyConfigured(t *testing.T) {
 	for _, m := range c.Models() {
 		if want := m.Provider == "corp"; m.LifecycleEvents != want {
 			t.Errorf("%s: LifecycleEvents %v, want %v", m.ID, m.LifecycleEvents, want)
+		}
+	}
+}
+
+func TestNativeCompactionOnlyDeclared(t *testing.T) {
+	for _, m := range Builtin() {
+		if m.NativeCompaction {
+			t.Errorf("built-in %s compacts natively", m.ID)
+		}
+	}
+	m, err := InlineRoute(InlineSpec{Provider: "corp", BaseURL: "http://127.0.0.1:1/v1", Model: "gpt", Mode: string(ModeOpenAIResponses)})
+	if err != nil || m.NativeCompaction {
+		t.Errorf("inline route %+v, %v", m, err)
+	}
+	c, err := Load(writeConfig(t, `{"providers": {"resp": {"base_url": "http://h/v1", "provider_mode": "openai-responses", "native_compaction": true,
+		"models": [{"id": "a", "context_window_tokens": 1000, "max_output_tokens": 100}, {"id": "b", "context_window_tokens": 1000, "max_output_tokens": 100, "native_compaction": false}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range c.Models() {
+		if want := m.APIModel == "a"; m.NativeCompaction != want {
+			t.Errorf("%s: NativeCompaction %v, want %v", m.ID, m.NativeCompaction, want)
 		}
 	}
 }

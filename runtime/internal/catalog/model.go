@@ -120,6 +120,12 @@ type Model struct {
 	CredentialEnv string
 	// Inline is true for routes defined inline in a run request.
 	Inline bool
+	// NativeCompaction reports that the route compacts with the provider's
+	// own endpoint (POST base_url/responses/compact) instead of a
+	// summarizer call: declared by a ~/.octet/models.json provider or
+	// model ("native_compaction": true, openai-responses only); never
+	// true for an inline route.
+	NativeCompaction bool
 	// LifecycleEvents reports that the route's provider opted into
 	// provider_lifecycle readiness telemetry ("lifecycle_events": true in
 	// ~/.octet/models.json). Only configured providers can: it is false

@@ -61,6 +61,29 @@ type Message struct {
 	// them), so that the prompt starts a new assistant turn. Not stored:
 	// the session derives it from its run records.
 	NewTurn bool `json:"-"`
+	// NativeItems, when set, is a JSON array of Responses input items
+	// that a provider's compaction endpoint returned (a native
+	// checkpoint): the message stands for the compacted history and is
+	// sent as those items, byte for byte, never parsed or altered. Only
+	// the route that produced them ever gets such a message; Role and the
+	// other fields are ignored. Not stored: the session builds it from its
+	// checkpoint.
+	NativeItems []byte `json:"-"`
+}
+
+// CompactResult is what a provider's compaction endpoint returned: the
+// replacement history, as a JSON array of opaque items, and the call's
+// usage (UsageReported false when the server sent none).
+type CompactResult struct {
+	Items         []byte
+	Usage         Usage
+	UsageReported bool
+}
+
+// Compactor is a Provider that can compact a conversation itself (the
+// Responses compaction endpoint).
+type Compactor interface {
+	Compact(ctx context.Context, req Request) (CompactResult, error)
 }
 
 // Media types.
@@ -359,8 +382,12 @@ const (
 	FinishStop      = "stop"       // the model ended its answer
 	FinishToolCalls = "tool_calls" // the model wants tool results
 	FinishLength    = "length"     // output cap reached
-	FinishRefusal   = "refusal"    // content filter or refusal
-	FinishOther     = "other"
+	// FinishContextWindow: the answer stopped because the context window
+	// filled up (Anthropic stop_reason "model_context_window_exceeded"):
+	// a context overflow, which the runtime compacts and retries.
+	FinishContextWindow = "context_window"
+	FinishRefusal       = "refusal" // content filter or refusal
+	FinishOther         = "other"
 )
 
 // StreamEvent is one decoded piece of a streamed response.

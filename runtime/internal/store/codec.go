@@ -245,6 +245,9 @@ func validate(r Record, msgs int, prior func(entry int) Body, n int) error {
 		if b.FirstKept < 0 || b.FirstKept > msgs {
 			return fmt.Errorf("compaction first_kept %d is outside [0, %d]", b.FirstKept, msgs)
 		}
+		if b.Items != nil && (b.Route == "" || b.Items.Kind() != '[') {
+			return errors.New("a native compaction needs its route and a JSON array of items")
+		}
 	case RunStart:
 		if b.RunID == "" {
 			return errors.New("run_start has no run_id")

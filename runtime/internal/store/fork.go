@@ -108,8 +108,10 @@ func (s *Session) forkRecords() []Record {
 		}
 	}
 	// The conversation's messages are the branch's message records from
-	// the latest checkpoint's first kept one on.
-	_, ords := s.conversation(chain, true)
+	// the latest checkpoint's first kept one on. A native checkpoint is
+	// tied to its route and not carried into a fork: the fork starts from
+	// the latest local checkpoint, or the raw history.
+	_, ords := s.conversation(chain, true, "")
 	kept := make(map[int]bool, len(ords))
 	for _, o := range ords {
 		kept[o] = true
@@ -119,7 +121,9 @@ func (s *Session) forkRecords() []Record {
 	for _, i := range chain {
 		switch b := s.recs[i].Body.(type) {
 		case Compaction:
-			cp = &b
+			if b.applies("") {
+				cp = &b
+			}
 		case ModelChange:
 			model = &b
 		}

@@ -100,6 +100,10 @@ type Usage struct {
 	Usage     provider.Usage `json:"usage"`
 	// CostUSD is the priced cost of the call in US dollars, 0 when unknown.
 	CostUSD float64 `json:"cost_usd,omitempty"`
+	// Discarded marks a billed call whose answer was thrown away (a
+	// silent context overflow, compacted and re-issued): it counts in the
+	// totals, never as the context's size.
+	Discarded bool `json:"discarded,omitempty"`
 }
 
 // UsageUncertainty records a failed attempt that may have been billed while
@@ -121,16 +125,63 @@ type ReasoningChange struct {
 	Effort string `json:"effort"`
 }
 
-// Compaction is a checkpoint of local compaction: the conversation continues
-// from Summary followed by the message records from FirstKept on.
+// Compaction is a checkpoint of compaction: the conversation continues
+// from Summary (the handoff, wrapped by WrapSummary into one user message)
+// followed by the message records from FirstKept on. Only the newest
+// checkpoint applies. It is stored as
+//
+//	{"type":"compaction","ts":…,"kind":"local","reason":"threshold","summary":"## Goal…","read_files":["a.go"],"modified_files":["b.go"],"first_kept":12,"tokens_before":24100,"tokens_after_estimate":5200,"usage":{…}}
+//
+// A torn checkpoint line (a crash mid-append) is ignored on load like any
+// torn last line: the session then continues from the checkpoint before.
 type Compaction struct {
+	// Kind is "local" (a summarizer call) or "native" (the provider's
+	// compaction endpoint); empty in files of older builds.
+	Kind string `json:"kind,omitempty"`
+	// Reason is "threshold" or "overflow".
+	Reason string `json:"reason,omitempty"`
+	// Summary is the handoff: the model's summary, right-trimmed, followed
+	// by the host's file evidence blocks.
 	Summary string `json:"summary"`
+	// SummaryText is the model's summary alone (the handoff without the
+	// evidence), fed to the next compaction as the previous summary.
+	SummaryText string `json:"summary_text,omitempty"`
+	// ReadFiles and ModifiedFiles are the cumulative file evidence:
+	// workspace-relative paths, sorted, de-duplicated.
+	ReadFiles     []string `json:"read_files,omitempty"`
+	ModifiedFiles []string `json:"modified_files,omitempty"`
 	// FirstKept is the 0-based index, among all message records of the
 	// session counted from the start of the file, of the first message kept
 	// verbatim. It is at most the number of message records before the
 	// checkpoint.
 	FirstKept int `json:"first_kept"`
+	// TokensBefore is the context size that led to the compaction, and
+	// TokensAfterEstimate the estimate of the rebuilt context.
+	TokensBefore        int64 `json:"tokens_before,omitempty"`
+	TokensAfterEstimate int64 `json:"tokens_after_estimate,omitempty"`
+	// Usage is the summarizer calls' usage, summed (each call also has
+	// its own usage record in the ledger).
+	Usage *provider.Usage `json:"usage,omitempty"`
+	// Items, in a native checkpoint, are the provider's replacement
+	// history exactly as its compaction endpoint returned it (a JSON
+	// array of opaque items), and Route the route that produced them: the
+	// checkpoint applies only on that route (MessagesFor). A native
+	// checkpoint has no Summary; FirstKept is the number of message
+	// records before it (the items replace them all).
+	Items jsontext.Value `json:"items,omitempty"`
+	Route string         `json:"route,omitempty"`
 }
+
+// SummaryPrefix and SummarySuffix wrap a checkpoint's handoff into the
+// user message that stands for the compacted history.
+const (
+	SummaryPrefix = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+	SummarySuffix = "\n</summary>"
+)
+
+// WrapSummary returns the user message text a checkpoint's handoff
+// becomes in the rebuilt conversation.
+func WrapSummary(handoff string) string { return SummaryPrefix + handoff + SummarySuffix }
 
 // RunStart marks the start of a run.
 type RunStart struct {

@@ -355,25 +355,33 @@ func (s *Session) UnknownRecords() int { return s.unknown }
 
 // Messages returns the conversation that ends at the head (Head): the
 // message records on the head's branch in order, or, after a compaction
-// checkpoint on that branch, the latest such checkpoint's summary as a user
-// message followed by the branch's message records from its FirstKept on
-// (including those appended after the checkpoint). Without a checkout the
-// branch is the whole file. A run's prompt (the first user message the run
-// recorded after its run_start, not a queued one) is marked NewTurn. The
-// slice is new; the messages share their tool calls with the Session and
-// must not be modified.
-func (s *Session) Messages() []provider.Message {
-	msgs, _ := s.conversation(s.branch(s.head), false)
+// checkpoint on that branch, the latest such checkpoint (WrapSummary of its
+// summary, as a user message) followed by the branch's message records from
+// its FirstKept on (including those appended after the checkpoint). Without
+// a checkout the branch is the whole file. A run's prompt (the first user
+// message the run recorded after its run_start, not a queued one) is marked
+// NewTurn. The slice is new; the messages share their tool calls with the
+// Session and must not be modified.
+func (s *Session) Messages() []provider.Message { return s.MessagesFor("") }
+
+// MessagesFor is Messages for a run on route: a native checkpoint
+// (Compaction.Items) applies only when its Route is route, and stands for
+// the history before it as one message carrying its items verbatim
+// (provider.Message.NativeItems); on any other route the checkpoint is
+// skipped, and the conversation continues from the checkpoint before it,
+// or the whole raw history.
+func (s *Session) MessagesFor(route string) []provider.Message {
+	msgs, _ := s.conversation(s.branch(s.head), false, route)
 	return msgs
 }
 
-// ConversationOrdinals returns, for each message of Messages that is a
-// message record (every one but a checkpoint's summary), its ordinal among
-// all message records of the file: the value a new Compaction's FirstKept
-// takes to keep that message and the ones after it. Without a checkout and
-// a checkpoint they are 0, 1, 2, …
-func (s *Session) ConversationOrdinals() []int {
-	_, ords := s.conversation(s.branch(s.head), true)
+// ConversationOrdinals returns, for each message of MessagesFor(route) that
+// is a message record (every one but a checkpoint's), its ordinal among all
+// message records of the file: the value a new Compaction's FirstKept takes
+// to keep that message and the ones after it. Without a checkout and a
+// checkpoint they are 0, 1, 2, …
+func (s *Session) ConversationOrdinals(route string) []int {
+	_, ords := s.conversation(s.branch(s.head), true, route)
 	return ords
 }
 
@@ -405,9 +413,9 @@ func (s *Session) branch(head int) []int {
 }
 
 // conversation builds the conversation of the records at positions chain
-// (nil: all records) and, when ords, the file-wide ordinals of the message
-// records it holds.
-func (s *Session) conversation(chain []int, ords bool) ([]provider.Message, []int) {
+// (nil: all records) for route and, when ords, the file-wide ordinals of
+// the message records it holds.
+func (s *Session) conversation(chain []int, ords bool, route string) ([]provider.Message, []int) {
 	var ordAt []int // ordAt[i]: message records before position i
 	if chain != nil {
 		ordAt = make([]int, len(s.recs))
@@ -439,7 +447,9 @@ func (s *Session) conversation(chain []int, ords bool) ([]provider.Message, []in
 				allOrd = append(allOrd, ordAt[i])
 			}
 		case Compaction:
-			cp = &b
+			if b.applies(route) {
+				cp = &b
+			}
 		}
 	}
 	if chain == nil {
@@ -468,7 +478,11 @@ func (s *Session) conversation(chain []int, ords bool) ([]provider.Message, []in
 		k, _ = slices.BinarySearch(allOrd, cp.FirstKept)
 	}
 	out := make([]provider.Message, 0, 1+len(all)-k)
-	out = append(out, provider.Message{Role: provider.RoleUser, Text: cp.Summary})
+	if cp.Items != nil {
+		out = append(out, provider.Message{Role: provider.RoleUser, NativeItems: cp.Items})
+	} else {
+		out = append(out, provider.Message{Role: provider.RoleUser, Text: WrapSummary(cp.Summary)})
+	}
 	out = append(out, all[k:]...)
 	if allOrd != nil {
 		allOrd = allOrd[k:]
@@ -543,6 +557,11 @@ func (s *Session) ForkOrigin() (Fork, bool) {
 	return Fork{}, false
 }
 
+// applies reports whether the checkpoint applies on route.
+func (c *Compaction) applies(route string) bool {
+	return c.Items == nil || (route != "" && c.Route == route)
+}
+
 // HasUncertainUsage reports whether the session holds a usage_uncertainty
 // record. The flag is sticky: nothing clears it, and it survives reopening
 // and compaction (CONTRACT §12).
@@ -586,3 +605,64 @@ func (s *Session) RunEnds() []RunEnd {
 // LatestReasoning returns the effort of the latest reasoning_change record,
 // "" when there is none.
 func (s *Session) LatestReasoning() string { return s.reasoning }
+
+// LatestCompaction returns the newest checkpoint that applies on route
+// (see MessagesFor), if any.
+func (s *Session) LatestCompaction(route string) (Compaction, bool) {
+	recs := s.branch(s.head) // nil without a checkout: every record
+	n := len(s.recs)
+	if recs != nil {
+		n = len(recs)
+	}
+	for j := n - 1; j >= 0; j-- {
+		i := j
+		if recs != nil {
+			i = recs[j]
+		}
+		if c, ok := s.recs[i].Body.(Compaction); ok && c.applies(route) {
+			return c, true
+		}
+	}
+	return Compaction{}, false
+}
+
+// MessageCount returns the number of message records.
+func (s *Session) MessageCount() int { return s.msgs }
+
+// ContextUsage returns the usage of the newest model step (a usage record
+// without an operation) recorded on the head's branch after its newest
+// checkpoint, and how many message records follow it; ok is false when
+// there is none (no step since the checkpoint: its usage would describe a
+// context that no longer exists). A checkout moves the head before the
+// newest step's context: its usage then describes a conversation that is
+// no longer the head's, and ok is false until the next step.
+func (s *Session) ContextUsage() (u provider.Usage, after int, ok bool) {
+	if s.checkouts > 0 {
+		if _, lastIsCheckout := s.recs[len(s.recs)-1].Body.(Checkout); lastIsCheckout {
+			return provider.Usage{}, 0, false
+		}
+	}
+	recs := s.branch(s.head) // nil without a checkout: every record
+	n := len(s.recs)
+	if recs != nil {
+		n = len(recs)
+	}
+	after = 0
+	for j := n - 1; j >= 0; j-- {
+		i := j
+		if recs != nil {
+			i = recs[j]
+		}
+		switch b := s.recs[i].Body.(type) {
+		case Message:
+			after++
+		case Compaction:
+			return provider.Usage{}, 0, false
+		case Usage:
+			if b.Operation == "" {
+				return b.Usage, after, true
+			}
+		}
+	}
+	return provider.Usage{}, 0, false
+}

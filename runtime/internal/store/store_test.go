@@ -531,19 +531,19 @@ func TestMessagesCompaction(t *testing.T) {
 		}
 		return out
 	}
-	if diff := cmp.Diff([]string{"user:first", "user:m2", "user:m3", "user:m4", "user:m5"}, texts()); diff != "" {
+	if diff := cmp.Diff([]string{"user:" + WrapSummary("first"), "user:m2", "user:m3", "user:m4", "user:m5"}, texts()); diff != "" {
 		t.Errorf("after first compaction (-want +got):\n%s", diff)
 	}
 	if err := s.Append(Record{Body: Compaction{Summary: "second", FirstKept: 5}}, msg("m6")); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"user:second", "user:m5", "user:m6"}, texts()); diff != "" {
+	if diff := cmp.Diff([]string{"user:" + WrapSummary("second"), "user:m5", "user:m6"}, texts()); diff != "" {
 		t.Errorf("after second compaction (-want +got):\n%s", diff)
 	}
 	if err := s.Append(Record{Body: Compaction{Summary: "all", FirstKept: 7}}); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"user:all"}, texts()); diff != "" {
+	if diff := cmp.Diff([]string{"user:" + WrapSummary("all")}, texts()); diff != "" {
 		t.Errorf("after full compaction (-want +got):\n%s", diff)
 	}
 }

@@ -22,10 +22,18 @@ func userMsg(text string) Record {
 	return Record{Body: Message{Message: provider.Message{Role: provider.RoleUser, Text: text}}}
 }
 
+// texts returns the messages' texts, a checkpoint's wrapped summary as the
+// summary alone.
 func texts(msgs []provider.Message) []string {
 	out := []string{}
 	for _, m := range msgs {
-		out = append(out, m.Text)
+		t := m.Text
+		if inner, ok := strings.CutPrefix(t, SummaryPrefix); ok {
+			if inner, ok := strings.CutSuffix(inner, SummarySuffix); ok {
+				t = inner
+			}
+		}
+		out = append(out, t)
 	}
 	return out
 }
@@ -68,7 +76,7 @@ func TestCheckoutBranches(t *testing.T) {
 	if got := texts(s.Messages()); !cmp.Equal(got, want) || s.Head() != 8 {
 		t.Fatalf("after appending: head %d, %v", s.Head(), got)
 	}
-	if diff := cmp.Diff([]int{0, 1, 2, 5}, s.ConversationOrdinals()); diff != "" {
+	if diff := cmp.Diff([]int{0, 1, 2, 5}, s.ConversationOrdinals("")); diff != "" {
 		t.Errorf("ordinals (-want +got):\n%s", diff)
 	}
 	ids, on := onHead(s)
@@ -134,7 +142,7 @@ func TestCheckoutAcrossCompaction(t *testing.T) {
 	if err := s.Append(userMsg("m6")); err != nil {
 		t.Fatal(err)
 	}
-	ords := s.ConversationOrdinals()
+	ords := s.ConversationOrdinals("")
 	if diff := cmp.Diff([]int{0, 1, 2, 3, 6}, ords); diff != "" {
 		t.Fatalf("ordinals (-want +got):\n%s", diff)
 	}
@@ -145,7 +153,7 @@ func TestCheckoutAcrossCompaction(t *testing.T) {
 	if got := texts(s.Messages()); !cmp.Equal(got, []string{"second", "m3", "m6", "m7"}) {
 		t.Fatalf("after the branch's checkpoint: %v", got)
 	}
-	if diff := cmp.Diff([]int{3, 6, 7}, s.ConversationOrdinals()); diff != "" {
+	if diff := cmp.Diff([]int{3, 6, 7}, s.ConversationOrdinals("")); diff != "" {
 		t.Errorf("ordinals after the checkpoint (-want +got):\n%s", diff)
 	}
 	// The first checkpoint itself is an entry.

@@ -23,6 +23,64 @@ const maxErrorBody = 64 << 10
 // response body (connect, HTTP status, cancel, a JSON answer) is returned as
 // *provider.Error; only a request that cannot be built is a plain error.
 func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Stream, error) {
+	resp, rb, err := m.open(ctx, r, body)
+	if err != nil {
+		return nil, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
+		// stream:true answered with a plain JSON body: an error envelope
+		// some servers send with 200, or a server that ignores stream.
+		defer rb.Close()
+		return nil, m.jsonBodyError(ctx, r.Scrub, resp, rb)
+	}
+	dec := m.Decode(rb, r.MaxEvent)
+	limit := r.MaxOutput
+	if limit <= 0 {
+		limit = provider.OutputLimit(0)
+	}
+	dec.SetOutputLimit(limit)
+	if md, ok := dec.(MediaDecoder); ok {
+		md.SetSpoolDir(r.SpoolDir)
+	}
+	return &stream{
+		dec:   dec,
+		body:  rb,
+		ctx:   ctx,
+		mode:  m.Name,
+		idle:  r.Idle,
+		scrub: r.Scrub,
+	}, nil
+}
+
+// PostJSON posts body to the route like Stream and returns the whole JSON
+// answer of a 2xx response, at most maxBytes of it (a call that is not
+// streamed: the Responses compaction endpoint). Failures are classified
+// as Stream's are; an answer over maxBytes, or one that is not JSON, is a
+// FailDecode.
+func (m *Mode) PostJSON(ctx context.Context, r Route, body []byte, maxBytes int64) ([]byte, error) {
+	resp, rb, err := m.open(ctx, r, body)
+	if err != nil {
+		return nil, err
+	}
+	defer rb.Close()
+	raw, rerr := io.ReadAll(io.LimitReader(rb, maxBytes+1))
+	switch {
+	case rerr != nil && ctx.Err() != nil:
+		return nil, &provider.Error{Kind: provider.FailCanceled, Status: resp.StatusCode, Message: "canceled", RequestWritten: true, Err: rerr}
+	case rerr != nil:
+		return nil, &provider.Error{Kind: provider.FailStreamCut, Status: resp.StatusCode, Message: r.Scrub.Sanitize(transportMessage(rerr)), RequestWritten: true, Err: rerr}
+	case int64(len(raw)) > maxBytes:
+		return nil, &provider.Error{Kind: provider.FailDecode, Status: resp.StatusCode, RequestWritten: true, Message: fmt.Sprintf("the answer is over %d bytes", maxBytes)}
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" {
+		return nil, &provider.Error{Kind: provider.FailDecode, Status: resp.StatusCode, RequestWritten: true, Message: "expected application/json, got " + r.Scrub.Sanitize(mt)}
+	}
+	return raw, nil
+}
+
+// open posts body and returns a 2xx response with its idle-bounded body;
+// every other outcome is the classified error.
+func (m *Mode) open(ctx context.Context, r Route, body []byte) (*http.Response, *idleBody, error) {
 	// The request context is also canceled by the idle timer and by Close,
 	// so a stalled read always ends.
 	rctx, cancel := context.WithCancel(ctx)
@@ -63,7 +121,7 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 		// Only a broken endpoint can fail here, and Route validated it:
 		// a plain error, never a network wait.
 		cancel()
-		return nil, fmt.Errorf("%s: building the HTTP request: %w", m.Name, err)
+		return nil, nil, fmt.Errorf("%s: building the HTTP request: %w", m.Name, err)
 	}
 	hw.setBody(hreq, body)
 	for name, values := range r.Header {
@@ -77,7 +135,7 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 			resp.Body.Close()
 		}
 		cancel()
-		return nil, &provider.Error{Kind: provider.FailConnect,
+		return nil, nil, &provider.Error{Kind: provider.FailConnect,
 			Message: "no connection within the " + ow.idle.String() + " left of the max network wait",
 			Err:     fmt.Errorf("%s: opening the request: %w", m.Name, provider.ErrOpenTimeout)}
 	}
@@ -88,48 +146,26 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 			resp.Body.Close()
 		}
 		cancel()
-		return nil, hw.timeoutError(m.Name)
+		return nil, nil, hw.timeoutError(m.Name)
 	}
 	if err != nil {
 		cancel()
-		return nil, requestError(ctx, r.Scrub, err, written.Load(), connected.Load())
+		return nil, nil, requestError(ctx, r.Scrub, err, written.Load(), connected.Load())
 	}
 	if nofollow.IsRedirect(resp.StatusCode) {
 		// Never followed (Route's client), never read: the Location and a
 		// redirect page may carry what the server wants echoed.
 		resp.Body.Close()
 		cancel()
-		return nil, &provider.Error{Kind: provider.FailHTTPStatus, Status: resp.StatusCode, RequestWritten: true,
+		return nil, nil, &provider.Error{Kind: provider.FailHTTPStatus, Status: resp.StatusCode, RequestWritten: true,
 			Message: nofollow.Refused}
 	}
 	rb := newIdleBody(resp.Body, r.Idle, cancel)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer rb.Close()
-		return nil, m.statusError(ctx, r, resp, rb)
+		return nil, nil, m.statusError(ctx, r, resp, rb)
 	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" {
-		// stream:true answered with a plain JSON body: an error envelope
-		// some servers send with 200, or a server that ignores stream.
-		defer rb.Close()
-		return nil, m.jsonBodyError(ctx, r.Scrub, resp, rb)
-	}
-	dec := m.Decode(rb, r.MaxEvent)
-	limit := r.MaxOutput
-	if limit <= 0 {
-		limit = provider.OutputLimit(0)
-	}
-	dec.SetOutputLimit(limit)
-	if md, ok := dec.(MediaDecoder); ok {
-		md.SetSpoolDir(r.SpoolDir)
-	}
-	return &stream{
-		dec:   dec,
-		body:  rb,
-		ctx:   ctx,
-		mode:  m.Name,
-		idle:  r.Idle,
-		scrub: r.Scrub,
-	}, nil
+	return resp, rb, nil
 }
 
 // requestError classifies a failure before any response arrived.

@@ -592,8 +592,10 @@ func (d *decoder) finishReason() string {
 		return provider.FinishStop
 	case "tool_use":
 		return provider.FinishToolCalls
-	case "max_tokens", "model_context_window_exceeded":
+	case "max_tokens":
 		return provider.FinishLength
+	case "model_context_window_exceeded":
+		return provider.FinishContextWindow
 	case "refusal":
 		return provider.FinishRefusal
 	case "":

@@ -222,7 +222,7 @@ func TestDecodeQuirks(t *testing.T) {
 		{
 			name: "model_context_window_exceeded",
 			body: sseOf(msgStart, `{"type":"message_delta","delta":{"stop_reason":"model_context_window_exceeded"},"usage":{"output_tokens":5}}`, msgStop),
-			want: summary{Usage: base, Finish: provider.FinishLength},
+			want: summary{Usage: base, Finish: provider.FinishContextWindow},
 		},
 		{
 			name: "unknown stop reason",

@@ -177,16 +177,25 @@ func buildBody(req provider.Request, opts requestOptions) (*request, []itemOwner
 		m := &req.Messages[i]
 		body.Input = appendOutputs(body.Input, pending.Before(m))
 		own(i, true)
-		switch m.Role {
-		case provider.RoleUser:
+		switch {
+		case m.NativeItems != nil:
+			// A native checkpoint's items, verbatim.
+			var items []jsontext.Value
+			if err := json.Unmarshal(m.NativeItems, &items); err != nil {
+				return nil, nil, fmt.Errorf("responses: message %d: the compacted items are not a JSON array: %w", i, err)
+			}
+			for _, it := range items {
+				body.Input = append(body.Input, it)
+			}
+		case m.Role == provider.RoleUser:
 			um, err := buildUser(i, m)
 			if err != nil {
 				return nil, nil, err
 			}
 			body.Input = append(body.Input, um)
-		case provider.RoleAssistant:
+		case m.Role == provider.RoleAssistant:
 			body.Input = appendAssistant(body.Input, m, opts.encrypted)
-		case provider.RoleTool:
+		case m.Role == provider.RoleTool:
 			body.Input = appendOutputs(body.Input, req.Messages[i:i+1])
 		default:
 			return nil, nil, fmt.Errorf("responses: message %d has unknown role %q", i, m.Role)

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
 )
@@ -174,4 +177,54 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) (provider.S
 		URL: p.endpoint, Header: p.header, Client: p.client,
 		Idle: p.idle, MaxEvent: p.maxEvent, MaxOutput: req.MaxOutputBytes, SpoolDir: req.SpoolDir, Now: p.now, Scrub: p.scrub,
 	}, body)
+}
+
+var _ provider.Compactor = (*Provider)(nil)
+
+// maxCompactBytes bounds the answer of the compaction endpoint.
+const maxCompactBytes = 64 << 20
+
+// compactRequest is the body of POST /responses/compact: the model, the
+// instructions and the whole conversation as input items.
+type compactRequest struct {
+	Model        string `json:"model"`
+	Instructions string `json:"instructions,omitempty"`
+	Input        []any  `json:"input"`
+}
+
+// Compact asks the provider's compaction endpoint (POST BaseURL +
+// "/responses/compact", always over HTTP) to compact req's conversation,
+// and returns its output items verbatim as the replacement history:
+// their content, encrypted or not, is never parsed. Failures are
+// classified as Stream's are.
+func (p *Provider) Compact(ctx context.Context, req provider.Request) (provider.CompactResult, error) {
+	var res provider.CompactResult
+	body, _, err := buildBody(req, requestOptions{store: p.store, encrypted: p.encrypted})
+	if err != nil {
+		return res, err
+	}
+	data, err := json.Marshal(&compactRequest{Model: body.Model, Instructions: body.Instructions, Input: body.Input}, marshalOpts)
+	if err != nil {
+		return res, err
+	}
+	raw, err := mode.PostJSON(ctx, edge.Route{
+		URL: p.endpoint + "/compact", Header: p.header, Client: p.client,
+		Idle: p.idle, MaxEvent: p.maxEvent, Now: p.now, Scrub: p.scrub,
+	}, data, maxCompactBytes)
+	if err != nil {
+		return res, err
+	}
+	var answer struct {
+		Output jsontext.Value `json:"output"`
+		Usage  *wireUsage     `json:"usage"`
+	}
+	if err := json.Unmarshal(raw, &answer, unmarshalOpts); err != nil || answer.Output.Kind() != '[' {
+		return res, &provider.Error{Kind: provider.FailDecode, Status: 200, RequestWritten: true,
+			Message: "the compaction endpoint's answer has no output array"}
+	}
+	res.Items = []byte(answer.Output.Clone())
+	if answer.Usage != nil {
+		res.Usage, res.UsageReported = answer.Usage.neutral(), true
+	}
+	return res, nil
 }

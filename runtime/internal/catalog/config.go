@@ -32,7 +32,7 @@ const maxConfigBytes = 4 << 20
 //	    "models": [{"id": "...", "name": "...", "transport": "http" | "websocket",
 //	        "context_window_tokens": N, "max_output_tokens": N,
 //	        "input_modalities": ["text", "image", "audio"],
-//	        "supports_reasoning": false,
+//	        "supports_reasoning": false, "native_steering": false,
 //	        "cost": {"input": X, "output": X, "cache_read": X, "cache_write": X, "currency": "USD"}}]}}}
 //
 // The file is decoded strictly: an unknown field, a key in another letter
@@ -131,6 +131,7 @@ type (
 		MaxOutputTokens     int       `json:"max_output_tokens"`
 		InputModalities     []string  `json:"input_modalities"`
 		SupportsReasoning   bool      `json:"supports_reasoning"`
+		NativeSteering      bool      `json:"native_steering"`
 		Transport           string    `json:"transport"`
 		Cost                *fileCost `json:"cost"`
 	}
@@ -158,6 +159,7 @@ var configShape = objectOf(map[string]*shape{
 			"max_output_tokens":     integer,
 			"input_modalities":      arrayOf(str),
 			"supports_reasoning":    boolean,
+			"native_steering":       boolean,
 			"transport":             str,
 			"cost": objectOf(map[string]*shape{
 				"input":       number,
@@ -260,6 +262,9 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 			}
 			transport = fm.Transport
 		}
+		if fm.NativeSteering && mode != ModeOpenAIResponses {
+			return nil, configError(mwhere, fmt.Errorf("native_steering needs provider_mode %q", ModeOpenAIResponses))
+		}
 		cost, err := buildCost(fm.Cost)
 		if err != nil {
 			return nil, configError(mwhere+".cost", err)
@@ -274,6 +279,7 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 			MaxOutputTokens:     output,
 			InputModalities:     modalities,
 			SupportsReasoning:   fm.SupportsReasoning,
+			NativeSteering:      fm.NativeSteering,
 			Cost:                cost,
 			BaseURL:             base,
 			CredentialEnv:       p.APIKeyEnv,

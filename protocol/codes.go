@@ -71,6 +71,10 @@ const (
 	CodeTerminalGateExhausted = "terminal_gate_exhausted"
 	CodeTerminalGateStopped   = "terminal_gate_stopped"
 	CodeTerminalGateFailed    = "terminal_gate_failed"
+	// Native steering (issue 14 §2): with status blocked, before any
+	// provider I/O, the session holds a native steering intent whose
+	// outcome is unknown; the application must start a new session.
+	CodeUnsettledNativeSteering = "unsettled_native_steering"
 )
 
 // Tool error codes: tool_finish.data.error.code, returned to the model too
@@ -149,7 +153,7 @@ var (
 		CodeUnsupported, CodeRetriesExhausted, CodeNetworkWaitExceeded, CodeRetryAfterTooLong, CodeBadRequest,
 		CodeAuthFailed, CodeNotFound, CodeRequestTooLarge, CodeQuotaExhausted, CodeContextOverflow,
 		CodeProviderError, CodeOutputIncomplete, CodeMaxStepsReached, CodeCanceled, CodeInternalError, CodeOutputFailed,
-		CodeTerminalGateExhausted, CodeTerminalGateStopped, CodeTerminalGateFailed,
+		CodeTerminalGateExhausted, CodeTerminalGateStopped, CodeTerminalGateFailed, CodeUnsettledNativeSteering,
 	}
 	toolCodes = []string{
 		CodeInvalidArguments, CodeUnknownTool, CodeMutationNotAuthorized, CodeProcessNotEnabled,

@@ -337,13 +337,22 @@ type ModelStep struct {
 	UsageUncertain bool `json:"usage_uncertain"`
 }
 
-// SteeringDelivered reports a queued steering message entering the
-// conversation: the model sees it at Step (CONTRACT §15). Protocol 1 has
-// no steering command, so only Go API runs emit it.
+// SteeringDelivered reports a steering message entering the conversation:
+// the model sees it at Step (CONTRACT §15). Mode says how: "queued" (the
+// host appended it at a safe boundary) or "native" (the provider took it
+// with response.steer and its successor response was created). Protocol 1
+// has no steering command, so only Go API runs emit it.
 type SteeringDelivered struct {
 	Step int    `json:"step"`
 	Text string `json:"text"`
+	Mode string `json:"mode"`
 }
+
+// Steering delivery modes (SteeringDelivered.Mode).
+const (
+	SteeringModeQueued = "queued"
+	SteeringModeNative = "native"
+)
 
 // FollowUpDelivered reports a queued follow-up entering the conversation
 // at Step; as SteeringDelivered, only Go API runs emit it.

@@ -205,7 +205,13 @@ func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 	d.reportExtensions()
 	d.sessionUncertain(p.sess) // sticky across resume: every later run says so again
 
-	status, output, errInfo := d.contain(ctx)
+	var status, output string
+	var errInfo *protocol.ErrorData
+	if blocked := d.unsettledNativeSteering(); blocked != nil {
+		status, output, errInfo = blockedByNativeSteering(blocked) // before any provider I/O
+	} else {
+		status, output, errInfo = d.contain(ctx)
+	}
 	d.rc.closeSteering() // what is still queued is dropped, before settled
 	if code, msg := d.rc.abandoned(); code != "" {
 		// Nobody saw the run's events after the one that failed: it ends

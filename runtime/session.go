@@ -58,16 +58,20 @@ func (s *Session) Messages() []Message { return s.s.Messages() }
 func (s *Session) TornTail() bool { return s.s.TornTail() }
 
 // HasUncertainUsage reports whether any failed attempt of this session may
-// have been billed without known usage; it never clears.
+// have been billed without known usage, or a native steering intent's
+// outcome is unknown (HasUnsettledNativeSteering); it never clears.
 func (s *Session) HasUncertainUsage() bool { return s.s.HasUncertainUsage() }
 
 // HasUnsettledNativeSteering reports whether the session holds a native
-// steering operation (input dispatched into a provider's live response)
-// without its settlement; such a session would refuse new prompts. This
-// build steers only through the run's queue (RunControl.Steer, FollowUp):
-// every queued message is settled within its run, as a session message or
-// dropped, and nothing is ever dispatched natively, so it reports false.
-func (s *Session) HasUnsettledNativeSteering() bool { return false }
+// steering intent (input sent into a provider's live response with
+// response.steer, see RunControl.Steer) that was never settled: the
+// connection dropped, the process died, or no acknowledgement came after
+// the steer was sent. The provider may or may not have committed the
+// input, so it is never replayed: every later run on the session ends
+// blocked with unsettled_native_steering before any provider I/O, and the
+// session's usage is uncertain. Start a new session (Session.Fork copies
+// the conversation without the intent) to go on.
+func (s *Session) HasUnsettledNativeSteering() bool { return s.s.HasUnsettledNativeSteering() }
 
 // UsageUncertaintyRecords returns the durable uncertainty records.
 func (s *Session) UsageUncertaintyRecords() []UsageUncertainty {

@@ -162,7 +162,7 @@ func (d *driver) deliver(step int, msgs *[]provider.Message, queued []QueuedMess
 		if q.Kind == KindFollowUp {
 			d.stream(protocol.TypeFollowUpDelivered, &protocol.FollowUpDelivered{Step: step, Text: q.Text})
 		} else {
-			d.stream(protocol.TypeSteeringDelivered, &protocol.SteeringDelivered{Step: step, Text: q.Text})
+			d.stream(protocol.TypeSteeringDelivered, &protocol.SteeringDelivered{Step: step, Text: q.Text, Mode: protocol.SteeringModeQueued})
 		}
 	}
 	return nil

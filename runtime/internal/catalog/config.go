@@ -33,7 +33,7 @@ const maxConfigBytes = 4 << 20
 //	        "context_window_tokens": N, "max_output_tokens": N,
 //	        "input_modalities": ["text", "image", "audio"],
 //	        "output_modalities": ["text", "image" | "audio"],
-//	        "supports_reasoning": false,
+//	        "supports_reasoning": false, "native_steering": false,
 //	        "cost": {"input": X, "output": X, "cache_read": X, "cache_write": X, "currency": "USD"}}]}}}
 //
 // The file is decoded strictly: an unknown field, a key in another letter
@@ -134,6 +134,7 @@ type (
 		InputModalities     []string  `json:"input_modalities"`
 		OutputModalities    []string  `json:"output_modalities"`
 		SupportsReasoning   bool      `json:"supports_reasoning"`
+		NativeSteering      bool      `json:"native_steering"`
 		Transport           string    `json:"transport"`
 		Native              *bool     `json:"native_compaction"`
 		Cost                *fileCost `json:"cost"`
@@ -164,6 +165,7 @@ var configShape = objectOf(map[string]*shape{
 			"input_modalities":      arrayOf(str),
 			"output_modalities":     arrayOf(str),
 			"supports_reasoning":    boolean,
+			"native_steering":       boolean,
 			"transport":             str,
 			"native_compaction":     boolean,
 			"cost": objectOf(map[string]*shape{
@@ -274,6 +276,9 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 			}
 			transport = fm.Transport
 		}
+		if fm.NativeSteering && mode != ModeOpenAIResponses {
+			return nil, configError(mwhere, fmt.Errorf("native_steering needs provider_mode %q", ModeOpenAIResponses))
+		}
 		cost, err := buildCost(fm.Cost)
 		if err != nil {
 			return nil, configError(mwhere+".cost", err)
@@ -296,6 +301,7 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 			InputModalities:     modalities,
 			OutputModalities:    outputs,
 			SupportsReasoning:   fm.SupportsReasoning,
+			NativeSteering:      fm.NativeSteering,
 			Cost:                cost,
 			BaseURL:             base,
 			CredentialEnv:       p.APIKeyEnv,

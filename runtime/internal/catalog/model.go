@@ -145,6 +145,12 @@ type Model struct {
 	// ("transport" in ~/.octet/models.json) or a built-in entry; inline
 	// routes always use HTTP.
 	Transport string
+	// NativeSteering reports that the model takes mid-response steering
+	// (response.steer) over the Responses WebSocket mode: route metadata
+	// ("native_steering": true in ~/.octet/models.json), never inferred
+	// from the model's name. It qualifies a route for native steering only
+	// together with the rest of NativeSteeringQualified.
+	NativeSteering bool
 }
 
 // Transports of Model.Transport.
@@ -296,3 +302,15 @@ func normalizeModalities(declared []string, vision *bool) ([]string, error) {
 // AudioFormats are the audio formats an audio route accepts, as sniffed
 // (OpenAI Chat's input_audio formats).
 var AudioFormats = []string{"wav", "mp3"}
+
+// NativeSteeringQualified reports whether a run on m may steer natively
+// (issue 14 §2): an openai-responses route over the WebSocket mode whose
+// metadata says the model takes steering (NativeSteering), and a run that
+// uses no provider-side compaction (the provider refuses to steer a
+// response with automatic compaction) and has no hard cumulative ceiling
+// (a steered successor response would run past what the ceiling counted).
+// Every other run keeps queued steering.
+func (m Model) NativeSteeringQualified(providerCompaction, cumulativeCeiling bool) bool {
+	return m.NativeSteering && m.Mode == ModeOpenAIResponses && m.Transport == TransportWebSocket &&
+		!m.Inline && !providerCompaction && !cumulativeCeiling
+}

@@ -72,6 +72,8 @@ func appendRecord(dst []byte, r Record) ([]byte, error) {
 		return appendLine(dst, envelope[Checkout]{TypeCheckout, r.TS, b})
 	case Fork:
 		return appendLine(dst, envelope[Fork]{TypeFork, r.TS, b})
+	case NativeSteering:
+		return appendLine(dst, envelope[NativeSteering]{TypeNativeSteering, r.TS, b})
 	case nil:
 		return dst, fmt.Errorf("%w: nil body", ErrInvalidRecord)
 	default:
@@ -147,6 +149,8 @@ func decodeRecord(line []byte) (Record, error) {
 		return decodeAs[Checkout](line)
 	case TypeFork:
 		return decodeAs[Fork](line)
+	case TypeNativeSteering:
+		return decodeAs[NativeSteering](line)
 	case TypeSession:
 		return Record{}, errors.New("second session header")
 	case "":

@@ -51,6 +51,7 @@ type Session struct {
 	uncertain []UsageUncertainty
 	reasoning string
 	unknown   int
+	native    nativeState
 }
 
 // Open opens the session id in dir, creating dir (mode 0700) and the session
@@ -165,6 +166,7 @@ func load(dir, path, id string, now func() time.Time) (*Session, error) {
 	for i, r := range s.recs {
 		s.observe(i+1, r)
 	}
+	s.native.loaded()
 	return s, nil
 }
 
@@ -304,6 +306,8 @@ func (s *Session) observe(n int, r Record) {
 		s.uncertain = append(s.uncertain, b)
 	case ReasoningChange:
 		s.reasoning = b.Effort
+	case NativeSteering:
+		s.native.observe(b)
 	case Unknown:
 		s.unknown++
 	}
@@ -563,9 +567,12 @@ func (c *Compaction) applies(route string) bool {
 }
 
 // HasUncertainUsage reports whether the session holds a usage_uncertainty
-// record. The flag is sticky: nothing clears it, and it survives reopening
-// and compaction (CONTRACT §12).
-func (s *Session) HasUncertainUsage() bool { return len(s.uncertain) > 0 }
+// record, or a native steering intent whose outcome is unknown (its
+// successor may have been billed). The flag is sticky: nothing clears it,
+// and it survives reopening and compaction (CONTRACT §12).
+func (s *Session) HasUncertainUsage() bool {
+	return len(s.uncertain) > 0 || len(s.native.unknown) > 0
+}
 
 // UsageUncertaintyRecords returns the session's usage_uncertainty records in
 // order.

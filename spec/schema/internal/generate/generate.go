@@ -208,6 +208,7 @@ func (g *gen) enums() error {
 		{"Settled", "status", strs(protocol.Statuses()...)},
 		{"FinalResult", "status", strs(protocol.Statuses()...)},
 		{"ModelDelta", "channel", strs(protocol.ChannelText, protocol.ChannelReasoning)},
+		{"SteeringDelivered", "mode", strs(protocol.SteeringModeQueued, protocol.SteeringModeNative)},
 		{"OutputMedia", "type", strs(protocol.MediaImage, protocol.MediaAudio)},
 		{"ProviderLifecycle", "state", strs(protocol.LifecycleQueued, protocol.LifecycleLoading, protocol.LifecycleReady)},
 		{"ProviderOperationRetry", "operation", strs(protocol.OperationLocalCompaction, protocol.OperationNativeCompaction, protocol.OperationTerminalGate)},

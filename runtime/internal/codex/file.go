@@ -6,15 +6,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"octet.dev/host/runtime/internal/credfile"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-	"golang.org/x/sys/unix"
 
-	"octet.dev/host/runtime/internal/sysfile"
 )
 
 // maxFileBytes bounds what is read of auth.json, codex.json and a token
@@ -125,103 +124,27 @@ func newPaths(home string) paths {
 // ensureDir creates dir (and parents) with mode 0700 and narrows an existing
 // dir to 0700: it holds credentials.
 func ensureDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("codex: creating the credentials directory: %w", err)
-	}
-	fi, err := os.Stat(dir)
-	if err != nil {
-		return fmt.Errorf("codex: credentials directory: %w", err)
-	}
-	if fi.Mode().Perm() != 0o700 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("codex: narrowing the credentials directory to 0700: %w", err)
-		}
+	if err := credfile.EnsureDir(dir); err != nil {
+		return fmt.Errorf("codex: %w", err)
 	}
 	return nil
 }
 
-// lockPoll bounds the sleeps between two attempts to take the lock.
-const (
-	lockPollMin = time.Millisecond
-	lockPollMax = 20 * time.Millisecond
-)
-
 // lock opens (creating it 0600) and exclusively flocks the lock file,
-// polling with LOCK_NB until it succeeds or ctx ends. flock locks belong to
-// the open file description, so two goroutines of one process exclude each
-// other as two processes do. Closing the returned file releases the lock.
+// polling until it succeeds or ctx ends (credfile.Lock). Closing the
+// returned file releases the lock.
 func lock(ctx context.Context, path string) (*os.File, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("codex: waiting for the credential lock: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+	f, err := credfile.Lock(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("codex: opening the credential lock: %w", err)
+		return nil, fmt.Errorf("codex: %w", err)
 	}
-	if fi, err := f.Stat(); err == nil && fi.Mode().Perm() != 0o600 {
-		_ = f.Chmod(0o600)
-	}
-	delay := lockPollMin
-	for {
-		ok, err := sysfile.TryLock(f)
-		switch {
-		case err != nil:
-			f.Close()
-			return nil, fmt.Errorf("codex: locking the credential store: %w", err)
-		case ok:
-			return f, nil
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			f.Close()
-			return nil, fmt.Errorf("codex: waiting for the credential lock: %w", ctx.Err())
-		case <-t.C:
-		}
-		delay = min(2*delay, lockPollMax)
-	}
+	return f, nil
 }
 
-// Reasons readNoFollow gives for a file it refuses.
-var (
-	errSymlink    = errors.New("is a symbolic link, which is not followed")
-	errNotRegular = errors.New("is not a regular file")
-	errTooLarge   = errors.New("is larger than 1 MiB")
-)
-
-// readNoFollow reads a regular file of at most maxFileBytes without following
-// a symbolic link in its last component. It opens read-only and
-// non-blocking (a FIFO planted there cannot hang it), so it never changes
-// the file. A missing file is an error matching fs.ErrNotExist.
-func readNoFollow(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
-			return nil, errSymlink
-		}
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, errNotRegular
-	}
-	if fi.Size() > maxFileBytes {
-		return nil, errTooLarge
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFileBytes {
-		return nil, errTooLarge
-	}
-	return data, nil
-}
+// readNoFollow reads a regular file of at most 1 MiB without following a
+// symbolic link in its last component, read-only and non-blocking
+// (credfile.Read). A missing file is an error matching fs.ErrNotExist.
+func readNoFollow(path string) ([]byte, error) { return credfile.Read(path) }
 
 // readRecord reads and validates codex.json. A missing file matches
 // fs.ErrNotExist; anything else wrong is ErrInvalidStore.
@@ -256,40 +179,18 @@ func describe(err error) string {
 	return err.Error()
 }
 
-// writeRecord replaces codex.json atomically: the record goes to
-// codex.json.tmp (created or truncated, mode 0600), is fsynced, renamed over
-// codex.json, and the directory is fsynced. The caller holds the lock, so
-// the fixed temporary name is not contended; a crash leaves at most a stale
+// writeRecord replaces codex.json atomically (credfile.Write): the record
+// goes to codex.json.tmp (mode 0600), is fsynced, renamed over codex.json,
+// and the directory is fsynced. The caller holds the lock, so the fixed
+// temporary name is not contended; a crash leaves at most a stale
 // temporary file, overwritten next time.
 func writeRecord(p paths, r record) error {
 	data, err := json.Marshal(r, jsontext.WithIndent("  "))
 	if err != nil {
 		return fmt.Errorf("codex: encoding the credential: %w", err)
 	}
-	data = append(data, '\n')
-	f, err := os.OpenFile(p.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
-	if err != nil {
-		return fmt.Errorf("codex: writing the credential: %w", err)
-	}
-	err = f.Chmod(0o600)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(p.tmp, p.file)
-	}
-	if err != nil {
-		_ = os.Remove(p.tmp)
-		return fmt.Errorf("codex: writing the credential: %w", err)
-	}
-	if err := sysfile.SyncDir(p.dir); err != nil {
-		return fmt.Errorf("codex: writing the credential: %w", err)
+	if err := credfile.Write(credfile.Paths{Dir: p.dir, File: p.file, Tmp: p.tmp, Lock: p.lock}, append(data, '\n')); err != nil {
+		return fmt.Errorf("codex: %w", err)
 	}
 	return nil
 }

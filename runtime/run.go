@@ -50,6 +50,9 @@ type RunControl struct {
 	abandonCode, abandonMsg string
 
 	supportsReasoning bool
+	reasoningUpdates  bool // the route is qualified for changes during the run
+	reasoningUltra    bool // and for the Ultra mode
+	agent             *Agent
 	modelID           string
 	mu                sync.Mutex
 	pendingReasoning  *ReasoningConfig
@@ -118,7 +121,8 @@ func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), confirm: make(chan struct{}), cancel: cancel,
-		supportsReasoning: p.model.SupportsReasoning, modelID: p.model.ID, queue: steeringQueue{m: steering.New()}}
+		supportsReasoning: p.model.SupportsReasoning, reasoningUpdates: p.model.ReasoningUpdates, reasoningUltra: p.model.ReasoningUltra,
+		agent: a, modelID: p.model.ID, queue: steeringQueue{m: steering.New()}}
 	trace := transitionTracer(ctx, a.log, req.RunID)
 	rc.queue.m.SetTracer(trace)
 	a.runs.Add(1)
@@ -149,13 +153,16 @@ type driver struct {
 	total     protocol.Totals
 	uncertain bool            // usage figures are known subtotals (sticky)
 	recovery  recovery.Config // snapshot at run start
-	effort    string          // the reasoning effort the model calls use
+	effort    string          // the reasoning effort the model calls use (the pinned baseline)
+	rs        reasoningState  // the updates after it (reasoning.go)
+	parent    string          // the delegating run's id for a worker (delegation.go)
 	reauthed  int             // the step whose Codex 401 refreshed the credential (codex.go)
 	trace     fsm.Tracer      // the run's machines' tracer (nil: tracing off)
 }
 
 // send delivers an event unless the consumer abandoned the run.
 func (d *driver) send(ev Event) {
+	d.observe(ev)
 	select {
 	case d.rc.events <- ev:
 	case <-d.rc.abandon:
@@ -222,12 +229,9 @@ func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 		end.Code = errInfo.Code
 	}
 	ends := []store.Record{{Body: end}}
-	pending := d.rc.closeReasoning()
-	if pending != nil && pending.Effort == d.effort {
-		pending = nil
-	}
+	pending, commitReasoning := d.endReasoning()
 	if pending != nil {
-		ends = append([]store.Record{{Body: store.ReasoningChange{Effort: pending.Effort}}}, ends...)
+		ends = append([]store.Record{*pending}, ends...)
 	}
 	switch err := p.sess.Append(ends...); {
 	case err != nil:
@@ -235,7 +239,7 @@ func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 			status, errInfo = fsmrun.StatusError, &protocol.ErrorData{Code: protocol.CodeSessionWriteFailed, Message: "the session could not be written: " + bound(err.Error())}
 		}
 	case pending != nil:
-		d.a.noteReasoning(pending.Effort)
+		commitReasoning()
 	}
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrSettle, Status: status}, Event{})
 	path := p.sess.Path()
@@ -327,24 +331,10 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		{Body: store.RunStart{RunID: p.req.RunID, DisplayText: p.req.DisplayText}},
 		{Body: store.ModelChange{Model: p.model.ID, Provider: p.model.Provider, ProviderMode: string(p.model.Mode)}},
 	}
-	// The effort: the request's, else the session's restored selection,
-	// else the agent's; a change is persisted so a resume restores it.
-	// A route without reasoning support sends no effort and leaves the
-	// session's selection as it was.
-	if p.model.SupportsReasoning {
-		if p.req.ReasoningEffort != nil {
-			d.effort = *p.req.ReasoningEffort
-		}
-		if d.effort == "" {
-			d.effort = p.sess.LatestReasoning()
-		}
-		if d.effort == "" {
-			d.effort = d.a.Reasoning().Effort
-		}
-		if d.effort != p.sess.LatestReasoning() {
-			recs = append(recs, store.Record{Body: store.ReasoningChange{Effort: d.effort}})
-		}
-		d.a.noteReasoning(d.effort)
+	// The effort (reasoning.go); a change is persisted so a resume
+	// restores it.
+	if rec := d.startReasoning(); rec != nil {
+		recs = append(recs, *rec)
 	}
 	for _, h := range p.req.History {
 		recs = append(recs, store.Record{Body: store.Message{Message: provider.Message{Role: provider.Role(h.Role), Text: h.Content}}})
@@ -381,19 +371,10 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		if step > p.maxSteps {
 			return fsmrun.StatusBlocked, output, &protocol.ErrorData{Code: protocol.CodeMaxStepsReached, Message: "the run reached max_steps (" + strconv.Itoa(p.maxSteps) + ") before the model finished"}
 		}
-		// A safe step boundary: admit a pending reasoning change, unless it
-		// would change the thinking mode inside an assistant turn.
-		c, held := d.rc.takeReasoning(func(c ReasoningConfig) bool { return d.admitsReasoning(c.Effort, msgs) })
-		if c != nil && c.Effort != d.effort {
-			d.effort = c.Effort
-			if err := p.sess.Append(store.Record{Body: store.ReasoningChange{Effort: d.effort}}); err != nil {
-				return writeFailed(err)
-			}
-			d.a.noteReasoning(d.effort)
-		}
-		if held {
-			d.a.log.LogAttrs(ctx, slog.LevelDebug, "a reasoning change that turns thinking on or off waits for the assistant turn to end",
-				slog.String("run_id", p.req.RunID), slog.Int("step", step))
+		// A safe step boundary: admit a pending reasoning change
+		// (reasoning.go).
+		if err := d.boundaryReasoning(ctx, step, &msgs); err != nil {
+			return writeFailed(err)
 		}
 		turn, err := d.modelTurn(ctx, step, provider.Request{
 			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,

@@ -32,7 +32,7 @@ const maxConfigBytes = 4 << 20
 //	    "models": [{"id": "...", "name": "...", "transport": "http" | "websocket",
 //	        "context_window_tokens": N, "max_output_tokens": N,
 //	        "input_modalities": ["text", "image", "audio"],
-//	        "supports_reasoning": false,
+//	        "supports_reasoning": false, "reasoning_updates": false, "reasoning_ultra": false,
 //	        "cost": {"input": X, "output": X, "cache_read": X, "cache_write": X, "currency": "USD"}}]}}}
 //
 // The file is decoded strictly: an unknown field, a key in another letter
@@ -49,6 +49,10 @@ const maxConfigBytes = 4 << 20
 // transport "websocket" sends the routes' calls over the Responses
 // WebSocket mode (Model.Transport); a model's own transport overrides its
 // provider's, and only openai-responses providers may ask for websocket.
+// reasoning_updates true qualifies the model's routes for reasoning changes
+// during a run (Model.ReasoningUpdates) and reasoning_ultra true for the
+// Ultra mode (Model.ReasoningUltra); both need supports_reasoning, and
+// reasoning_ultra needs reasoning_updates.
 func Load(homeDir string) (*Catalog, error) {
 	if homeDir == "" {
 		return nil, errors.New("catalog: home directory is not set")
@@ -131,6 +135,8 @@ type (
 		MaxOutputTokens     int       `json:"max_output_tokens"`
 		InputModalities     []string  `json:"input_modalities"`
 		SupportsReasoning   bool      `json:"supports_reasoning"`
+		ReasoningUpdates    bool      `json:"reasoning_updates"`
+		ReasoningUltra      bool      `json:"reasoning_ultra"`
 		Transport           string    `json:"transport"`
 		Cost                *fileCost `json:"cost"`
 	}
@@ -158,6 +164,8 @@ var configShape = objectOf(map[string]*shape{
 			"max_output_tokens":     integer,
 			"input_modalities":      arrayOf(str),
 			"supports_reasoning":    boolean,
+			"reasoning_updates":     boolean,
+			"reasoning_ultra":       boolean,
 			"transport":             str,
 			"cost": objectOf(map[string]*shape{
 				"input":       number,
@@ -264,6 +272,12 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 		if err != nil {
 			return nil, configError(mwhere+".cost", err)
 		}
+		if fm.ReasoningUpdates && !fm.SupportsReasoning {
+			return nil, configError(mwhere, errors.New("reasoning_updates needs supports_reasoning"))
+		}
+		if fm.ReasoningUltra && !fm.ReasoningUpdates {
+			return nil, configError(mwhere, errors.New("reasoning_ultra needs reasoning_updates"))
+		}
 		out = append(out, Model{
 			ID:                  fm.ID,
 			Provider:            name,
@@ -274,6 +288,8 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 			MaxOutputTokens:     output,
 			InputModalities:     modalities,
 			SupportsReasoning:   fm.SupportsReasoning,
+			ReasoningUpdates:    fm.ReasoningUpdates,
+			ReasoningUltra:      fm.ReasoningUltra,
 			Cost:                cost,
 			BaseURL:             base,
 			CredentialEnv:       p.APIKeyEnv,

@@ -127,8 +127,8 @@ func (s *Session) forkRecords() []Record {
 	if model != nil {
 		recs = append(recs, Record{Body: *model})
 	}
-	if s.reasoning != "" {
-		recs = append(recs, Record{Body: ReasoningChange{Effort: s.reasoning}})
+	if s.reasoning != "" || s.ultra {
+		recs = append(recs, Record{Body: ReasoningChange{Effort: s.reasoning, Ultra: s.ultra}})
 	}
 	if cp != nil {
 		// Every message the fork holds is kept: first_kept 0.

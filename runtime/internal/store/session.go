@@ -50,7 +50,11 @@ type Session struct {
 	checkouts int // number of checkout records
 	uncertain []UsageUncertainty
 	reasoning string
-	unknown   int
+	// reasoningUpdate is the latest reasoning update after the latest
+	// reasoning_change, ultra whether that change was the Ultra mode's.
+	reasoningUpdate string
+	ultra           bool
+	unknown         int
 }
 
 // Open opens the session id in dir, creating dir (mode 0700) and the session
@@ -299,10 +303,13 @@ func (s *Session) observe(n int, r Record) {
 		s.checkouts++
 	case Message:
 		s.msgs++
+		if b.Message.Role == provider.RoleDeveloper && b.Message.ReasoningEffort != "" {
+			s.reasoningUpdate = b.Message.ReasoningEffort
+		}
 	case UsageUncertainty:
 		s.uncertain = append(s.uncertain, b)
 	case ReasoningChange:
-		s.reasoning = b.Effort
+		s.reasoning, s.reasoningUpdate, s.ultra = b.Effort, "", b.Ultra
 	case Unknown:
 		s.unknown++
 	}
@@ -585,3 +592,12 @@ func (s *Session) RunEnds() []RunEnd {
 // LatestReasoning returns the effort of the latest reasoning_change record,
 // "" when there is none.
 func (s *Session) LatestReasoning() string { return s.reasoning }
+
+// ReasoningUpdate returns the effort of the latest reasoning update after
+// the latest reasoning_change record, "" when there is none: the effort in
+// effect is then the baseline, LatestReasoning.
+func (s *Session) ReasoningUpdate() string { return s.reasoningUpdate }
+
+// ReasoningUltra reports whether the latest reasoning_change record was
+// made by the Ultra mode.
+func (s *Session) ReasoningUltra() bool { return s.ultra }

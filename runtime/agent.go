@@ -117,7 +117,8 @@ type Agent struct {
 	toolBudget     int             // bytes of the serialized tool array a run may send
 	gate           TerminalGate    // the terminal gate of runs started afterwards (gate.go)
 
-	observer atomic.Pointer[observerHook] // SetObserver (observe.go)
+	observer   atomic.Pointer[observerHook]      // SetObserver (observe.go)
+	delegation atomic.Pointer[delegationManager] // installed by Ultra (delegation.go)
 
 	docsMu    sync.Mutex
 	docsDir   string       // materialized documentation (DocsDir), once known

@@ -15,7 +15,9 @@ import (
 //
 // Ultra selects the Ultra mode: the effort (Effort, "high" when "") becomes
 // a new request baseline instead of a reasoning update, superseding the
-// updates before it, and the model gets the delegate tool (delegation.go).
+// updates before it, and selecting it installs the agent's delegation
+// manager, which gives the model the delegate tool (delegation.go) and
+// stays installed when a later selection leaves Ultra.
 // It needs an observer (Agent.SetObserver); during a run it needs a route
 // that declares it ("reasoning_ultra": true in ~/.octet/models.json).
 type ReasoningConfig struct {
@@ -72,6 +74,9 @@ func (a *Agent) SetReasoning(cfg ReasoningConfig) error {
 	}
 	if cfg.Ultra && !a.observed() {
 		return ErrObserverRequired
+	}
+	if cfg.Ultra {
+		a.installDelegation()
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -154,6 +159,9 @@ func (rc *RunControl) SetReasoning(ctx context.Context, cfg ReasoningConfig) err
 	case <-rc.done:
 		return ErrRunEnded
 	default:
+	}
+	if cfg.Ultra {
+		rc.agent.installDelegation()
 	}
 	c := cfg.normalized()
 	rc.pendingReasoning = &c

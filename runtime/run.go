@@ -115,6 +115,11 @@ func (rc *RunControl) Wait() protocol.FinalResult {
 // returns a *RunError and no RunControl: nothing was accepted (CONTRACT
 // §8). ctx bounds the whole run.
 func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
+	return a.start(ctx, req, nil)
+}
+
+// start starts a run, a worker run (delegation.go) when w is not nil.
+func (a *Agent) start(ctx context.Context, req RunRequest, w *worker) (*RunControl, error) {
 	p, rerr := a.prepare(ctx, req)
 	if rerr != nil {
 		return nil, rerr
@@ -134,6 +139,9 @@ func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
 		defer p.close()
 		d := &driver{a: a, p: p, rc: rc, m: fsmrun.New(), recovery: a.recoveryConfig(), trace: trace}
 		d.m.SetTracer(trace)
+		if w != nil {
+			d.parent, d.recovery = w.parent, w.recovery
+		}
 		rc.result = d.drive(ctx)
 	}()
 	return rc, nil
@@ -156,6 +164,7 @@ type driver struct {
 	effort    string          // the reasoning effort the model calls use (the pinned baseline)
 	rs        reasoningState  // the updates after it (reasoning.go)
 	parent    string          // the delegating run's id for a worker (delegation.go)
+	workers   int             // worker runs started (delegation.go)
 	reauthed  int             // the step whose Codex 401 refreshed the credential (codex.go)
 	trace     fsm.Tracer      // the run's machines' tracer (nil: tracing off)
 }
@@ -377,7 +386,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			return writeFailed(err)
 		}
 		turn, err := d.modelTurn(ctx, step, provider.Request{
-			Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
+			Model: p.model.APIModel, System: system, Messages: msgs, Tools: d.offeredTools(specs),
 			MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
 			MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens), CacheKey: cacheKey,
 		})
@@ -680,6 +689,9 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 		return reply(&protocol.ToolFinish{CallID: call.ID, Tool: call.Name, Error: &protocol.ErrorData{Code: code, Message: bound(msg)}})
 	}
 
+	if call.Name == DelegateTool {
+		return d.runDelegate(ctx, call, args, isObject, reply, fail)
+	}
 	var def *toolDef
 	for i := range d.p.tools {
 		if d.p.tools[i].spec.Name == call.Name {

@@ -1,0 +1,127 @@
+package runtime
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"octet.dev/host/protocol"
+)
+
+func toolNames(req ProviderRequest) []string {
+	var out []string
+	for _, t := range req.Tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// TestDelegationWorkersInheritOrKeepEffort: selecting Ultra installs the
+// delegation manager; the model's delegate calls start worker runs whose
+// events reach the observer with the parent's id, each in a session of its
+// own, with the parent's effective effort at the call pinned for their
+// whole run: a change the parent gets while a worker runs leaves that
+// worker as it is and reaches the next worker. Leaving Ultra keeps the
+// manager, workers get no delegate tool (depth 1), and a worker's own
+// delegate call is denied.
+func TestDelegationWorkersInheritOrKeepEffort(t *testing.T) {
+	var f *fixture
+	f, pub, req := toggleFixture(t, "openai-responses", func(rc *RunControl, n int) {
+		var err error
+		switch n {
+		case 0:
+			err = rc.SetReasoning(context.Background(), ReasoningConfig{Ultra: true})
+		case 2:
+			// The first worker's first call: the parent leaves Ultra.
+			err = rc.SetReasoning(context.Background(), ReasoningConfig{Effort: "low"})
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	},
+		calls(ToolCall{ID: "a", Name: "ls", Arguments: `{}`}),                               // 0 parent
+		calls(ToolCall{ID: "b", Name: "delegate", Arguments: `{"task":"count the files"}`}), // 1 parent
+		calls(ToolCall{ID: "w", Name: "delegate", Arguments: `{"task":"deeper"}`}),          // 2 worker 1
+		text("three files"), // 3 worker 1
+		calls(ToolCall{ID: "c", Name: "delegate", Arguments: `{"task":"name the largest"}`}), // 4 parent
+		text("a.txt"),                      // 5 worker 2
+		text("three files, a.txt largest")) // 6 parent
+	qualify(t, f.home, &req, "openai-responses", "http://127.0.0.1:9/v1", true)
+	var mu sync.Mutex
+	var seen []Observation
+	f.agent.SetObserver(func(o Observation) {
+		mu.Lock()
+		seen = append(seen, o)
+		mu.Unlock()
+	})
+	req.ReasoningEffort = new("medium")
+	evs, res, _ := runSteered(t, f, pub, req)
+	if res.Status != "completed" || res.Output != "three files, a.txt largest" {
+		t.Fatalf("result %+v %+v", res, res.Error)
+	}
+	if !f.agent.DelegationInstalled() {
+		t.Error("the delegation manager is not installed after leaving Ultra")
+	}
+	reqs := f.prov.requests()
+	if got, want := efforts(reqs), []string{"medium", "high", "high", "high", "high", "low", "high"}; !cmp.Equal(got, want) {
+		t.Errorf("efforts per call %q, want %q", got, want)
+	}
+	for i, r := range reqs {
+		offered := slices.Contains(toolNames(r), DelegateTool)
+		if want := i == 1 || i == 4 || i == 6; offered != want {
+			t.Errorf("call %d offers delegate: %v, want %v (tools %q)", i, offered, want, toolNames(r))
+		}
+	}
+	// The delegate results the parent's model read.
+	var results []string
+	for _, m := range reqs[6].Messages {
+		if m.Role == "tool" && m.ToolName == DelegateTool {
+			results = append(results, m.Text)
+		}
+	}
+	if want := []string{"three files", "a.txt"}; !cmp.Equal(results, want) {
+		t.Errorf("delegate results %q, want %q", results, want)
+	}
+	// The worker's own delegate call was denied with the stable code.
+	var denied bool
+	for _, m := range reqs[3].Messages {
+		if m.Role == "tool" && m.ToolName == DelegateTool && m.IsError {
+			denied = strings.HasPrefix(m.Text, "error "+protocol.CodeDelegationNotEnabled+":")
+		}
+	}
+	if !denied {
+		t.Errorf("the worker's delegate call was not denied with %s: %+v", protocol.CodeDelegationNotEnabled, reqs[3].Messages)
+	}
+	// The observer saw every event of the parent (as its consumer did) and
+	// of both workers, each worker in a session of its own.
+	mu.Lock()
+	defer mu.Unlock()
+	byRun := map[string][]Observation{}
+	for _, o := range seen {
+		byRun[o.RunID] = append(byRun[o.RunID], o)
+	}
+	if n := len(byRun["run-1"]); n != len(evs) {
+		t.Errorf("the observer saw %d events of the parent, its consumer %d", n, len(evs))
+	}
+	sessions := map[string]bool{*res.SessionFile: true}
+	for _, id := range []string{"run-1.worker-1", "run-1.worker-2"} {
+		obs := byRun[id]
+		if len(obs) == 0 {
+			t.Fatalf("no events of %s", id)
+		}
+		last := obs[len(obs)-1]
+		fr, ok := last.Event.Data.(*protocol.FinalResult)
+		if !ok || fr.Status != "completed" || last.Parent != "run-1" || obs[0].Event.Type != protocol.TypeAccepted {
+			t.Errorf("%s: first %s, last %+v (parent %q)", id, obs[0].Event.Type, last.Event, last.Parent)
+			continue
+		}
+		if sessions[*fr.SessionFile] {
+			t.Errorf("%s shares session %s", id, *fr.SessionFile)
+		}
+		sessions[*fr.SessionFile] = true
+	}
+}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -123,5 +124,51 @@ func TestDelegationWorkersInheritOrKeepEffort(t *testing.T) {
 			t.Errorf("%s shares session %s", id, *fr.SessionFile)
 		}
 		sessions[*fr.SessionFile] = true
+	}
+}
+
+// TestDelegationWorkerLimit: a run starts at most MaxWorkersPerRun
+// workers; the call after fails with worker_limit without starting one,
+// and the run goes on.
+func TestDelegationWorkerLimit(t *testing.T) {
+	var cs []ToolCall
+	for i := range MaxWorkersPerRun + 1 {
+		cs = append(cs, ToolCall{ID: "d" + strconv.Itoa(i), Name: DelegateTool, Arguments: `{"task":"part ` + strconv.Itoa(i) + `"}`})
+	}
+	turns := [][]StreamEvent{calls(cs...)}
+	for range MaxWorkersPerRun {
+		turns = append(turns, text("part done"))
+	}
+	turns = append(turns, text("all parts"))
+	f, pub, req := toggleFixture(t, "openai-responses", func(*RunControl, int) {}, turns...)
+	qualify(t, f.home, &req, "openai-responses", "http://127.0.0.1:9/v1", true)
+	f.agent.SetObserver(func(Observation) {})
+	if err := f.agent.SetReasoning(ReasoningConfig{Ultra: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, res, _ := runSteered(t, f, pub, req)
+	if res.Status != "completed" || res.Output != "all parts" || res.ToolCalls != MaxWorkersPerRun+1 {
+		t.Fatalf("result %+v %+v", res, res.Error)
+	}
+	reqs := f.prov.requests()
+	if len(reqs) != MaxWorkersPerRun+2 {
+		t.Fatalf("%d model calls, want %d", len(reqs), MaxWorkersPerRun+2)
+	}
+	last := reqs[len(reqs)-1].Messages
+	var ok, limited int
+	for _, m := range last {
+		switch {
+		case m.Role == "tool" && !m.IsError && m.Text == "part done":
+			ok++
+		case m.Role == "tool" && m.IsError && strings.HasPrefix(m.Text, "error "+CodeWorkerLimit+":"):
+			limited++
+		}
+	}
+	if ok != MaxWorkersPerRun || limited != 1 {
+		t.Errorf("%d worker results and %d limit refusals, want %d and 1", ok, limited, MaxWorkersPerRun)
+	}
+	// Ultra from the idle setter: the run's baseline is Ultra's.
+	if reqs[0].ReasoningEffort != "high" {
+		t.Errorf("the run's effort %q, want Ultra's high", reqs[0].ReasoningEffort)
 	}
 }

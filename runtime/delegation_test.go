@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -170,5 +171,43 @@ func TestDelegationWorkerLimit(t *testing.T) {
 	// Ultra from the idle setter: the run's baseline is Ultra's.
 	if reqs[0].ReasoningEffort != "high" {
 		t.Errorf("the run's effort %q, want Ultra's high", reqs[0].ReasoningEffort)
+	}
+}
+
+// TestDelegationInheritsTheNetworkWaitCeiling: a worker takes the parent's
+// network-wait ceiling (no waiting here), not the agent's setting changed
+// since the parent started (no ceiling): its refused connection ends it at
+// once with network_wait_exceeded, which the delegate call reports.
+func TestDelegationInheritsTheNetworkWaitCeiling(t *testing.T) {
+	var f *fixture
+	f, pub, req := toggleFixture(t, "openai-responses", func(rc *RunControl, n int) {
+		if n == 0 {
+			f.agent.SetMaxNetworkWait(nil)
+		}
+	}, calls(ToolCall{ID: "d", Name: DelegateTool, Arguments: `{"task":"fetch"}`}), text("worker answer"), text("parent answer"))
+	qualify(t, f.home, &req, "openai-responses", "http://127.0.0.1:9/v1", true)
+	f.prov.errs = []error{nil, pe("connect", 0, false, false)}
+	zero := time.Duration(0)
+	f.agent.SetMaxNetworkWait(&zero)
+	f.agent.SetObserver(func(Observation) {})
+	if err := f.agent.SetReasoning(ReasoningConfig{Ultra: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, res, _ := runSteered(t, f, pub, req)
+	if res.Status != "completed" {
+		t.Fatalf("result %+v %+v", res, res.Error)
+	}
+	reqs := f.prov.requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model calls, want 3 (the worker's one, not retried)", len(reqs))
+	}
+	var got string
+	for _, m := range reqs[2].Messages {
+		if m.Role == "tool" && m.ToolName == DelegateTool {
+			got = m.Text
+		}
+	}
+	if !strings.HasPrefix(got, "error "+CodeWorkerFailed+":") || !strings.Contains(got, "network_wait_exceeded") {
+		t.Errorf("delegate result %q, want worker_failed with network_wait_exceeded", got)
 	}
 }

@@ -211,3 +211,89 @@ func TestDelegationInheritsTheNetworkWaitCeiling(t *testing.T) {
 		t.Errorf("delegate result %q, want worker_failed with network_wait_exceeded", got)
 	}
 }
+
+// workerGate answers parents with one delegate call and workers after
+// holding them until released, counting the workers in flight.
+type workerGate struct {
+	mu       sync.Mutex
+	inFlight int
+	peak     int
+	started  chan struct{}
+	release  chan struct{}
+}
+
+func (g *workerGate) Stream(ctx context.Context, req ProviderRequest) (ProviderStream, error) {
+	last := req.Messages[len(req.Messages)-1]
+	switch {
+	case last.Role == "tool":
+		return &sliceStream{ctx: ctx, evs: text("parent done")}, nil
+	case last.Text == "go":
+		return &sliceStream{ctx: ctx, evs: calls(ToolCall{ID: "d", Name: DelegateTool, Arguments: `{"task":"wait"}`})}, nil
+	}
+	g.mu.Lock()
+	g.inFlight++
+	g.peak = max(g.peak, g.inFlight)
+	g.mu.Unlock()
+	g.started <- struct{}{}
+	<-g.release
+	g.mu.Lock()
+	g.inFlight--
+	g.mu.Unlock()
+	return &sliceStream{ctx: ctx, evs: text("worker done")}, nil
+}
+
+// TestDelegationConcurrencyBound: at most MaxConcurrentWorkers workers of
+// an agent run at once; a delegate call over the bound waits for a slot
+// and then runs.
+func TestDelegationConcurrencyBound(t *testing.T) {
+	f := newFixture(t)
+	g := &workerGate{started: make(chan struct{}), release: make(chan struct{})}
+	a, err := New(Options{Home: f.home, Getenv: func(string) string { return "" },
+		ProviderFactory: func(Route) (Provider, error) { return g, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.SetObserver(func(Observation) {})
+	if err := a.SetReasoning(ReasoningConfig{Ultra: true}); err != nil {
+		t.Fatal(err)
+	}
+	const parents = MaxConcurrentWorkers + 2
+	var rcs []*RunControl
+	for i := range parents {
+		req := f.req("go")
+		req.RunID = "run-" + strconv.Itoa(i)
+		rc, err := a.Run(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			for range rc.Events() {
+			}
+		}()
+		rcs = append(rcs, rc)
+	}
+	// The bound's workers start; the others wait for a slot.
+	for range MaxConcurrentWorkers {
+		<-g.started
+	}
+	select {
+	case <-g.started:
+		t.Fatal("a worker started over the bound")
+	case <-time.After(100 * time.Millisecond):
+	}
+	// Releasing one worker lets one waiting worker start, and so on.
+	for i := range parents {
+		g.release <- struct{}{}
+		if i < parents-MaxConcurrentWorkers {
+			<-g.started
+		}
+	}
+	for _, rc := range rcs {
+		if res := rc.Wait(); res.Status != "completed" || res.Output != "parent done" {
+			t.Errorf("%+v %+v", res, res.Error)
+		}
+	}
+	if g.peak != MaxConcurrentWorkers {
+		t.Errorf("peak workers in flight %d, want %d", g.peak, MaxConcurrentWorkers)
+	}
+}

@@ -95,6 +95,8 @@ const (
 	CodeCommandFailed        = "command_failed"         // bash: non-zero exit status
 	CodeTimedOut             = "timed_out"              // bash: killed by the timeout ladder
 	CodeKilled               = "killed"                 // bash: ended by a signal
+	CodeWorkerLimit          = "worker_limit"           // delegate: the run already started its 16 workers (Go API only)
+	CodeWorkerFailed         = "worker_failed"          // delegate: the worker run could not start or did not complete (Go API only)
 )
 
 // Policy denial codes: tool_policy.data.decision.denial_code (CONTRACT §10).
@@ -106,6 +108,7 @@ const (
 	CodeNetworkNotEnabled     = "network_not_enabled"     // a network effect without allow_remote_read
 	CodeUnknownEffect         = "unknown_effect"          // an effect the policy does not know
 	CodeConfirmationRequired  = "confirmation_required"   // an effect that needs a confirmation the headless host never gives
+	CodeDelegationNotEnabled  = "delegation_not_enabled"  // delegate (starting worker runs) without a delegation manager, which only the Go API's Ultra mode installs
 	// The workspace gates deny with the tool error code of the same
 	// refusal: CodePathOutsideWorkspace, CodeSymlinkRefused and
 	// CodeProtectedPath (decided after the effect policy, before the
@@ -157,14 +160,14 @@ var (
 	}
 	toolCodes = []string{
 		CodeInvalidArguments, CodeUnknownTool, CodeMutationNotAuthorized, CodeProcessNotEnabled,
-		CodeShellUnavailable, CodeNetworkNotEnabled, CodeUnknownEffect, CodeConfirmationRequired,
+		CodeShellUnavailable, CodeNetworkNotEnabled, CodeUnknownEffect, CodeConfirmationRequired, CodeDelegationNotEnabled,
 		CodePathOutsideWorkspace, CodeSymlinkRefused, CodeNotFound, CodeIsDirectory, CodeNotDirectory,
 		CodeNotRegularFile, CodeBinaryFile, CodeFileTooLarge, CodeNotUnique, CodeNoChange, CodeProtectedPath, CodeIOError,
-		CodeCanceled, CodeCommandFailed, CodeTimedOut, CodeKilled,
+		CodeCanceled, CodeCommandFailed, CodeTimedOut, CodeKilled, CodeWorkerLimit, CodeWorkerFailed,
 	}
 	denialCodes = []string{
 		CodeUnknownTool, CodeMutationNotAuthorized, CodeProcessNotEnabled, CodeShellUnavailable,
-		CodeNetworkNotEnabled, CodeUnknownEffect, CodeConfirmationRequired,
+		CodeNetworkNotEnabled, CodeUnknownEffect, CodeConfirmationRequired, CodeDelegationNotEnabled,
 		CodePathOutsideWorkspace, CodeSymlinkRefused, CodeProtectedPath,
 	}
 	compactionCodes = []string{CodeCompactionHandoffEmpty, CodeCompactionHandoffTooLarge, CodeCompactionFailed}

@@ -64,7 +64,11 @@ const (
 	EffectWorkspaceMutation Effect = "workspace_mutation"
 	EffectProcess           Effect = "process"
 	EffectNetwork           Effect = "network"
-	EffectUnknown           Effect = "unknown"
+	// EffectDelegation starts worker runs (the delegate tool): an ambient
+	// effect, denied under the Controlled policy (delegation_not_enabled)
+	// unless the Go API installed a delegation manager.
+	EffectDelegation Effect = "delegation"
+	EffectUnknown    Effect = "unknown"
 )
 
 // Authorizations of allowed calls (ToolDecision.Authorization).

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"octet.dev/host/protocol"
@@ -115,6 +116,9 @@ type Agent struct {
 	maxRetries     int             // -1: recovery's default
 	toolBudget     int             // bytes of the serialized tool array a run may send
 	gate           TerminalGate    // the terminal gate of runs started afterwards (gate.go)
+
+	observer   atomic.Pointer[observerHook]      // SetObserver (observe.go)
+	delegation atomic.Pointer[delegationManager] // installed by Ultra (delegation.go)
 
 	docsMu    sync.Mutex
 	docsDir   string       // materialized documentation (DocsDir), once known

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"strconv"
 
 	fsmrun "octet.dev/host/fsm/run"
@@ -29,24 +28,10 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		{Body: store.RunStart{RunID: p.req.RunID, DisplayText: p.req.DisplayText}},
 		{Body: store.ModelChange{Model: p.model.ID, Provider: p.model.Provider, ProviderMode: string(p.model.Mode)}},
 	}
-	// The effort: the request's, else the session's restored selection,
-	// else the agent's; a change is persisted so a resume restores it.
-	// A route without reasoning support sends no effort and leaves the
-	// session's selection as it was.
-	if p.model.SupportsReasoning {
-		if p.req.ReasoningEffort != nil {
-			d.effort = *p.req.ReasoningEffort
-		}
-		if d.effort == "" {
-			d.effort = p.sess.LatestReasoning()
-		}
-		if d.effort == "" {
-			d.effort = d.a.Reasoning().Effort
-		}
-		if d.effort != p.sess.LatestReasoning() {
-			recs = append(recs, store.Record{Body: store.ReasoningChange{Effort: d.effort}})
-		}
-		d.a.noteReasoning(d.effort)
+	// The effort (reasoning.go); a change is persisted so a resume
+	// restores it.
+	if rec := d.startReasoning(); rec != nil {
+		recs = append(recs, *rec)
 	}
 	for _, h := range p.req.History {
 		recs = append(recs, store.Record{Body: store.Message{Message: provider.Message{Role: provider.Role(h.Role), Text: h.Content}}})
@@ -84,19 +69,10 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		if step > p.maxSteps {
 			return fsmrun.StatusBlocked, output, &protocol.ErrorData{Code: protocol.CodeMaxStepsReached, Message: "the run reached max_steps (" + strconv.Itoa(p.maxSteps) + ") before the model finished"}
 		}
-		// A safe step boundary: admit a pending reasoning change, unless it
-		// would change the thinking mode inside an assistant turn.
-		c, held := d.rc.takeReasoning(func(c ReasoningConfig) bool { return d.admitsReasoning(c.Effort, msgs) })
-		if c != nil && c.Effort != d.effort {
-			d.effort = c.Effort
-			if err := p.sess.Append(store.Record{Body: store.ReasoningChange{Effort: d.effort}}); err != nil {
-				return writeFailed(err)
-			}
-			d.a.noteReasoning(d.effort)
-		}
-		if held {
-			d.a.log.LogAttrs(ctx, slog.LevelDebug, "a reasoning change that turns thinking on or off waits for the assistant turn to end",
-				slog.String("run_id", p.req.RunID), slog.Int("step", step))
+		// A safe step boundary: admit a pending reasoning change
+		// (reasoning.go).
+		if err := d.boundaryReasoning(ctx, step, &msgs); err != nil {
+			return writeFailed(err)
 		}
 		// Compact first when the context is over the budget's threshold.
 		if tf := d.compactIfNeeded(ctx, step, &msgs); tf != nil {
@@ -104,7 +80,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		}
 		turn, err := d.modelTurnFitting(ctx, step, &msgs, func(msgs []provider.Message) provider.Request {
 			return provider.Request{
-				Model: p.model.APIModel, System: system, Messages: msgs, Tools: specs,
+				Model: p.model.APIModel, System: system, Messages: msgs, Tools: d.offeredTools(specs),
 				MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
 				MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens), CacheKey: cacheKey,
 				SpoolDir: p.sess.MediaDir(),

@@ -67,11 +67,14 @@ func TestThinkingToggleAfterAToolLoopEnd(t *testing.T) {
 			}
 			one := 1
 			ws := t.TempDir()
+			// A configured route qualified for reasoning changes during a
+			// run: the held toggle is set with RunControl.SetReasoning.
+			writeFile(t, filepath.Join(home, ".octet", "models.json"), `{"providers":{"fake":{"base_url":"`+fake.BaseURL(fakeprovider.ModeAnthropic)+
+				`","provider_mode":"anthropic-messages","models":[{"id":"claude-test","context_window_tokens":128000,"max_output_tokens":16384,"supports_reasoning":true,"reasoning_updates":true}]}}}`)
+			writeFile(t, filepath.Join(home, ".octet", "credentials", "fake.json"), `{"api_key":"sk-fake"}`)
 			req := runtime.RunRequest{
 				RunID: "run-1", Workspace: ws, Model: "claude-test", Prompt: "list the files", Tools: []string{"bash"},
 				SessionDir: filepath.Join(home, "sessions"), SessionID: "loop-end", MaxSteps: &one, ReasoningEffort: tc.from,
-				Route: &runtime.InlineRoute{Provider: "fake", BaseURL: fake.BaseURL(fakeprovider.ModeAnthropic),
-					Mode: "anthropic-messages", SupportsReasoning: &yes},
 			}
 			hook := func(rc *runtime.RunControl) {
 				if tc.held != nil {
@@ -156,4 +159,14 @@ func runToEnd(t *testing.T, agent *runtime.Agent, req runtime.RunRequest, atTool
 		res.Error = &struct{ Code, Message string }{r.Error.Code, r.Error.Message}
 	}
 	return res
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

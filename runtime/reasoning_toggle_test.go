@@ -13,14 +13,13 @@ import (
 )
 
 // toggleFixture is a steering fixture on a reasoning route of the given
-// wire mode.
+// wire mode, qualified for changes during a run (reasoning_updates).
 func toggleFixture(t *testing.T, mode string, hook func(rc *RunControl, n int), turns ...[]StreamEvent) (*fixture, *published, RunRequest) {
 	t.Helper()
 	f, pub := steeringFixture(t, hook, turns...)
-	yes := true
 	req := f.req("list the files")
 	req.SessionID = "toggle"
-	req.Route.Mode, req.Route.SupportsReasoning = mode, &yes
+	qualify(t, f.home, &req, mode, "http://127.0.0.1:9/v1", false)
 	return f, pub, req
 }
 
@@ -33,7 +32,8 @@ func efforts(reqs []ProviderRequest) []string {
 }
 
 // sessionLog summarizes a session file's records in order: user messages
-// with their origin, reasoning changes with their effort, run ends.
+// with their origin, reasoning changes with their effort (and ultra),
+// reasoning updates with theirs, run ends.
 func sessionLog(t *testing.T, path string) []string {
 	t.Helper()
 	fh, err := os.Open(path)
@@ -46,8 +46,17 @@ func sessionLog(t *testing.T, path string) []string {
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var r struct {
-			Type, Origin, Effort string
-			Message              struct{ Role string }
+			Type, Origin string
+			Record       struct {
+				Effort string
+				Ultra  bool
+			}
+			Effort  string
+			Ultra   bool
+			Message struct {
+				Role            string
+				ReasoningEffort string `json:"reasoning_effort"`
+			}
 		}
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatal(err)
@@ -55,6 +64,10 @@ func sessionLog(t *testing.T, path string) []string {
 		switch {
 		case r.Type == "message" && r.Message.Role == "user":
 			out = append(out, strings.TrimSuffix("user:"+r.Origin, ":"))
+		case r.Type == "message" && r.Message.Role == "developer":
+			out = append(out, "update:"+r.Message.ReasoningEffort)
+		case r.Type == "reasoning_change" && r.Ultra:
+			out = append(out, "ultra:"+r.Effort)
 		case r.Type == "reasoning_change":
 			out = append(out, "reasoning:"+r.Effort)
 		case r.Type == "run_end":
@@ -156,17 +169,25 @@ func TestReasoningToggleHeldToTheNextRun(t *testing.T) {
 	}
 }
 
-// TestReasoningChangeInsideTheLoop: what may change inside an assistant
-// turn applies at the next boundary, tool-use loop or not: on
-// anthropic-messages a change of effort with thinking on, and on the
-// other wires any change.
+// TestReasoningChangeInsideTheLoop: on a qualified route, what may change
+// inside an assistant turn applies at the next boundary, tool-use loop or
+// not. A change between two efforts is a reasoning update on every wire:
+// the request keeps its effort, and the conversation gets the update
+// message, recorded in the session. A change to or from the route's
+// default changes the baseline, at once on the wires other than
+// anthropic-messages.
 func TestReasoningChangeInsideTheLoop(t *testing.T) {
-	for _, tc := range []struct{ mode, from, to string }{
-		{"anthropic-messages", "low", "high"},
-		{"anthropic-messages", "high", "medium"},
-		{"openai-responses", "", "high"},
-		{"openai-responses", "high", ""},
-		{"openai-compatible", "", "low"},
+	for _, tc := range []struct {
+		mode, from, to string
+		update         bool
+	}{
+		{"anthropic-messages", "low", "high", true},
+		{"anthropic-messages", "high", "medium", true},
+		{"openai-responses", "high", "low", true},
+		{"openai-compatible", "low", "high", true},
+		{"openai-responses", "", "high", false},
+		{"openai-responses", "high", "", false},
+		{"openai-compatible", "", "low", false},
 	} {
 		t.Run(tc.mode+":"+tc.from+"→"+tc.to, func(t *testing.T) {
 			f, pub, req := toggleFixture(t, tc.mode, func(rc *RunControl, n int) {
@@ -181,13 +202,22 @@ func TestReasoningChangeInsideTheLoop(t *testing.T) {
 			if res.Status != "completed" {
 				t.Fatalf("result %+v %+v", res, res.Error)
 			}
-			if got, want := efforts(f.prov.requests()), []string{tc.from, tc.to}; !cmp.Equal(got, want) {
-				t.Errorf("efforts per call %q, want %q", got, want)
+			reqs := f.prov.requests()
+			wantEfforts, change := []string{tc.from, tc.to}, "reasoning:"+tc.to
+			if tc.update {
+				wantEfforts, change = []string{tc.from, tc.from}, "update:"+tc.to
+				last := reqs[1].Messages[len(reqs[1].Messages)-1]
+				if last.Role != "developer" || last.ReasoningEffort != tc.to || last.Text != "Reasoning effort is now "+tc.to+"." {
+					t.Errorf("the second call's last message %+v, want the reasoning update", last)
+				}
+			}
+			if got := efforts(reqs); !cmp.Equal(got, wantEfforts) {
+				t.Errorf("efforts per call %q, want %q", got, wantEfforts)
 			}
 			if got := f.agent.Reasoning().Effort; got != tc.to {
 				t.Errorf("Agent.Reasoning() %q", got)
 			}
-			want := []string{"user", "reasoning:" + tc.to, "run_end"}
+			want := []string{"user", change, "run_end"}
 			if tc.from != "" {
 				want = append([]string{"reasoning:" + tc.from}, want...)
 			}
@@ -200,7 +230,8 @@ func TestReasoningChangeInsideTheLoop(t *testing.T) {
 
 // TestReasoningSetAfterTheLastBoundary: a change made during the last model
 // call, which no boundary follows, is recorded for the next run instead of
-// being lost, and SetReasoning is refused once the run is ending.
+// being lost (here a reasoning update), and SetReasoning is refused once
+// the run is ending.
 func TestReasoningSetAfterTheLastBoundary(t *testing.T) {
 	f, pub, req := toggleFixture(t, "openai-responses", func(rc *RunControl, n int) {
 		if err := rc.SetReasoning(context.Background(), ReasoningConfig{Effort: "low"}); err != nil {
@@ -215,7 +246,7 @@ func TestReasoningSetAfterTheLastBoundary(t *testing.T) {
 	if err := rc.SetReasoning(context.Background(), ReasoningConfig{Effort: "medium"}); !errors.Is(err, ErrRunEnded) {
 		t.Errorf("SetReasoning after the end: %v", err)
 	}
-	want := []string{"reasoning:high", "user", "reasoning:low", "run_end"}
+	want := []string{"reasoning:high", "user", "update:low", "run_end"}
 	if got := sessionLog(t, *res.SessionFile); !cmp.Equal(got, want) {
 		t.Errorf("session records %q, want %q", got, want)
 	}

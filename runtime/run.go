@@ -40,6 +40,9 @@ type RunControl struct {
 	abandonCode, abandonMsg string
 
 	supportsReasoning bool
+	reasoningUpdates  bool // the route is qualified for changes during the run
+	reasoningUltra    bool // and for the Ultra mode
+	agent             *Agent
 	modelID           string
 	mu                sync.Mutex
 	pendingReasoning  *ReasoningConfig
@@ -102,13 +105,19 @@ func (rc *RunControl) Wait() protocol.FinalResult {
 // returns a *RunError and no RunControl: nothing was accepted (CONTRACT
 // §8). ctx bounds the whole run.
 func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
+	return a.start(ctx, req, nil)
+}
+
+// start starts a run, a worker run (delegation.go) when w is not nil.
+func (a *Agent) start(ctx context.Context, req RunRequest, w *worker) (*RunControl, error) {
 	p, rerr := a.prepare(ctx, req)
 	if rerr != nil {
 		return nil, rerr
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), confirm: make(chan struct{}), cancel: cancel,
-		supportsReasoning: p.model.SupportsReasoning, modelID: p.model.ID, queue: steeringQueue{m: steering.New()}}
+		supportsReasoning: p.model.SupportsReasoning, reasoningUpdates: p.model.ReasoningUpdates, reasoningUltra: p.model.ReasoningUltra,
+		agent: a, modelID: p.model.ID, queue: steeringQueue{m: steering.New()}}
 	trace := transitionTracer(ctx, a.log, req.RunID)
 	rc.queue.m.SetTracer(trace)
 	a.runs.Add(1)
@@ -120,6 +129,9 @@ func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
 		defer p.close()
 		d := &driver{a: a, p: p, rc: rc, m: fsmrun.New(), recovery: a.recoveryConfig(), trace: trace}
 		d.m.SetTracer(trace)
+		if w != nil {
+			d.parent, d.recovery = w.parent, w.recovery
+		}
 		rc.result = d.drive(ctx)
 	}()
 	return rc, nil
@@ -139,7 +151,10 @@ type driver struct {
 	total     protocol.Totals
 	uncertain bool            // usage figures are known subtotals (sticky)
 	recovery  recovery.Config // snapshot at run start
-	effort    string          // the reasoning effort the model calls use
+	effort    string          // the reasoning effort the model calls use (the pinned baseline)
+	rs        reasoningState  // the updates after it (reasoning.go)
+	parent    string          // the delegating run's id for a worker (delegation.go)
+	workers   int             // worker runs started (delegation.go)
 	reauthed  int             // the step whose Codex 401 refreshed the credential (codex.go)
 	trace     fsm.Tracer      // the run's machines' tracer (nil: tracing off)
 	cmp       *compactor      // context budgeting and compaction (compaction.go)
@@ -149,6 +164,7 @@ type driver struct {
 
 // send delivers an event unless the consumer abandoned the run.
 func (d *driver) send(ev Event) {
+	d.observe(ev)
 	// The fast path: room in the buffer. A select with a default is a
 	// plain non-blocking send, far cheaper than the two-way select.
 	select {
@@ -228,12 +244,9 @@ func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 		end.Code = errInfo.Code
 	}
 	ends := []store.Record{{Body: end}}
-	pending := d.rc.closeReasoning()
-	if pending != nil && pending.Effort == d.effort {
-		pending = nil
-	}
+	pending, commitReasoning := d.endReasoning()
 	if pending != nil {
-		ends = append([]store.Record{{Body: store.ReasoningChange{Effort: pending.Effort}}}, ends...)
+		ends = append([]store.Record{*pending}, ends...)
 	}
 	switch err := p.sess.Append(ends...); {
 	case err != nil:
@@ -241,7 +254,7 @@ func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 			status, errInfo = fsmrun.StatusError, &protocol.ErrorData{Code: protocol.CodeSessionWriteFailed, Message: "the session could not be written: " + bound(err.Error())}
 		}
 	case pending != nil:
-		d.a.noteReasoning(pending.Effort)
+		commitReasoning()
 	}
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrSettle, Status: status}, Event{})
 	path := p.sess.Path()

@@ -482,13 +482,13 @@ func TestRunConfiguredProvider(t *testing.T) {
 }
 
 // TestReasoningSelection covers the run field, persistence and restore on
-// resume, the agent setter, and a change admitted at a step boundary.
+// resume, the agent setter, and a change admitted at a step boundary (on a
+// route qualified for it: a reasoning update, the requests' effort stays).
 func TestReasoningSelection(t *testing.T) {
 	f := newFixture(t, calls(ToolCall{ID: "x", Name: "ls", Arguments: `{}`}), text("a"), text("b"), text("c"))
-	yes := true
 	req := f.req("q")
 	req.SessionID = "r"
-	req.Route.SupportsReasoning = &yes
+	qualify(t, f.home, &req, "openai-compatible", "http://127.0.0.1:9/v1", false)
 	req.ReasoningEffort = new("high")
 	// The second model call waits until the test has changed the effort,
 	// so the change cannot race the end of the run.
@@ -517,24 +517,29 @@ func TestReasoningSelection(t *testing.T) {
 		t.Errorf("SetReasoning after the end: %v", err)
 	}
 	reqs := f.prov.requests()
-	if reqs[0].ReasoningEffort != "high" || reqs[1].ReasoningEffort != "low" {
-		t.Fatalf("efforts %q %q", reqs[0].ReasoningEffort, reqs[1].ReasoningEffort)
+	if reqs[0].ReasoningEffort != "high" || reqs[1].ReasoningEffort != "high" {
+		t.Fatalf("efforts %q %q, want the pinned high", reqs[0].ReasoningEffort, reqs[1].ReasoningEffort)
+	}
+	if last := reqs[1].Messages[len(reqs[1].Messages)-1]; last.ReasoningEffort != "low" {
+		t.Fatalf("the second call's last message %+v, want the reasoning update", last)
 	}
 	if got := f.agent.Reasoning(); got.Effort != "low" {
 		t.Errorf("Agent.Reasoning() = %+v", got)
 	}
-	// A resumed run without reasoning restores the session's selection,
-	// even after the agent's default changes.
+	// A resumed run without reasoning restores the session's selection
+	// (the baseline high and the update to low), even after the agent's
+	// default changes.
 	f.agent.SetReasoning(ReasoningConfig{Effort: "medium"})
-	req = f.req("q2")
-	req.RunID, req.SessionID, req.Route.SupportsReasoning = "run-2", "r", &yes
+	req.Prompt, req.RunID, req.SessionID, req.ReasoningEffort = "q2", "run-2", "r", nil
 	f.run(req)
-	if e := f.prov.requests()[2].ReasoningEffort; e != "low" {
-		t.Errorf("resumed effort %q, want the restored low", e)
+	if e := f.prov.requests()[2].ReasoningEffort; e != "high" {
+		t.Errorf("resumed effort %q, want the restored baseline high", e)
+	}
+	if got := f.agent.Reasoning(); got.Effort != "low" {
+		t.Errorf("Agent.Reasoning() after the resume = %+v, want the restored update low", got)
 	}
 	// A new session takes the agent's selection.
-	req = f.req("q3")
-	req.RunID, req.Route.SupportsReasoning = "run-3", &yes
+	req.Prompt, req.RunID, req.SessionID = "q3", "run-3", ""
 	f.run(req)
 	if e := f.prov.requests()[3].ReasoningEffort; e != "low" {
 		t.Errorf("new-session effort %q (the agent's effective selection is low after the restore)", e)

@@ -59,6 +59,9 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 		return reply(&protocol.ToolFinish{CallID: call.ID, Tool: call.Name, Error: &protocol.ErrorData{Code: code, Message: bound(msg)}})
 	}
 
+	if call.Name == DelegateTool {
+		return d.runDelegate(ctx, call, args, isObject, reply, fail)
+	}
 	var def *toolDef
 	for i := range d.p.tools {
 		if d.p.tools[i].spec.Name == call.Name {

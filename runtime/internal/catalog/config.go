@@ -33,7 +33,7 @@ const maxConfigBytes = 4 << 20
 //	        "context_window_tokens": N, "max_output_tokens": N,
 //	        "input_modalities": ["text", "image", "audio"],
 //	        "output_modalities": ["text", "image" | "audio"],
-//	        "supports_reasoning": false, "native_steering": false,
+//	        "supports_reasoning": false, "native_steering": false, "reasoning_updates": false, "reasoning_ultra": false,
 //	        "cost": {"input": X, "output": X, "cache_read": X, "cache_write": X, "currency": "USD"}}]}}}
 //
 // The file is decoded strictly: an unknown field, a key in another letter
@@ -50,6 +50,10 @@ const maxConfigBytes = 4 << 20
 // transport "websocket" sends the routes' calls over the Responses
 // WebSocket mode (Model.Transport); a model's own transport overrides its
 // provider's, and only openai-responses providers may ask for websocket.
+// reasoning_updates true qualifies the model's routes for reasoning changes
+// during a run (Model.ReasoningUpdates) and reasoning_ultra true for the
+// Ultra mode (Model.ReasoningUltra); both need supports_reasoning, and
+// reasoning_ultra needs reasoning_updates.
 func Load(homeDir string) (*Catalog, error) {
 	if homeDir == "" {
 		return nil, errors.New("catalog: home directory is not set")
@@ -135,6 +139,8 @@ type (
 		OutputModalities    []string  `json:"output_modalities"`
 		SupportsReasoning   bool      `json:"supports_reasoning"`
 		NativeSteering      bool      `json:"native_steering"`
+		ReasoningUpdates    bool      `json:"reasoning_updates"`
+		ReasoningUltra      bool      `json:"reasoning_ultra"`
 		Transport           string    `json:"transport"`
 		Native              *bool     `json:"native_compaction"`
 		Cost                *fileCost `json:"cost"`
@@ -166,6 +172,8 @@ var configShape = objectOf(map[string]*shape{
 			"output_modalities":     arrayOf(str),
 			"supports_reasoning":    boolean,
 			"native_steering":       boolean,
+			"reasoning_updates":     boolean,
+			"reasoning_ultra":       boolean,
 			"transport":             str,
 			"native_compaction":     boolean,
 			"cost": objectOf(map[string]*shape{
@@ -290,6 +298,12 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 			}
 			native = *fm.Native
 		}
+		if fm.ReasoningUpdates && !fm.SupportsReasoning {
+			return nil, configError(mwhere, errors.New("reasoning_updates needs supports_reasoning"))
+		}
+		if fm.ReasoningUltra && !fm.ReasoningUpdates {
+			return nil, configError(mwhere, errors.New("reasoning_ultra needs reasoning_updates"))
+		}
 		out = append(out, Model{
 			ID:                  fm.ID,
 			Provider:            name,
@@ -302,6 +316,8 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 			OutputModalities:    outputs,
 			SupportsReasoning:   fm.SupportsReasoning,
 			NativeSteering:      fm.NativeSteering,
+			ReasoningUpdates:    fm.ReasoningUpdates,
+			ReasoningUltra:      fm.ReasoningUltra,
 			Cost:                cost,
 			BaseURL:             base,
 			CredentialEnv:       p.APIKeyEnv,

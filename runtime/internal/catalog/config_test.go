@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -257,6 +258,9 @@ func TestLoadErrors(t *testing.T) {
 		{"null lifecycle_events", provider(`"lifecycle_events": null`), "providers.local.lifecycle_events: expected true or false, found null"},
 		{"lifecycle_events on a model", provider(`"models": [{"id": "m", "lifecycle_events": true}]`), "providers.local.models[0].lifecycle_events: unknown field"},
 		{"number for bool", provider(`"models": [{"id": "m", "supports_reasoning": 1}]`), "models[0].supports_reasoning: expected true or false, found a number"},
+		{"reasoning_updates without reasoning", provider(`"models": [{"id": "m", "context_window_tokens": 1000, "max_output_tokens": 100, "reasoning_updates": true}]`), "models[0]: reasoning_updates needs supports_reasoning"},
+		{"reasoning_ultra without updates", provider(`"models": [{"id": "m", "context_window_tokens": 1000, "max_output_tokens": 100, "supports_reasoning": true, "reasoning_ultra": true}]`), "models[0]: reasoning_ultra needs reasoning_updates"},
+		{"string for reasoning_updates", provider(`"models": [{"id": "m", "reasoning_updates": "yes"}]`), "models[0].reasoning_updates: expected true or false, found a string"},
 		{"missing base url", `{"providers": {"local": {"models": []}}}`, "base_url is empty"},
 		{"base url with userinfo", `{"providers": {"local": {"base_url": "https://u:p@h/v1"}}}`, "userinfo"},
 		{"bad mode", provider(`"provider_mode": "chat"`), "provider_mode must be"},
@@ -348,5 +352,37 @@ func TestNativeCompactionOnlyDeclared(t *testing.T) {
 		if want := m.APIModel == "a"; m.NativeCompaction != want {
 			t.Errorf("%s: NativeCompaction %v, want %v", m.ID, m.NativeCompaction, want)
 		}
+	}
+}
+
+// TestReasoningQualificationOnlyConfigured: reasoning updates and Ultra
+// are declared by a configured model, never by a built-in entry or an
+// inline route, and the members reach the model.
+func TestReasoningQualificationOnlyConfigured(t *testing.T) {
+	for _, m := range Builtin() {
+		if m.ReasoningUpdates || m.ReasoningUltra {
+			t.Errorf("built-in %s is qualified for reasoning updates", m.ID)
+		}
+	}
+	yes := true
+	m, err := InlineRoute(InlineSpec{Provider: "corp", BaseURL: "http://127.0.0.1:1/v1", Model: "gpt-5-ultra", SupportsReasoning: &yes})
+	if err != nil || m.ReasoningUpdates || m.ReasoningUltra {
+		t.Errorf("inline route %+v, %v", m, err)
+	}
+	c, err := Load(writeConfig(t, `{"providers": {"lab": {"base_url": "http://h/v1", "models": [
+		{"id": "a", "context_window_tokens": 1000, "max_output_tokens": 100, "supports_reasoning": true, "reasoning_updates": true, "reasoning_ultra": true},
+		{"id": "b", "context_window_tokens": 1000, "max_output_tokens": 100, "supports_reasoning": true, "reasoning_updates": true},
+		{"id": "c", "context_window_tokens": 1000, "max_output_tokens": 100, "supports_reasoning": true}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]bool{}
+	for _, m := range c.Models() {
+		if m.Provider == "lab" {
+			got[m.ID] = [2]bool{m.ReasoningUpdates, m.ReasoningUltra}
+		}
+	}
+	if want := map[string][2]bool{"a": {true, true}, "b": {true, false}, "c": {false, false}}; !maps.Equal(got, want) {
+		t.Errorf("qualification %v, want %v", got, want)
 	}
 }

@@ -111,6 +111,17 @@ type Model struct {
 	// SupportsReasoning reports whether the model produces reasoning and takes
 	// a reasoning effort.
 	SupportsReasoning bool
+	// ReasoningUpdates reports that the model and its endpoint take a
+	// reasoning update inside the conversation (a host message announcing
+	// a new effort) while the request's effort stays pinned: the route
+	// admits RunControl.SetReasoning during a run. Set only by a configured
+	// model ("reasoning_updates": true in ~/.octet/models.json), never
+	// guessed from a name; false for built-in and inline routes.
+	ReasoningUpdates bool
+	// ReasoningUltra reports that the route takes the Ultra reasoning
+	// mode: a new request baseline during a run ("reasoning_ultra": true,
+	// configured models with ReasoningUpdates only).
+	ReasoningUltra bool
 	// Cost is nil when the price is unknown.
 	Cost *Cost
 	// BaseURL is the endpoint root, without a trailing slash.

@@ -147,6 +147,7 @@ const (
 	EffectWorkspaceMutation = protocol.EffectWorkspaceMutation
 	EffectProcess           = protocol.EffectProcess
 	EffectNetwork           = protocol.EffectNetwork
+	EffectDelegation        = protocol.EffectDelegation
 	EffectUnknown           = protocol.EffectUnknown
 )
 
@@ -198,6 +199,11 @@ func (e Effective) Decide(tool string, effect Effect) Decision {
 			return deny(protocol.CodeNetworkNotEnabled)
 		}
 		return allow(AuthOperator)
+	case EffectDelegation:
+		// No policy layer enables delegation: only an installed
+		// delegation manager does (runtime's Ultra mode), which decides
+		// on its own.
+		return deny(protocol.CodeDelegationNotEnabled)
 	}
 	return deny(protocol.CodeUnknownEffect)
 }

@@ -109,7 +109,8 @@ func TestDecide(t *testing.T) {
 		{"bash by operator", shell, "bash", EffectProcess, true, AuthOperator},
 		{"bash without a shell", noShell, "bash", EffectProcess, false, protocol.CodeShellUnavailable},
 		{"network fails closed", base, "fetch", EffectNetwork, false, protocol.CodeNetworkNotEnabled},
-		{"unknown effect fails closed", base, "x", Effect("delegation"), false, protocol.CodeUnknownEffect},
+		{"delegation fails closed", shell, "delegate", EffectDelegation, false, protocol.CodeDelegationNotEnabled},
+		{"unknown effect fails closed", base, "x", Effect("extension"), false, protocol.CodeUnknownEffect},
 	}
 	for _, tt := range tests {
 		d := tt.e.Decide(tt.tool, tt.effect)

@@ -23,6 +23,12 @@ const (
 	RoleUser      Role = "user"
 	RoleAssistant Role = "assistant"
 	RoleTool      Role = "tool" // a tool result
+	// RoleDeveloper is an instruction from the host inside the
+	// conversation, not from the user: today only a reasoning update
+	// (Message.ReasoningEffort). Responses sends it as a developer message
+	// item, Chat as a system message, Anthropic Messages (which has no such
+	// role in the conversation) as a text block of the user turn.
+	RoleDeveloper Role = "developer"
 )
 
 // Message is one entry of the neutral conversation.
@@ -61,6 +67,11 @@ type Message struct {
 	// them), so that the prompt starts a new assistant turn. Not stored:
 	// the session derives it from its run records.
 	NewTurn bool `json:"-"`
+	// ReasoningEffort marks a RoleDeveloper message as a reasoning update:
+	// the effort the host asks for from here on, while the request's
+	// reasoning baseline stays as it was (so its cached prefix does too).
+	// Text says the same in words for the model.
+	ReasoningEffort string `json:"reasoning_effort,omitempty"`
 	// NativeItems, when set, is a JSON array of Responses input items
 	// that a provider's compaction endpoint returned (a native
 	// checkpoint): the message stands for the compacted history and is

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"octet.dev/host/runtime/internal/provider"
 )
 
 // Fork starts the session newID, in the same directory, from s's head: its
@@ -131,8 +133,8 @@ func (s *Session) forkRecords() []Record {
 	if model != nil {
 		recs = append(recs, Record{Body: *model})
 	}
-	if s.reasoning != "" {
-		recs = append(recs, Record{Body: ReasoningChange{Effort: s.reasoning}})
+	if s.reasoning != "" || s.ultra {
+		recs = append(recs, Record{Body: ReasoningChange{Effort: s.reasoning, Ultra: s.ultra}})
 	}
 	if cp != nil {
 		// Every message the fork holds is kept: first_kept 0.
@@ -154,6 +156,19 @@ func (s *Session) forkRecords() []Record {
 				recs = append(recs, Record{TS: s.recs[i].TS, Body: b})
 			}
 		}
+	}
+	// The fork's messages may hold reasoning updates a later baseline
+	// superseded (or none of the parent's latest, past the head): a
+	// closing baseline record then gives the fork the parent's baseline
+	// with no update in effect.
+	update := ""
+	for _, r := range recs {
+		if m, ok := r.Body.(Message); ok && m.Message.Role == provider.RoleDeveloper && m.Message.ReasoningEffort != "" {
+			update = m.Message.ReasoningEffort
+		}
+	}
+	if update != s.reasoningUpdate {
+		recs = append(recs, Record{Body: ReasoningChange{Effort: s.reasoning, Ultra: s.ultra}})
 	}
 	return recs
 }

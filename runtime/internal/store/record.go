@@ -119,10 +119,14 @@ type UsageUncertainty struct {
 	Operation string `json:"operation"`
 }
 
-// ReasoningChange records a change of reasoning effort ("" is the route's
-// default).
+// ReasoningChange records a change of the reasoning baseline: the effort
+// requests carry ("" is the route's default). It supersedes the reasoning
+// updates before it (a Message whose provider message has
+// ReasoningEffort), which stay in the conversation. Ultra marks a baseline
+// the Ultra mode established.
 type ReasoningChange struct {
 	Effort string `json:"effort"`
+	Ultra  bool   `json:"ultra,omitempty"`
 }
 
 // Compaction is a checkpoint of compaction: the conversation continues

@@ -50,8 +50,12 @@ type Session struct {
 	checkouts int // number of checkout records
 	uncertain []UsageUncertainty
 	reasoning string
-	unknown   int
-	native    nativeState
+	// reasoningUpdate is the latest reasoning update after the latest
+	// reasoning_change, ultra whether that change was the Ultra mode's.
+	reasoningUpdate string
+	ultra           bool
+	unknown         int
+	native          nativeState
 }
 
 // Open opens the session id in dir, creating dir (mode 0700) and the session
@@ -302,10 +306,13 @@ func (s *Session) observe(n int, r Record) {
 		s.checkouts++
 	case Message:
 		s.msgs++
+		if b.Message.Role == provider.RoleDeveloper && b.Message.ReasoningEffort != "" {
+			s.reasoningUpdate = b.Message.ReasoningEffort
+		}
 	case UsageUncertainty:
 		s.uncertain = append(s.uncertain, b)
 	case ReasoningChange:
-		s.reasoning = b.Effort
+		s.reasoning, s.reasoningUpdate, s.ultra = b.Effort, "", b.Ultra
 	case NativeSteering:
 		s.native.observe(b)
 	case Unknown:
@@ -673,3 +680,12 @@ func (s *Session) ContextUsage() (u provider.Usage, after int, ok bool) {
 	}
 	return provider.Usage{}, 0, false
 }
+
+// ReasoningUpdate returns the effort of the latest reasoning update after
+// the latest reasoning_change record, "" when there is none: the effort in
+// effect is then the baseline, LatestReasoning.
+func (s *Session) ReasoningUpdate() string { return s.reasoningUpdate }
+
+// ReasoningUltra reports whether the latest reasoning_change record was
+// made by the Ultra mode.
+func (s *Session) ReasoningUltra() bool { return s.ultra }

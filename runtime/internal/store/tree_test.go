@@ -434,3 +434,44 @@ func TestCheckoutSurvivesKill(t *testing.T) {
 	}
 	t.Logf("%d messages after the checkout survived the kill", len(msgs)-2)
 }
+
+// TestForkReasoningUpdates: a fork has the parent's reasoning in effect:
+// the baseline with the latest update after it, and no update that a later
+// baseline superseded, though the update messages stay in its history.
+func TestForkReasoningUpdates(t *testing.T) {
+	update := func(e string) Record {
+		return Record{Body: Message{RunID: "r1", Message: provider.Message{Role: provider.RoleDeveloper, ReasoningEffort: e, Text: "Reasoning effort is now " + e + "."}}}
+	}
+	for _, tc := range []struct {
+		name       string
+		recs       []Record
+		base, upd  string
+		ultra      bool
+		historyLen int
+	}{
+		{"current update", []Record{{Body: ReasoningChange{Effort: "high"}}, update("low")}, "high", "low", false, 2},
+		{"superseded update", []Record{{Body: ReasoningChange{Effort: "high"}}, update("low"), {Body: ReasoningChange{Effort: "medium", Ultra: true}}}, "medium", "", true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := openT(t, t.TempDir(), "parent")
+			recs := append([]Record{{Body: RunStart{RunID: "r1"}}, {Body: Message{RunID: "r1", Message: provider.Message{Role: provider.RoleUser, Text: "q"}}}}, tc.recs...)
+			if err := p.Append(recs...); err != nil {
+				t.Fatal(err)
+			}
+			f, err := p.Fork("child")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { f.Close() })
+			if f.LatestReasoning() != tc.base || f.ReasoningUpdate() != tc.upd || f.ReasoningUltra() != tc.ultra {
+				t.Errorf("fork reasoning %q %q %v, want %q %q %v", f.LatestReasoning(), f.ReasoningUpdate(), f.ReasoningUltra(), tc.base, tc.upd, tc.ultra)
+			}
+			if p.ReasoningUpdate() != tc.upd {
+				t.Errorf("parent update %q", p.ReasoningUpdate())
+			}
+			if n := len(f.Messages()); n != tc.historyLen {
+				t.Errorf("fork history %d messages, want %d", n, tc.historyLen)
+			}
+		})
+	}
+}

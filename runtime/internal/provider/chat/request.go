@@ -160,6 +160,10 @@ func buildRequestAudio(req provider.Request, audio *chatAudio) ([]byte, error) {
 			body.Messages = append(body.Messages, cm)
 		case provider.RoleTool:
 			body.Messages = appendResults(body.Messages, req.Messages[i:i+1])
+		case provider.RoleDeveloper:
+			// "system" rather than "developer": every compatible server
+			// takes it.
+			body.Messages = append(body.Messages, chatMessage{Role: "system", Content: &m.Text})
 		default:
 			return nil, fmt.Errorf("chat: message %d has unknown role %q", i, m.Role)
 		}

@@ -258,6 +258,12 @@ func buildMessages(msgs []provider.Message) ([]outMessage, error) {
 			}
 		case provider.RoleTool:
 			b.addResult(m)
+		case provider.RoleDeveloper:
+			// No host role in the conversation: a text block of the user
+			// turn (after tool results, in the same user message).
+			if m.Text != "" {
+				b.addUser(textBlock{Type: "text", Text: m.Text})
+			}
 		case provider.RoleAssistant:
 			b.addAssistant(m)
 		default:

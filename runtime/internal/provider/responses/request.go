@@ -197,6 +197,8 @@ func buildBody(req provider.Request, opts requestOptions) (*request, []itemOwner
 			body.Input = appendAssistant(body.Input, m, opts.encrypted)
 		case m.Role == provider.RoleTool:
 			body.Input = appendOutputs(body.Input, req.Messages[i:i+1])
+		case m.Role == provider.RoleDeveloper:
+			body.Input = append(body.Input, &userMessage{Role: "developer", Content: []any{contentPart{Type: "input_text", Text: m.Text}}})
 		default:
 			return nil, nil, fmt.Errorf("responses: message %d has unknown role %q", i, m.Role)
 		}

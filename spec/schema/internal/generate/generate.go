@@ -218,7 +218,7 @@ func (g *gen) enums() error {
 		{"DiscoveryIssue", "code", strs(protocol.DiscoveryCodes()...)},
 		{"ModelInfo", "provider_mode", strs(protocol.ModeOpenAICompatible, protocol.ModeOpenAIResponses, protocol.ModeAnthropicMessages)},
 		{"Hello", "commands", nil}, // items, below
-		{"ToolDecision", "effect", strs(protocol.EffectPure, protocol.EffectWorkspaceRead, protocol.EffectWorkspaceMutation, protocol.EffectProcess, protocol.EffectNetwork, protocol.EffectUnknown)},
+		{"ToolDecision", "effect", strs(protocol.EffectPure, protocol.EffectWorkspaceRead, protocol.EffectWorkspaceMutation, protocol.EffectProcess, protocol.EffectNetwork, protocol.EffectDelegation, protocol.EffectUnknown)},
 		{"ToolDecision", "authorization", strs(protocol.AuthControlledRead, protocol.AuthPure, protocol.AuthHostRequest, protocol.AuthOperator)},
 		{"ToolDecision", "denial_code", strs(protocol.DenialCodes()...)},
 		{"ShellSelection", "selection", strs(protocol.ShellConfigured, protocol.ShellSystemBash, protocol.ShellPathBash, protocol.ShellShFallback, protocol.ShellUnavailable)},

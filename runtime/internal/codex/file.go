@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
 )
 
 // maxFileBytes bounds what is read of auth.json, codex.json and a token

@@ -77,12 +77,12 @@ type compactor struct {
 
 // initCompaction sets up budgeting for the run, whose conversation is
 // msgs: the usage of the newest step since the newest checkpoint plus
-// estimates of the messages after it, or, without one, an estimate of
-// everything.
+// estimates of the messages after it, or, without one (or when that usage
+// is all zeros), an estimate of everything.
 func (d *driver) initCompaction(system string, specs []provider.ToolSpec, msgs []provider.Message) {
 	c := &compactor{system: system, bud: budgetOf(d.p.model), overhead: overheadTokens(system, specs)}
 	d.cmp = c
-	if u, after, ok := d.p.sess.ContextUsage(); ok && after <= len(msgs) {
+	if u, after, ok := d.p.sess.ContextUsage(); ok && after <= len(msgs) && usageTokens(u) > 0 {
 		c.count.reset(usageTokens(u)+estimateMessages(msgs[len(msgs)-after:]), len(msgs))
 		return
 	}
@@ -90,9 +90,11 @@ func (d *driver) initCompaction(system string, specs []provider.ToolSpec, msgs [
 }
 
 // noteStep records a successful step's usage as the context's size; the
-// assistant message that is appended next is in it.
+// assistant message that is appended next is in it. A usage of zero tokens
+// (a gateway that sends a usage object of zeros) says nothing about the
+// context: the count goes on from its estimates.
 func (d *driver) noteStep(t turn, msgs []provider.Message) {
-	if t.usageReported {
+	if t.usageReported && usageTokens(t.usage) > 0 {
 		d.cmp.count.reset(usageTokens(t.usage), len(msgs)+1)
 	}
 }

@@ -66,6 +66,8 @@ func runChild(role string) int {
 		return crashChild(dir, id)
 	case "checkout":
 		return checkoutChild(dir, id)
+	case "resume":
+		return resumeChild(dir, id)
 	}
 	fmt.Fprintln(os.Stderr, "unknown child role", role)
 	return 1

@@ -47,7 +47,7 @@ var hostileChat = []struct {
 	check func(t *testing.T, o edgetest.Outcome)
 }{
 	{"endless text in one event", chunkEvent(`{"content":"`+strings.Repeat("a", hostileBound)+`"}`) + chatDone,
-		wantFailure(provider.FailDecode)},
+		edgetest.WantFailure(provider.FailDecode)},
 	{"text just under the bound", chunkEvent(`{"content":"`+strings.Repeat("é", (hostileBound-100)/2)+`"}`) + chatDone,
 		func(t *testing.T, o edgetest.Outcome) {
 			if o.Err != nil || len(o.Text()) != (hostileBound-100)/2*2 {
@@ -89,8 +89,8 @@ var hostileChat = []struct {
 			t.Errorf("text %q error %v", o.Text(), o.Err)
 		}
 	}},
-	{"truncated JSON then end", `data: {"choices":[{"index":0,"delta":{"content":"ab`, wantFailure(provider.FailStreamCut)},
-	{"truncated JSON event", `data: {"choices":[{"index":0,"delta":{"content":"ab` + "\n\n" + chatDone, wantFailure(provider.FailDecode)},
+	{"truncated JSON then end", `data: {"choices":[{"index":0,"delta":{"content":"ab`, edgetest.WantFailure(provider.FailStreamCut)},
+	{"truncated JSON event", `data: {"choices":[{"index":0,"delta":{"content":"ab` + "\n\n" + chatDone, edgetest.WantFailure(provider.FailDecode)},
 	{"depth bomb in an ignored member", chunkEvent(`{"content":"x","extra":`+edgetest.DepthBomb(20000)+`}`) + chatDone, nil},
 	{"depth bomb as arguments", toolDelta("0", `"a"`, `"read"`, edgetest.DepthBomb(20000)) + chatDone, nil},
 	{"depth bomb as reasoning", chunkEvent(`{"reasoning":`+edgetest.DepthBomb(20000)+`}`) + chatDone, nil},
@@ -101,18 +101,9 @@ var hostileChat = []struct {
 		}
 	}},
 	{"error after content", chunkEvent(`{"content":"partial"}`) + `data: {"error":{"message":"boom","code":"server_error"}}` + "\n\n",
-		wantFailure(provider.FailErrorEvent)},
+		edgetest.WantFailure(provider.FailErrorEvent)},
 	{"nothing but [DONE]", chatDone, nil},
-	{"empty body", "", wantFailure(provider.FailStreamCut)},
-}
-
-func wantFailure(kind provider.FailKind) func(t *testing.T, o edgetest.Outcome) {
-	return func(t *testing.T, o edgetest.Outcome) {
-		t.Helper()
-		if o.Err == nil || o.Err.Kind != kind {
-			t.Errorf("error %v, want a %s failure", o.Err, kind)
-		}
-	}
+	{"empty body", "", edgetest.WantFailure(provider.FailStreamCut)},
 }
 
 // TestHostileShapes runs every hostile shape through the decoder.

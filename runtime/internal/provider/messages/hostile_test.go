@@ -53,7 +53,7 @@ var hostileMessages = []struct {
 	check func(t *testing.T, o edgetest.Outcome)
 }{
 	{"endless text in one event", hostileStart + hostileTextStart(0) + hostileTextDelta(0, strings.Repeat("a", hostileBound)) + hostileStop(0) + hostileEnd("end_turn"),
-		wantHostileFailure(provider.FailDecode)},
+		edgetest.WantFailure(provider.FailDecode)},
 	{"giant tool arguments in pieces", hostileStart + hostileToolStart(0, `"toolu_1"`, `"read"`) +
 		strings.Repeat(hostileInputDelta(0, `"`+strings.Repeat("x", 4000)+`"`), 12) + hostileStop(0) + hostileEnd("tool_use"),
 		func(t *testing.T, o edgetest.Outcome) {
@@ -87,9 +87,9 @@ var hostileMessages = []struct {
 		}
 	}},
 	{"truncated JSON then end", hostileStart + `event: content_block_delta` + "\n" + `data: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"ab`,
-		wantHostileFailure(provider.FailStreamCut)},
+		edgetest.WantFailure(provider.FailStreamCut)},
 	{"truncated JSON event", hostileStart + hostileEv("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"te`) + hostileEnd("end_turn"),
-		wantHostileFailure(provider.FailDecode)},
+		edgetest.WantFailure(provider.FailDecode)},
 	{"depth bomb in an ignored member", hostileStart + hostileEv("message_delta", `{"type":"message_delta","delta":{"x":`+edgetest.DepthBomb(20000)+`}}`) + hostileEnd("end_turn"), nil},
 	{"depth bomb as tool input", hostileStart + hostileEv("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"a","name":"read","input":`+edgetest.DepthBomb(20000)+`}}`) +
 		hostileStop(0) + hostileEnd("tool_use"), nil},
@@ -100,17 +100,8 @@ var hostileMessages = []struct {
 			}
 		}},
 	{"error after content", hostileStart + hostileTextStart(0) + hostileTextDelta(0, "partial") + hostileEv("error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`),
-		wantHostileFailure(provider.FailErrorEvent)},
-	{"empty body", "", wantHostileFailure(provider.FailStreamCut)},
-}
-
-func wantHostileFailure(kind provider.FailKind) func(t *testing.T, o edgetest.Outcome) {
-	return func(t *testing.T, o edgetest.Outcome) {
-		t.Helper()
-		if o.Err == nil || o.Err.Kind != kind {
-			t.Errorf("error %v, want a %s failure", o.Err, kind)
-		}
-	}
+		edgetest.WantFailure(provider.FailErrorEvent)},
+	{"empty body", "", edgetest.WantFailure(provider.FailStreamCut)},
 }
 
 // TestHostileShapes runs every hostile shape through the decoder.

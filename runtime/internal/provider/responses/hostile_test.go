@@ -44,7 +44,7 @@ var hostileResponses = []struct {
 	body  string
 	check func(t *testing.T, o edgetest.Outcome)
 }{
-	{"endless text in one event", hostileText(0, strings.Repeat("a", hostileBound)) + hostileCompleted, wantHostileFailure(provider.FailDecode)},
+	{"endless text in one event", hostileText(0, strings.Repeat("a", hostileBound)) + hostileCompleted, edgetest.WantFailure(provider.FailDecode)},
 	{"giant tool arguments in pieces", hostileCallAdded(0, `"call_1"`, `"read"`) +
 		strings.Repeat(hostileArgs(0, `"`+strings.Repeat("x", 4000)+`"`), 12) + hostileCallDone(0, `"call_1"`, `"read"`) + hostileCompleted,
 		func(t *testing.T, o edgetest.Outcome) {
@@ -76,9 +76,9 @@ var hostileResponses = []struct {
 		}
 	}},
 	{"truncated JSON then end", "event: response.output_text.delta\ndata: " + `{"type":"response.output_text.delta","output_index":0,"delta":"ab`,
-		wantHostileFailure(provider.FailStreamCut)},
+		edgetest.WantFailure(provider.FailStreamCut)},
 	{"truncated JSON event", hostileEv("response.output_text.delta", `{"type":"response.output_text.delta","output_index":0,"delta":"ab`) + hostileCompleted,
-		wantHostileFailure(provider.FailDecode)},
+		edgetest.WantFailure(provider.FailDecode)},
 	{"depth bomb in an ignored member", hostileEv("response.output_text.delta", `{"type":"response.output_text.delta","output_index":0,"delta":"x","logprobs":`+edgetest.DepthBomb(20000)+`}`) + hostileCompleted, nil},
 	{"depth bomb in the response", hostileEv("response.completed", `{"type":"response.completed","response":{"status":"completed","output":`+edgetest.DepthBomb(20000)+`}}`), nil},
 	{"invalid UTF-8 and lone surrogates", hostileText(0, "a\xff\xfeb\\ud800c") + hostileCompleted, func(t *testing.T, o edgetest.Outcome) {
@@ -87,17 +87,8 @@ var hostileResponses = []struct {
 		}
 	}},
 	{"error after content", hostileText(0, "partial") + hostileEv("error", `{"type":"error","code":"server_error","message":"boom"}`),
-		wantHostileFailure(provider.FailErrorEvent)},
-	{"empty body", "", wantHostileFailure(provider.FailStreamCut)},
-}
-
-func wantHostileFailure(kind provider.FailKind) func(t *testing.T, o edgetest.Outcome) {
-	return func(t *testing.T, o edgetest.Outcome) {
-		t.Helper()
-		if o.Err == nil || o.Err.Kind != kind {
-			t.Errorf("error %v, want a %s failure", o.Err, kind)
-		}
-	}
+		edgetest.WantFailure(provider.FailErrorEvent)},
+	{"empty body", "", edgetest.WantFailure(provider.FailStreamCut)},
 }
 
 // TestHostileShapes runs every hostile shape through the decoder.

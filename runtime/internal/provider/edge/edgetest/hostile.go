@@ -87,6 +87,17 @@ var decodingKinds = map[provider.FailKind]bool{
 	provider.FailDecode: true, provider.FailStreamCut: true, provider.FailErrorEvent: true,
 }
 
+// WantFailure is a check for a hostile case of a wire's table: the stream
+// failed with kind.
+func WantFailure(kind provider.FailKind) func(t *testing.T, o Outcome) {
+	return func(t *testing.T, o Outcome) {
+		t.Helper()
+		if o.Err == nil || o.Err.Kind != kind {
+			t.Errorf("error %v, want a %s failure", o.Err, kind)
+		}
+	}
+}
+
 // CheckHostile decodes body with open and maxEventBytes, checks the
 // invariants above and returns the outcome.
 func CheckHostile(t testing.TB, body []byte, open OpenDecoder, maxEventBytes int) Outcome {

@@ -27,6 +27,11 @@ const (
 	MaxOutputAudioBytes = 64 << 20
 )
 
+// MaxOutputImages bounds the generated images one model call may spool
+// (16 × 24 MiB on disk at most): a response with more fails as
+// undecodable, so a hostile server cannot fill the disk image by image.
+const MaxOutputImages = 16
+
 // ErrOutputTooLarge reports output media over its cap; ErrOutputInvalid
 // base64 that does not decode.
 var (

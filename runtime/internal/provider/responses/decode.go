@@ -129,6 +129,7 @@ type decoder struct {
 	spoolDir string
 	diverted []diverted
 	spools   []*media.Spool
+	images   int // image spools opened by this response (media.MaxOutputImages)
 }
 
 // decodeStream returns a decoder over r with the given event bound (zero or

@@ -78,6 +78,9 @@ func (d *decoder) longData(typ []byte, value io.Reader) ([]byte, error) {
 		if key != "result" || duplicate {
 			return quiet{media.Discard(provider.MediaImage)}, "", nil
 		}
+		if err := d.countImage(); err != nil {
+			return nil, "", err
+		}
 		sp, err := media.NewSpool(d.spoolDir, provider.MediaImage, false)
 		if err != nil {
 			return nil, "", edge.Failure(provider.FailDecode, "", "the generated image could not be spooled", err)
@@ -127,6 +130,10 @@ func (d *decoder) image(w *wireItem) {
 		}
 		m = v.m
 	case w.Result != "":
+		if err := d.countImage(); err != nil {
+			d.err = err
+			return
+		}
 		sp, err := media.NewSpool(d.spoolDir, provider.MediaImage, false)
 		if err != nil {
 			d.fail(provider.FailDecode, "", "the generated image could not be spooled", err)
@@ -152,4 +159,14 @@ type quiet struct{ sp *media.Spool }
 func (q quiet) Write(p []byte) (int, error) {
 	_, _ = q.sp.Write(p)
 	return len(p), nil
+}
+
+// countImage counts one more image spool of the response and fails past
+// media.MaxOutputImages.
+func (d *decoder) countImage() error {
+	d.images++
+	if d.images > media.MaxOutputImages {
+		return edge.Failure(provider.FailDecode, "", "the response generates more than "+strconv.Itoa(media.MaxOutputImages)+" images", nil)
+	}
+	return nil
 }

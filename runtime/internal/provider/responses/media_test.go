@@ -5,8 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
+	"octet.dev/host/runtime/internal/media"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -173,6 +175,16 @@ func TestImageDecoding(t *testing.T) {
 	got, err, entries = run("data: " + both + "\n\n")
 	if err != nil || len(got) != 1 || got[0].MIMEType != "image/jpeg" || got[0].Bytes != int64(len(jpeg)+300<<10) || len(entries) != 1 {
 		t.Fatalf("completed with two results: %+v %v %v", got, err, entries)
+	}
+	// A response may generate at most media.MaxOutputImages images: the
+	// next one fails the stream (the consumer drops the ones it got).
+	var many strings.Builder
+	for i := range media.MaxOutputImages + 1 {
+		fmt.Fprintf(&many, "data: {\"type\":\"response.output_item.done\",\"output_index\":%d,\"item\":{\"type\":\"image_generation_call\",\"status\":\"completed\",\"result\":\"%s\"}}\n\n", i, b64)
+	}
+	got, err, _ = run(many.String())
+	if len(got) != media.MaxOutputImages || !errors.As(err, &pe) || pe.Kind != provider.FailDecode || !strings.Contains(pe.Message, "more than") {
+		t.Fatalf("%d images: %d reported, %v", media.MaxOutputImages+1, len(got), err)
 	}
 	// A cut inside the long line leaves no file either.
 	got, err, entries = run("data: " + bad[:300<<10])

@@ -107,15 +107,18 @@ func TestScrubbedEscapeeEnded(t *testing.T) {
 }
 
 // A command that kills its guard and then has its host SIGKILLed leaves
-// nothing: killing the guard ends the namespace at once.
+// nothing: killing the guard ends the namespace at once. The command looks
+// for its guard among its shell's children only: the guards of the tests
+// running beside it are none of its business (killing them would end
+// their namespaces and their commands with them).
 func TestGuardKilledThenHostKilled(t *testing.T) {
 	t.Parallel()
 	requireNamespaces(t)
 	n := 4246000 + os.Getpid()%1000
 	a, b := strconv.Itoa(n), strconv.Itoa(n+1)
 	cmd := `sleep ` + a + ` & setsid sleep ` + b + ` &
-for p in /proc/[0-9]*; do
-  if tr '\000' ' ' < $p/cmdline 2>/dev/null | grep -q octet-shell-guard; then kill -9 ${p#/proc/} 2>/dev/null; fi
+for p in $(ps -o pid= --ppid $$); do
+  if tr '\000' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q octet-shell-guard; then kill -9 $p 2>/dev/null; fi
 done
 echo guards-killed
 sleep ` + a + `; wait`

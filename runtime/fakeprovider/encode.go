@@ -323,16 +323,7 @@ func encodeResponses(p *encodeParams) encoded {
 		output = append(output, done)
 		oi++
 	}
-	u := t.Usage
-	inDetails := obj{"cached_tokens", u.CacheRead}
-	if u.CacheWrite > 0 {
-		inDetails = append(inDetails, "cache_write_tokens", u.CacheWrite)
-	}
-	usage := obj{
-		"input_tokens", u.Input, "input_tokens_details", inDetails,
-		"output_tokens", u.Output, "output_tokens_details", obj{"reasoning_tokens", u.Reasoning},
-		"total_tokens", u.Input + u.Output,
-	}
+	usage := responsesUsage(t.Usage)
 	if output == nil {
 		output = arr{}
 	}
@@ -445,4 +436,17 @@ func encodeAnthropic(p *encodeParams) encoded {
 	ev("message_delta", "delta", d, "usage", usage)
 	ev("message_stop")
 	return encoded{events: out}
+}
+
+// responsesUsage is u as a Responses usage object.
+func responsesUsage(u Usage) obj {
+	inDetails := obj{"cached_tokens", u.CacheRead}
+	if u.CacheWrite > 0 {
+		inDetails = append(inDetails, "cache_write_tokens", u.CacheWrite)
+	}
+	return obj{
+		"input_tokens", u.Input, "input_tokens_details", inDetails,
+		"output_tokens", u.Output, "output_tokens_details", obj{"reasoning_tokens", u.Reasoning},
+		"total_tokens", u.Input + u.Output,
+	}
 }

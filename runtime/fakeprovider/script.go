@@ -102,6 +102,10 @@ type Turn struct {
 	// finish_reason "length", Responses response.incomplete with reason
 	// "max_output_tokens", Anthropic stop_reason "max_tokens".
 	Truncated bool `json:"truncated,omitempty"`
+	// Steer makes the turn wait for a response.steer message and answer
+	// it (Responses over WebSocket only; the other endpoints ignore it):
+	// see Steer.
+	Steer *Steer `json:"steer,omitempty"`
 }
 
 // Image is one generated image (Turn.Images). Byte fields are base64 in a

@@ -146,7 +146,7 @@ func (s *Server) serveWebSocket(w http.ResponseWriter, r *http.Request, requestI
 			continue
 		}
 		p := s.dispatch(ModeResponses, midx, data)
-		id, ok := s.answerWS(ctx, conn, p, body, n)
+		id, ok := s.answerWS(ctx, conn, p, body, n, wsPeer{num: num, path: r.URL.Path})
 		s.settle(p, ok)
 		switch {
 		case ok:
@@ -227,7 +227,7 @@ func sseData(ev []byte) []byte {
 
 // answerWS plays the answer of one message and reports the response id and
 // whether the whole answer was sent.
-func (s *Server) answerWS(ctx context.Context, conn *websocket.Conn, p plan, body map[string]any, n int) (string, bool) {
+func (s *Server) answerWS(ctx context.Context, conn *websocket.Conn, p plan, body map[string]any, n int, peer wsPeer) (string, bool) {
 	respID := fmt.Sprintf("resp_fake%d", n)
 	var events [][]byte
 	switch {
@@ -269,6 +269,9 @@ func (s *Server) answerWS(ctx context.Context, conn *websocket.Conn, p plan, bod
 	cut := func(after int) int { return min(after, max(len(events)-1, 0)) }
 	switch f := p.fault.(type) {
 	case nil:
+		if p.turn >= 0 && p.t.Steer != nil {
+			return s.answerSteered(ctx, conn, p, body, events, respID, n, peer, send) // steer.go
+		}
 		return respID, send(events)
 	case FaultWSCloseAfterFrame:
 		return "", false

@@ -308,6 +308,56 @@ type Request struct {
 	// (not every compatible server accepts the field); Messages routes
 	// mark cache breakpoints instead and ignore it.
 	CacheKey string
+	// NativeSteering asks for a stream that takes native steering: a
+	// Responses call over the WebSocket transport then returns a Steerer
+	// and reports EventResponseCreated and the EventSteer* events. Other
+	// transports and wire modes ignore it (their streams are no
+	// Steerer).
+	NativeSteering bool
+	// ContinueResponse, when set, is the response this call must continue
+	// (previous_response_id, on the connection that response came on): the
+	// one response.create that answers response.steer.pending with the
+	// tool outputs. A provider that cannot continue it fails before
+	// sending anything, with ErrCannotContinue.
+	ContinueResponse string
+}
+
+// ErrCannotContinue is the cause (Error.Err) of a call whose
+// Request.ContinueResponse could not be continued: the connection that
+// response came on is gone, or the conversation is not that response's
+// continuation. Nothing was sent.
+var ErrCannotContinue = errors.New("provider: the response to continue is not available on this connection")
+
+// ErrNotSteerable reports a steer that was not sent: the stream's response
+// had ended, or the stream was closed. Nothing left the host.
+var ErrNotSteerable = errors.New("provider: the stream takes no more steering")
+
+// Steerer is a Stream whose live response takes native steering input
+// (Responses over WebSocket, Request.NativeSteering).
+//
+// Steer may be called from any goroutine, also while another one is in
+// Next. A stream that took a steer does not end its hold on the
+// connection at its response's end while an outcome (failed, pending, or
+// a successor response) is still to come: Next ends normally, and Follow
+// returns the stream of what comes next on that connection.
+type Steerer interface {
+	Stream
+	// Steer sends {"type":"response.steer","previous_response_id":respID,
+	// "input":input} on the stream's connection. record runs first, while
+	// the stream is held open for the steer: when it fails, its error is
+	// returned and nothing is sent. ErrNotSteerable means nothing was
+	// sent. Any other error means the message may have left: the
+	// outcome is unknown.
+	Steer(respID, input string, record func() error) error
+	// Follow returns the stream of the events that follow this stream's
+	// normal end on the same connection when steering outcomes are still
+	// to come: EventSteer* events, then, when the server creates a
+	// successor, its EventResponseCreated and its whole response. Such a
+	// stream ends normally after the successor's EventFinish, or without
+	// any response once every outstanding steer failed or is pending.
+	// Follow returns nil when nothing is outstanding, and after the first
+	// call; the returned stream owns the connection from then on.
+	Follow(ctx context.Context) Steerer
 }
 
 // OutputLimit is the most one model call may produce, in bytes of text,
@@ -348,6 +398,28 @@ const (
 	// EventMedia is one finished piece of media the model produced
 	// (StreamEvent.Media): a generated image, or a response's audio.
 	EventMedia
+
+	// The native steering events (see Steerer) are reported only by the
+	// streams of a Request with NativeSteering set. They carry no
+	// content.
+
+	// EventResponseCreated is the server's response.created: a response
+	// began, StreamEvent.ID is its id. On a stream Steerer.Follow
+	// returned, it is the steered response's successor: the commit point
+	// of the steering input the server had accepted.
+	EventResponseCreated
+	// EventSteerAccepted is response.steer.accepted: the server owns a
+	// steering input (ID: its steer id); nothing is applied yet.
+	EventSteerAccepted
+	// EventSteerPending is response.steer.pending: the steered response
+	// stopped for client-owned tool output, and the accepted input (ID:
+	// its steer id) waits for the one request that carries those outputs
+	// (Request.ContinueResponse); it must not be sent again.
+	EventSteerPending
+	// EventSteerFailed is response.steer.failed: a steering input was
+	// refused or could not be committed. ID is its steer id, empty when
+	// none was allocated; Text is the input the server returned.
+	EventSteerFailed
 )
 
 // OutputMedia is media the model produced, decoded into a temporary file
@@ -398,7 +470,11 @@ const (
 	// a context overflow, which the runtime compacts and retries.
 	FinishContextWindow = "context_window"
 	FinishRefusal       = "refusal" // content filter or refusal
-	FinishOther         = "other"
+	// FinishSteered: the response ended at a safe point because steering
+	// input was accepted (Responses response.incomplete with reason
+	// "steered"); its successor follows on the same connection.
+	FinishSteered = "steered"
+	FinishOther   = "other"
 )
 
 // StreamEvent is one decoded piece of a streamed response.
@@ -418,6 +494,9 @@ type StreamEvent struct {
 	Usage        Usage        // EventUsage
 	FinishReason string       // EventFinish
 	Media        *OutputMedia // EventMedia
+	// ID is the response id (EventResponseCreated) or the steer id
+	// (EventSteerAccepted, EventSteerPending, EventSteerFailed).
+	ID string
 }
 
 // Stream is a pull iterator over one streamed response.

@@ -30,6 +30,10 @@ const (
 	evArgsDone                        // response.function_call_arguments.done
 	evItemAdded                       // response.output_item.added
 	evItemDone                        // response.output_item.done
+	evCreated                         // response.created (native steering only)
+	evSteerAccepted                   // response.steer.accepted (native steering only)
+	evSteerPending                    // response.steer.pending (native steering only)
+	evSteerFailed                     // response.steer.failed (native steering only)
 	evCompleted                       // response.completed
 	evIncomplete                      // response.incomplete
 	evFailed                          // response.failed
@@ -56,6 +60,14 @@ func kindOf(typ []byte) eventKind {
 		return evItemAdded
 	case "response.output_item.done":
 		return evItemDone
+	case "response.created":
+		return evCreated
+	case "response.steer.accepted":
+		return evSteerAccepted
+	case "response.steer.pending":
+		return evSteerPending
+	case "response.steer.failed":
+		return evSteerFailed
 	case "response.completed":
 		return evCompleted
 	case "response.incomplete":
@@ -74,6 +86,10 @@ func (k eventKind) isDelta() bool { return k >= evTextDelta && k <= evArgsDelta 
 
 // isTerminal reports whether k ends the response.
 func (k eventKind) isTerminal() bool { return k >= evCompleted }
+
+// isSteering reports whether k is read only by a decoder of a natively
+// steered call (steer.go); every other decoder skips it unread.
+func (k eventKind) isSteering() bool { return k >= evCreated && k <= evSteerFailed }
 
 // Output item types.
 const (
@@ -122,6 +138,10 @@ type decoder struct {
 	msgs func() ([]byte, error)
 	// respID is the response id response.completed gave.
 	respID string
+	// steer: the call is natively steered (Request.NativeSteering): the
+	// response.created and response.steer.* events are reported
+	// (steer.go).
+	steer bool
 
 	// Output media (media.go): the spool folder, the images of the event
 	// being decoded that Divert spooled, and the spool still being
@@ -252,7 +272,7 @@ func (d *decoder) decodeEvent(sseType string, data []byte) {
 	var kind eventKind
 	if fe := &d.fe; parseFast(data, fe) {
 		kind = kindFor(fe.typ, sseType)
-		if kind == evUnknown {
+		if kind == evUnknown || kind.isSteering() && !d.steer {
 			return
 		}
 		if kind.isDelta() && fe.fieldsOK {
@@ -274,7 +294,7 @@ func (d *decoder) decodeEvent(sseType string, data []byte) {
 			return
 		}
 		kind = kindFor([]byte(head.Type), sseType)
-		if kind == evUnknown {
+		if kind == evUnknown || kind.isSteering() && !d.steer {
 			return
 		}
 	}
@@ -314,6 +334,8 @@ func (d *decoder) decodeEvent(sseType string, data []byte) {
 		if ev.Item != nil {
 			d.itemDone(ev.OutputIndex, ev.Item)
 		}
+	case evCreated, evSteerAccepted, evSteerPending, evSteerFailed:
+		d.steerEvent(kind, ev)
 	case evCompleted, evIncomplete:
 		d.end(kind, data)
 	case evFailed:
@@ -361,6 +383,14 @@ func kindName(k eventKind) string {
 		return "response.output_item.added"
 	case evItemDone:
 		return "response.output_item.done"
+	case evCreated:
+		return "response.created"
+	case evSteerAccepted:
+		return "response.steer.accepted"
+	case evSteerPending:
+		return "response.steer.pending"
+	case evSteerFailed:
+		return "response.steer.failed"
 	case evCompleted:
 		return "response.completed"
 	case evIncomplete:
@@ -646,6 +676,8 @@ func (d *decoder) end(kind eventKind, data []byte) {
 				reason = provider.FinishLength
 			case "content_filter":
 				reason = provider.FinishRefusal
+			case "steered":
+				reason = provider.FinishSteered
 			}
 		}
 	}

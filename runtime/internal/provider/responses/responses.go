@@ -169,6 +169,9 @@ func (p *Provider) Stream(ctx context.Context, req provider.Request) (provider.S
 			return s, err
 		}
 	}
+	if req.ContinueResponse != "" {
+		return nil, cannotContinue(req.ContinueResponse) // only a socket continues (steer.go)
+	}
 	body, err := buildRequest(req, requestOptions{store: p.store, encrypted: p.encrypted, images: p.images})
 	if err != nil {
 		return nil, err

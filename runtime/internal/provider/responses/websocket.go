@@ -258,6 +258,7 @@ type wsRequest struct {
 	head     []byte
 	items    [][]byte
 	messages []provider.Message
+	cont     string // Request.ContinueResponse
 }
 
 // encodeWS encodes req for the WebSocket transport.
@@ -266,7 +267,7 @@ func (p *Provider) encodeWS(req provider.Request) (*wsRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &wsRequest{body: body, owners: owners, messages: req.Messages}
+	r := &wsRequest{body: body, owners: owners, messages: req.Messages, cont: req.ContinueResponse}
 	r.head, err = json.Marshal(&wsHead{Model: body.Model, Instructions: body.Instructions, Tools: body.Tools,
 		Reasoning: body.Reasoning, MaxOutputTokens: body.MaxOutputTokens, Include: body.Include, Store: body.Store}, marshalOpts)
 	if err != nil {
@@ -297,6 +298,9 @@ func (p *Provider) frame(r *wsRequest, st *wsState) ([]byte, error) {
 			}
 			msg.Input = append(msg.Input, r.body.Input[i])
 		}
+	}
+	if r.cont != "" && msg.PreviousResponseID != r.cont {
+		return nil, cannotContinue(r.cont) // steer.go
 	}
 	return json.Marshal(&msg, marshalOpts)
 }
@@ -365,6 +369,9 @@ func (p *Provider) streamWS(ctx context.Context, req provider.Request) (st provi
 		}
 		ws := newWSStream(ctx, p, s, r, req.MaxOutputBytes)
 		ws.dec.spoolDir = req.SpoolDir
+		if req.NativeSteering {
+			ws.steerable(req.MaxOutputBytes) // steer.go
+		}
 		if err = ws.send(frame); err != nil {
 			return nil, false, err
 		}
@@ -423,6 +430,8 @@ type wsStream struct {
 	textSum maphash.Hash
 	calls   []provider.ToolCall
 	err     error
+
+	st *steerState // native steering (steer.go); nil when the call takes none
 }
 
 func newWSStream(ctx context.Context, p *Provider, s *socket, r *wsRequest, maxOutput int) *wsStream {
@@ -550,6 +559,9 @@ func (ws *wsStream) Next() bool {
 		ws.release(false)
 		return false
 	}
+	if ws.st != nil && ws.quietEnd() {
+		return false // steer.go: a follow that ends without a response
+	}
 	if ws.dec.Next() {
 		ev := ws.dec.Event()
 		switch ev.Kind {
@@ -557,6 +569,8 @@ func (ws *wsStream) Next() bool {
 			ws.textSum.WriteString(ev.Text)
 		case provider.EventToolCall:
 			ws.calls = append(ws.calls, ev.ToolCall)
+		case provider.EventResponseCreated, provider.EventSteerAccepted, provider.EventSteerPending, provider.EventSteerFailed:
+			ws.st.note(ev) // steer.go
 		}
 		return true
 	}
@@ -564,6 +578,9 @@ func (ws *wsStream) Next() bool {
 		ws.err = ws.classify(err)
 		ws.release(false)
 		return false
+	}
+	if ws.st != nil && ws.hold() {
+		return false // steer.go: the socket waits for Follow
 	}
 	ws.release(true)
 	return false
@@ -582,6 +599,9 @@ func (ws *wsStream) Close() error {
 	if ws.closed.Swap(true) {
 		return nil
 	}
+	if ws.st != nil && ws.st.followed.Load() {
+		return nil // the socket is its follow's (steer.go)
+	}
 	if !ws.endedOK.Load() {
 		_ = ws.s.conn.CloseNow()
 	}
@@ -596,6 +616,9 @@ func (ws *wsStream) release(ok bool) {
 		return
 	}
 	ws.released = true
+	if ws.st != nil {
+		ws.st.end() // steer.go: no steer goes out on it from here on
+	}
 	ws.dec.Release() // spools of media not delivered
 	ws.watch.stop()
 	ws.stopCtx()
@@ -606,12 +629,22 @@ func (ws *wsStream) release(ok bool) {
 		_ = ws.s.conn.CloseNow()
 		return
 	}
-	r := ws.req
-	if ws.dec.respID != "" {
-		ws.s.state = &wsState{respID: ws.dec.respID, head: r.head, items: r.items, messages: len(r.messages),
-			textSum: ws.textSum.Sum64(), calls: ws.calls}
-	}
+	ws.s.state = ws.continuation()
 	ws.p.give(ws.s)
+}
+
+// continuation is the continuation state the stream's call leaves on its
+// socket: its completed response's, or nil.
+func (ws *wsStream) continuation() *wsState {
+	if ws.st != nil && ws.st.follow {
+		return ws.st.afterFollow() // steer.go
+	}
+	if ws.dec.respID == "" {
+		return nil
+	}
+	r := ws.req
+	return &wsState{respID: ws.dec.respID, head: r.head, items: r.items, messages: len(r.messages),
+		textSum: ws.textSum.Sum64(), calls: ws.calls}
 }
 
 // classify completes a failure after the request was sent with the facts

@@ -26,6 +26,9 @@ type wireEvent struct {
 	Error   *edge.ErrorObject `json:"error"`
 	Code    edge.FlexString   `json:"code"`
 	Message edge.FlexString   `json:"message"`
+	// Steer is the steering submission of a response.steer.* event
+	// (steer.go).
+	Steer *wireSteer `json:"steer"`
 }
 
 // wireDelta is a delta event as the slow path reads it: only the members

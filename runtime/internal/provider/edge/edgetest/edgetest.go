@@ -93,6 +93,8 @@ func Drain(t testing.TB, s provider.Stream, check func(testing.TB, provider.Stre
 				t.Fatal("EventMedia without media")
 			}
 			sum.Media = append(sum.Media, *ev.Media)
+		case provider.EventResponseCreated, provider.EventSteerAccepted, provider.EventSteerPending, provider.EventSteerFailed:
+			// A natively steered call's (Request.NativeSteering): no content.
 		default:
 			t.Fatalf("unknown event kind %d", ev.Kind)
 		}

@@ -64,26 +64,44 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 	}
 	cacheKey := promptCacheKey(p.sess.ID(), p.model)
 	d.initCompaction(system, specs, msgs)
+	d.startNative() // native_steering.go
+	n := d.native
+	unknown := func() (string, string, *protocol.ErrorData) {
+		return fsmrun.StatusBlocked, output, &protocol.ErrorData{Code: protocol.CodeUnsettledNativeSteering, Message: unknownNativeMessage}
+	}
 
 	for step := 1; ; step++ {
 		if step > p.maxSteps {
 			return fsmrun.StatusBlocked, output, &protocol.ErrorData{Code: protocol.CodeMaxStepsReached, Message: "the run reached max_steps (" + strconv.Itoa(p.maxSteps) + ") before the model finished"}
 		}
-		// A safe step boundary: admit a pending reasoning change
-		// (reasoning.go).
-		if err := d.boundaryReasoning(ctx, step, &msgs); err != nil {
-			return writeFailed(err)
+		// A step of native steering reads a successor the server already
+		// created, or sends the one response.create that must continue a
+		// steered response (native_steering.go): neither may change the
+		// request's history or baseline first.
+		cont := ""
+		d.nativeStep = false
+		if n != nil {
+			cont, n.cont = n.cont, ""
+			d.nativeStep = n.next != nil || cont != ""
+			n.allow = step < p.maxSteps // a steer's successor is one more step
 		}
-		// Compact first when the context is over the budget's threshold.
-		if tf := d.compactIfNeeded(ctx, step, &msgs); tf != nil {
-			return fail(tf.code, tf.msg)
+		if !d.nativeStep {
+			// A safe step boundary: admit a pending reasoning change
+			// (reasoning.go).
+			if err := d.boundaryReasoning(ctx, step, &msgs); err != nil {
+				return writeFailed(err)
+			}
+			// Compact first when the context is over the budget's threshold.
+			if tf := d.compactIfNeeded(ctx, step, &msgs); tf != nil {
+				return fail(tf.code, tf.msg)
+			}
 		}
 		turn, err := d.modelTurnFitting(ctx, step, &msgs, func(msgs []provider.Message) provider.Request {
 			return provider.Request{
 				Model: p.model.APIModel, System: system, Messages: msgs, Tools: d.offeredTools(specs),
 				MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
 				MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens), CacheKey: cacheKey,
-				SpoolDir: p.sess.MediaDir(),
+				SpoolDir: p.sess.MediaDir(), NativeSteering: n != nil, ContinueResponse: cont,
 			}
 		})
 		if err != nil {
@@ -91,10 +109,17 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			switch {
 			case ctx.Err() != nil:
 				return fail(protocol.CodeCanceled, "the run was canceled")
+			case errors.As(err, &tf) && tf.code == protocol.CodeUnsettledNativeSteering:
+				return unknown()
 			case errors.As(err, &tf):
 				return fail(tf.code, failureMessage(tf))
 			}
 			return fail(protocol.CodeProviderError, scrub(providerMessage(err), p.key))
+		}
+		if n != nil {
+			// Steering the successor's response.created linked during the
+			// call comes before its answer.
+			msgs = append(msgs, n.takeLinked()...)
 		}
 		outMedia, err := d.commitMedia(step, &turn) // outputmedia.go
 		if err != nil {
@@ -131,6 +156,15 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		}
 		msgs = append(msgs, assistant)
 		output = turn.text
+		if n != nil {
+			// A successor's usage is accounted: its intents settle.
+			if err := n.accounted(step); err != nil {
+				return writeFailed(err)
+			}
+			if n.blocked {
+				return unknown()
+			}
+		}
 		if turn.finish == provider.FinishLength {
 			// A tool call cut by the output cap is never executed, and a cut
 			// answer is not presented as complete.
@@ -140,6 +174,20 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		// message delivered now is one the model will see. At the last step
 		// the queue waits, and the run's end drops it.
 		lastStep := step >= p.maxSteps
+		if n != nil && len(turn.calls) == 0 && (n.follow != nil || n.unresolved()) {
+			// A steer is outstanding: the server creates a successor (the
+			// next step reads it) or says it failed (the input is queued).
+			successor, err := d.awaitNative(step, false)
+			switch {
+			case errors.Is(err, errNativeUnknown):
+				return unknown()
+			case err != nil:
+				return writeFailed(err)
+			case successor:
+				msgs = append(msgs, n.takeLinked()...)
+				continue
+			}
+		}
 		if len(turn.calls) == 0 {
 			// The run would complete: steering, the terminal gate and
 			// follow-ups decide whether it goes on (gate.go).
@@ -167,6 +215,20 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 					}
 					break
 				}
+			}
+		}
+		if n != nil && (n.follow != nil || n.unresolved() || n.inPhase(steering.NPending)) {
+			// The steered response stopped for these tool outputs: read
+			// the steer's outcome (pending, or failed and queued), then
+			// the next request is the one response.create that carries
+			// the outputs.
+			if _, err := d.awaitNative(step, true); errors.Is(err, errNativeUnknown) {
+				return unknown()
+			} else if err != nil {
+				return writeFailed(err)
+			}
+			if err := n.toolsDone(); err != nil {
+				return writeFailed(err)
 			}
 		}
 		if !b.skipTools && !lastStep {

@@ -42,7 +42,10 @@ func TestNativeSteeringKillChild(t *testing.T) {
 	}
 	rc := &RunControl{events: make(chan Event, 64), abandon: make(chan struct{}), queue: steeringQueue{m: steering.New()}}
 	d := &driver{a: a, p: p, rc: rc, m: fsmrun.New(), recovery: a.recoveryConfig()}
-	n := &nativeSteering{d: d, send: func(string, string) error {
+	n := &nativeSteering{d: d, send: func(_, _ string, record func() error) error {
+		if err := record(); err != nil {
+			return err
+		}
 		os.Stdout.WriteString("dispatched\n")
 		time.Sleep(time.Hour) // the process dies here, the steer in flight
 		return nil

@@ -9,6 +9,7 @@ import (
 
 	"octet.dev/host/fsm/steering"
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
 )
 
@@ -108,7 +109,10 @@ func newNativeRig(t *testing.T, f *fixture) *nativeRig {
 	t.Helper()
 	r := &nativeRig{d: auxDriver(t, f)}
 	r.d.rc.queue.m = steering.New()
-	r.n = &nativeSteering{d: r.d, send: func(respID, text string) error {
+	r.n = &nativeSteering{d: r.d, send: func(respID, text string, record func() error) error {
+		if err := record(); err != nil {
+			return err
+		}
 		r.sent = append(r.sent, respID+"|"+text)
 		err := r.fail
 		r.fail = nil
@@ -289,5 +293,90 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The gate: a steer that comes while the run goroutine handles an event
+// waits in the mailbox and goes out, in order, when the window opens; one
+// that comes while the window is open goes out at once; what the mailbox
+// holds when the call ends, and every steer when the call cannot take it,
+// goes to the ordinary queue. Nothing under the gate emits an event.
+func TestNativeGate(t *testing.T) {
+	f := newFixture(t)
+	r := newNativeRig(t, f)
+	rc := r.d.rc
+	g := &nativeGate{rc: rc, n: r.n}
+	rc.native = g
+	r.d.native = r.n
+	r.n.live, r.n.allow = "resp_1", true
+
+	must(t, rc.Steer("queued before any call"))
+	g.begin(nil)
+	must(t, rc.Steer("a"))
+	must(t, rc.Steer("b"))
+	if len(r.sent) != 0 {
+		t.Fatalf("sent with the window shut: %v", r.sent)
+	}
+	g.open()
+	if !slices.Equal(r.sent, []string{"resp_1|a", "resp_1|b"}) {
+		t.Fatalf("mailbox dispatch %v", r.sent)
+	}
+	must(t, rc.Steer("c"))
+	if len(r.sent) != 3 || r.sent[2] != "resp_1|c" {
+		t.Fatalf("window dispatch %v", r.sent)
+	}
+	// A send that fails under the gate: unknown, announced after the
+	// window shuts.
+	drained(r.d)
+	r.fail = errors.New("connection reset")
+	must(t, rc.Steer("d"))
+	if len(drained(r.d)) != 0 {
+		t.Fatal("an event was emitted under the gate")
+	}
+	g.shut()
+	if len(find[protocol.ProviderUsageUncertain](drained(r.d))) != 1 || !r.n.blocked {
+		t.Fatal("the unknown outcome was not announced")
+	}
+	must(t, rc.Steer("e")) // blocked: the call takes no more
+	g.end()
+	must(t, rc.Steer("f")) // no call streams
+	out := rc.boundary(steering.Input{Trigger: steering.TrAfterTurn})
+	var got []string
+	for _, m := range out.deliver {
+		got = append(got, m.Text)
+	}
+	if !slices.Equal(got, []string{"queued before any call", "e", "f"}) {
+		t.Fatalf("queued %v", got)
+	}
+	if got := r.natives(); !slices.Equal(got, []string{"intent", "intent", "intent", "intent", "unknown"}) {
+		t.Fatalf("records %v", got)
+	}
+	g.close()
+	rc.closeSteering()
+	if err := rc.Steer("late"); !errors.Is(err, ErrRunEnded) {
+		t.Fatalf("Steer after the end: %v", err)
+	}
+}
+
+// A steer the stream no longer takes (its response ended) is queued, with
+// no intent recorded.
+func TestNativeGateNotSteerable(t *testing.T) {
+	f := newFixture(t)
+	r := newNativeRig(t, f)
+	rc := r.d.rc
+	g := &nativeGate{rc: rc, n: r.n}
+	rc.native = g
+	r.n.live, r.n.allow = "resp_1", true
+	r.n.send = func(string, string, func() error) error { return provider.ErrNotSteerable }
+	g.begin(nil)
+	g.open()
+	must(t, rc.Steer("x"))
+	g.shut()
+	g.end()
+	if out := rc.boundary(steering.Input{Trigger: steering.TrAfterTurn}); len(out.deliver) != 1 || out.deliver[0].Text != "x" {
+		t.Fatalf("queued %+v", out)
+	}
+	if got := r.natives(); len(got) != 0 {
+		t.Fatalf("records %v", got)
 	}
 }

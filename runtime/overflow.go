@@ -29,7 +29,9 @@ func (d *driver) modelTurnFitting(ctx context.Context, step int, msgs *[]provide
 	for compacted := false; ; compacted = true {
 		t, err := d.modelTurn(ctx, step, build(*msgs))
 		var tf *errTurnFailed
-		silent := err == nil && d.silentOverflow(t)
+		// A step of native steering cannot be re-issued (the successor
+		// was created by the server, the continuation is one request).
+		silent := err == nil && !d.nativeStep && d.silentOverflow(t)
 		if !silent && (err == nil || !errors.As(err, &tf) || !isOverflowCode(tf.code) || ctx.Err() != nil) {
 			return t, err
 		}

@@ -182,6 +182,16 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 					deadline = now() + e.OpenWithinMS
 				}
 				v, err := callReady(callCtx, d, op, &ready)
+				if err != nil && op.name == operationAssistantTurn {
+					// Native steering in flight: never retried
+					// (native_steering.go).
+					if tf, stop := d.nativeAbort(err); stop {
+						if op.discard != nil {
+							op.discard(v)
+						}
+						return zero, tf
+					}
+				}
 				last, have = v, true // provisional until EffSucceed
 				if err == nil {
 					next = recovery.Input{Trigger: recovery.TrAttemptSucceeded}

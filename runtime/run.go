@@ -48,6 +48,9 @@ type RunControl struct {
 	pendingReasoning  *ReasoningConfig
 	reasoningClosed   bool // the run is ending: SetReasoning is refused
 	queue             steeringQueue
+	// native is set when the run's route is qualified for native
+	// steering (native_steering.go); nil: Steer queues.
+	native *nativeGate
 }
 
 // Events returns the run's ordered event stream.
@@ -118,6 +121,12 @@ func (a *Agent) start(ctx context.Context, req RunRequest, w *worker) (*RunContr
 	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), confirm: make(chan struct{}), cancel: cancel,
 		supportsReasoning: p.model.SupportsReasoning, reasoningUpdates: p.model.ReasoningUpdates, reasoningUltra: p.model.ReasoningUltra,
 		agent: a, modelID: p.model.ID, queue: steeringQueue{m: steering.New()}}
+	if p.model.NativeSteeringQualified(p.model.NativeCompaction, false) {
+		// This build sets no hard cumulative ceiling on a run: max_steps
+		// is kept by steering natively only while another step may
+		// follow (native_steering.go).
+		rc.native = &nativeGate{rc: rc}
+	}
 	trace := transitionTracer(ctx, a.log, req.RunID)
 	rc.queue.m.SetTracer(trace)
 	a.runs.Add(1)
@@ -158,6 +167,10 @@ type driver struct {
 	reauthed  int             // the step whose Codex 401 refreshed the credential (codex.go)
 	trace     fsm.Tracer      // the run's machines' tracer (nil: tracing off)
 	cmp       *compactor      // context budgeting and compaction (compaction.go)
+	native    *nativeSteering // native steering on a qualified route (native_steering.go); nil otherwise
+	// nativeStep: the step's call reads a successor or continues a
+	// steered response, so it is never re-issued (overflow.go).
+	nativeStep bool
 
 	deltas []protocol.ModelDelta // the unused rest of the model_delta slab (step.go)
 }
@@ -228,7 +241,8 @@ func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 	} else {
 		status, output, errInfo = d.contain(ctx)
 	}
-	d.rc.closeSteering() // what is still queued is dropped, before settled
+	status, errInfo = d.endNative(status, errInfo) // before the queue closes: a late native input is queued, then dropped
+	d.rc.closeSteering()                         // what is still queued is dropped, before settled
 	if code, msg := d.rc.abandoned(); code != "" {
 		// Nobody saw the run's events after the one that failed: it ends
 		// as what its consumer was told, whatever the loop made of the

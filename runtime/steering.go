@@ -51,7 +51,42 @@ type steeringQueue struct {
 // an answer the model gives while steering is pending does not end the run.
 // It returns ErrRunEnded once the run has completed or is ending, and
 // ErrMessageInvalid for an empty, oversized or non-UTF-8 text.
-func (rc *RunControl) Steer(text string) error { return rc.submit(steering.TrSteer, text) }
+//
+// On a route qualified for native steering (see the README's Native
+// steering), an input that comes while the model streams goes into its
+// live response instead (response.steer), after a durable intent record;
+// at any other time, or when the provider refuses it, it is queued as
+// above. A native input is delivered once (steering_delivered with mode
+// "native"), handed back to the queue when the provider refuses it, or
+// left unsettled when its outcome cannot be known: the run then ends
+// blocked with unsettled_native_steering and the input is never replayed.
+func (rc *RunControl) Steer(text string) error {
+	if g := rc.native; g != nil {
+		if !validMessage(text) {
+			return ErrMessageInvalid
+		}
+		if !rc.open() {
+			return ErrRunEnded
+		}
+		if taken, err := g.take(text); taken {
+			return err
+		}
+	}
+	return rc.submit(steering.TrSteer, text)
+}
+
+// validMessage reports whether text may be a steering message or
+// follow-up.
+func validMessage(text string) bool {
+	return text != "" && len(text) <= MaxPromptBytes && utf8.ValidString(text)
+}
+
+// open reports whether the run still takes messages.
+func (rc *RunControl) open() bool {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.queue.m.State().Phase == steering.Open
+}
 
 // FollowUp queues a follow-up: it is delivered when the run would otherwise
 // complete, and the run goes on with it. Errors as for Steer.
@@ -67,7 +102,7 @@ func (rc *RunControl) Undelivered() []QueuedMessage {
 }
 
 func (rc *RunControl) submit(tr steering.Trigger, text string) error {
-	if text == "" || len(text) > MaxPromptBytes || !utf8.ValidString(text) {
+	if !validMessage(text) {
 		return ErrMessageInvalid
 	}
 	rc.mu.Lock()

@@ -22,17 +22,38 @@ type turn struct {
 
 func (d *driver) callModel(ctx context.Context, step int, req provider.Request) (turn, error) {
 	var t turn
-	s, err := d.p.prov.Stream(ctx, req)
-	if err != nil {
-		var again bool
-		if again, err = d.reauthCodex(ctx, step, err); again {
-			s, err = d.p.prov.Stream(ctx, req)
+	var s provider.Stream
+	var err error
+	n := d.native
+	if n != nil && n.next != nil {
+		// A successor the server created after a steer: its
+		// response.created was read, the rest of it is this step's.
+		s, n.next = n.next, nil
+	} else {
+		if n != nil {
+			n.live = ""
+		}
+		s, err = d.p.prov.Stream(ctx, req)
+		if err != nil {
+			var again bool
+			if again, err = d.reauthCodex(ctx, step, err); again {
+				s, err = d.p.prov.Stream(ctx, req)
+			}
 		}
 	}
 	if err != nil {
 		return t, err
 	}
 	defer s.Close()
+	// Native steering (native_steering.go): between events the gate lets
+	// RunControl.Steer into the live response.
+	var g *nativeGate
+	st, steerable := s.(provider.Steerer)
+	if steerable && req.NativeSteering && n != nil {
+		g = d.rc.native
+		g.begin(st)
+		defer g.end()
+	}
 	if d.lifecycleOn() {
 		// The answer's first bytes (its headers) are here.
 		d.lifecycle(protocol.LifecycleReady, nil)
@@ -43,7 +64,17 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 	// credential split across deltas is held back until it is whole
 	// (redact.go).
 	textRed, reasonRed := stream{r: d.p.red}, stream{r: d.p.red}
-	for s.Next() {
+	for {
+		if g != nil {
+			g.open()
+		}
+		more := s.Next()
+		if g != nil {
+			g.shut()
+		}
+		if !more {
+			break
+		}
 		ev := s.Event()
 		reasoning.Add(ev)
 		switch ev.Kind {
@@ -64,7 +95,24 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 			t.finish = ev.FinishReason
 		case provider.EventMedia:
 			t.addMedia(ev.Media)
+		case provider.EventResponseCreated:
+			if g != nil {
+				if err := n.created(ev.ID, step); err != nil {
+					return t, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + err.Error()}
+				}
+			}
+		case provider.EventSteerAccepted, provider.EventSteerPending, provider.EventSteerFailed:
+			if g != nil {
+				if err := n.onEvent(ev); err != nil {
+					return t, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + err.Error()}
+				}
+			}
 		}
+	}
+	if g != nil && s.Err() == nil {
+		// Steers still without an outcome: the connection is held for
+		// it (awaitNative reads on).
+		n.follow = st.Follow(ctx)
 	}
 	if out := textRed.Flush(); out != "" {
 		text.WriteString(out)

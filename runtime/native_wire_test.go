@@ -1,0 +1,388 @@
+package runtime_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"octet.dev/host/protocol"
+	"octet.dev/host/runtime"
+	"octet.dev/host/runtime/fakeprovider"
+)
+
+// Native steering end to end (issue 14 §2): a route qualified for it
+// (openai-responses over WebSocket, "native_steering": true) steers the
+// live response through the fake's loopback socket; the frames the fake
+// received and the session's records are the evidence.
+
+// nativeRig is an agent on a fake WebSocket route.
+type nativeRig struct {
+	fake  *fakeprovider.Server
+	agent *runtime.Agent
+	home  string
+	ws    string
+}
+
+// newNativeRig starts a fake with turns and an agent whose catalog has the
+// route "lab-model" (qualified when native is true).
+func newNativeRig(t *testing.T, turns []fakeprovider.Turn, native bool, opts func(*runtime.Options)) *nativeRig {
+	t.Helper()
+	fake, err := fakeprovider.New(fakeprovider.Options{Script: fakeprovider.Script{Turns: turns}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fake.Close() })
+	r := &nativeRig{fake: fake, home: t.TempDir(), ws: t.TempDir()}
+	if err := os.MkdirAll(filepath.Join(r.home, ".octet"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	flag := ""
+	if native {
+		flag = `,"native_steering":true`
+	}
+	cfg := `{"providers":{"lab":{"base_url":"` + fake.BaseURL(fakeprovider.ModeResponses) + `","provider_mode":"openai-responses","transport":"websocket",` +
+		`"models":[{"id":"lab-model","context_window_tokens":32768,"max_output_tokens":4096` + flag + `}]}}}`
+	if err := os.WriteFile(filepath.Join(r.home, ".octet", "models.json"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := runtime.Options{Home: r.home, Getenv: func(string) string { return "" }, Sleep: func(context.Context, time.Duration) error { return nil }}
+	if opts != nil {
+		opts(&o)
+	}
+	if r.agent, err = runtime.New(o); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func (r *nativeRig) req(runID, prompt string, tools []string) runtime.RunRequest {
+	return runtime.RunRequest{RunID: runID, Workspace: r.ws, Model: "lab-model", Prompt: prompt, Tools: tools,
+		SessionDir: filepath.Join(r.home, "sessions"), SessionID: "steered"}
+}
+
+// run runs req and calls Steer(text) once, at the first text delta.
+func (r *nativeRig) run(t *testing.T, req runtime.RunRequest, text string) ([]runtime.Event, protocol.FinalResult, *runtime.RunControl) {
+	t.Helper()
+	rc, err := r.agent.Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []runtime.Event
+	for ev := range rc.Events() {
+		evs = append(evs, ev)
+		if d, ok := ev.Data.(*protocol.ModelDelta); ok && text != "" && d.Channel == protocol.ChannelText {
+			if err := rc.Steer(text); err != nil {
+				t.Errorf("Steer: %v", err)
+			}
+			text = ""
+		}
+	}
+	return evs, rc.Wait(), rc
+}
+
+// frames returns the messages the fake received, in order.
+func (r *nativeRig) frames() []map[string]any {
+	var out []map[string]any
+	for _, q := range r.fake.Requests() {
+		if q.Method == fakeprovider.MethodMessage {
+			out = append(out, q.Body)
+		}
+	}
+	return out
+}
+
+// handshakes counts the sockets opened.
+func (r *nativeRig) handshakes() int {
+	n := 0
+	for _, q := range r.fake.Requests() {
+		if q.WebSocket > 0 && q.Method != fakeprovider.MethodMessage {
+			n++
+		}
+	}
+	return n
+}
+
+// records returns the session's native_steering records as "event" or
+// "event/outcome", and its message records as "role[origin]:text".
+func (r *nativeRig) records(t *testing.T, file string) (natives, messages []string) {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var rec struct {
+			Type    string `json:"type"`
+			Event   string `json:"event"`
+			Outcome string `json:"outcome"`
+			Origin  string `json:"origin"`
+			Message struct {
+				Role       string `json:"role"`
+				Text       string `json:"text"`
+				ToolCallID string `json:"tool_call_id"`
+			} `json:"message"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			t.Fatal(err)
+		}
+		switch rec.Type {
+		case "native_steering":
+			natives = append(natives, strings.TrimSuffix(rec.Event+"/"+rec.Outcome, "/"))
+		case "message":
+			m := rec.Message.Role
+			if rec.Origin != "" {
+				m += "[" + rec.Origin + "]"
+			}
+			messages = append(messages, m+":"+rec.Message.Text)
+		}
+	}
+	return natives, messages
+}
+
+func events[T any](evs []runtime.Event) []*T {
+	var out []*T
+	for _, ev := range evs {
+		if d, ok := ev.Data.(*T); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// count returns how many times s occurs in the JSON of the frames.
+func count(t *testing.T, frames []map[string]any, s string) int {
+	t.Helper()
+	data, err := json.Marshal(frames)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(data), s)
+}
+
+// Accepted: the steered response ends (incomplete, steered, or completed
+// first), the successor follows on the socket without a request of the
+// host's, its response.created links the intent (steering_delivered,
+// mode native, exactly once), and its usage settles it.
+func TestNativeSteeringAcceptedEndToEnd(t *testing.T) {
+	for _, outcome := range []string{fakeprovider.SteerAccepted, fakeprovider.SteerAcceptedCompleted} {
+		t.Run(outcome, func(t *testing.T) {
+			r := newNativeRig(t, []fakeprovider.Turn{
+				{Text: "I will indent the file with spaces", Usage: fakeprovider.Usage{Input: 100, Output: 8}, Steer: &fakeprovider.Steer{Outcome: outcome}},
+				{Text: "Tabs it is.", Usage: fakeprovider.Usage{Input: 120, Output: 4}},
+			}, true, nil)
+			evs, res, _ := r.run(t, r.req("run-1", "indent it", []string{}), "use tabs")
+			if res.Status != protocol.StatusCompleted || res.Output != "Tabs it is." || res.Steps != 2 {
+				t.Fatalf("result %+v %+v", res, res.Error)
+			}
+			del := events[protocol.SteeringDelivered](evs)
+			if len(del) != 1 || *del[0] != (protocol.SteeringDelivered{Step: 2, Text: "use tabs", Mode: protocol.SteeringModeNative}) {
+				t.Fatalf("steering_delivered %+v", del)
+			}
+			if steps := events[protocol.ModelStep](evs); len(steps) != 2 || steps[1].Usage.InputTokens != 120 {
+				t.Fatalf("model_step %+v", steps)
+			}
+			if len(events[protocol.ProviderUsageUncertain](evs)) != 0 {
+				t.Fatal("usage uncertain")
+			}
+			frames := r.frames()
+			if len(frames) != 2 || frames[0]["type"] != "response.create" || frames[1]["type"] != "response.steer" ||
+				frames[1]["input"] != "use tabs" || count(t, frames, "use tabs") != 1 {
+				t.Fatalf("frames %v", frames)
+			}
+			natives, messages := r.records(t, *res.SessionFile)
+			if !slices.Equal(natives, []string{"intent", "accepted", "linked", "settled/delivered"}) {
+				t.Fatalf("native records %v", natives)
+			}
+			// The input is in the conversation once, after the steered
+			// answer's prefix and before the successor's answer.
+			if n := len(messages); n < 3 || messages[n-2] != "user[steering]:use tabs" || messages[n-1] != "assistant:Tabs it is." ||
+				!strings.HasPrefix(messages[n-3], "assistant:I will") {
+				t.Fatalf("messages %q", messages)
+			}
+			s, err := r.agent.OpenSession(filepath.Join(r.home, "sessions"), "steered")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if s.HasUnsettledNativeSteering() || s.HasUncertainUsage() {
+				t.Fatal("a delivered intent left the session unsettled")
+			}
+		})
+	}
+}
+
+// Pending: the steered response stopped for its tool call; the tool runs
+// as usual, then exactly one response.create carries its output, with the
+// steered response as previous_response_id and without the input, which
+// the server prepends: the successor's response.created links it.
+func TestNativeSteeringPendingEndToEnd(t *testing.T) {
+	r := newNativeRig(t, []fakeprovider.Turn{
+		{Text: "Reading the file first.", ToolCalls: []fakeprovider.ToolCall{{ID: "call_r", Name: "read", Arguments: `{"path":"notes.txt"}`}},
+			Steer: &fakeprovider.Steer{Outcome: fakeprovider.SteerPending}},
+		{Text: "The notes say hello, in Celsius."},
+	}, true, nil)
+	if err := os.WriteFile(filepath.Join(r.ws, "notes.txt"), []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	evs, res, _ := r.run(t, r.req("run-1", "read my notes", []string{"read"}), "use Celsius")
+	if res.Status != protocol.StatusCompleted || res.Output != "The notes say hello, in Celsius." || res.ToolCalls != 1 {
+		t.Fatalf("result %+v %+v", res, res.Error)
+	}
+	del := events[protocol.SteeringDelivered](evs)
+	if len(del) != 1 || del[0].Mode != protocol.SteeringModeNative || del[0].Step != 2 {
+		t.Fatalf("steering_delivered %+v", del)
+	}
+	frames := r.frames()
+	if len(frames) != 3 || frames[1]["type"] != "response.steer" || frames[2]["type"] != "response.create" {
+		t.Fatalf("frames %v", frames)
+	}
+	create := frames[2]
+	input, _ := create["input"].([]any)
+	if create["previous_response_id"] != frames[1]["previous_response_id"] || len(input) != 1 ||
+		input[0].(map[string]any)["type"] != "function_call_output" {
+		t.Fatalf("the response.create after pending: %v", create)
+	}
+	if n := count(t, frames, "use Celsius"); n != 1 {
+		t.Fatalf("the input went out %d times", n)
+	}
+	natives, messages := r.records(t, *res.SessionFile)
+	if !slices.Equal(natives, []string{"intent", "accepted", "linked", "settled/delivered"}) {
+		t.Fatalf("native records %v", natives)
+	}
+	if n := len(messages); !strings.HasPrefix(messages[n-3], "tool:") || !strings.Contains(messages[n-3], "hello") || messages[n-2] != "user[steering]:use Celsius" {
+		t.Fatalf("messages %q", messages)
+	}
+}
+
+// Failed: the returned input goes to the ordinary queue and is delivered
+// once, as queued steering, at the next boundary.
+func TestNativeSteeringFailedEndToEnd(t *testing.T) {
+	for _, outcome := range []string{fakeprovider.SteerFailed, fakeprovider.SteerAcceptedFailed} {
+		t.Run(outcome, func(t *testing.T) {
+			r := newNativeRig(t, []fakeprovider.Turn{
+				{Text: "Spaces everywhere, as usual", Steer: &fakeprovider.Steer{Outcome: outcome}},
+				{Text: "Switching to tabs."},
+			}, true, nil)
+			evs, res, _ := r.run(t, r.req("run-1", "indent it", []string{}), "use tabs")
+			if res.Status != protocol.StatusCompleted || res.Output != "Switching to tabs." {
+				t.Fatalf("result %+v %+v", res, res.Error)
+			}
+			del := events[protocol.SteeringDelivered](evs)
+			if len(del) != 1 || *del[0] != (protocol.SteeringDelivered{Step: 2, Text: "use tabs", Mode: protocol.SteeringModeQueued}) {
+				t.Fatalf("steering_delivered %+v", del)
+			}
+			frames := r.frames()
+			if len(frames) != 3 || frames[2]["type"] != "response.create" || count(t, frames, "use tabs") != 2 {
+				t.Fatalf("frames %v", frames)
+			}
+			natives, messages := r.records(t, *res.SessionFile)
+			want := []string{"intent", "settled/failed"}
+			if outcome == fakeprovider.SteerAcceptedFailed {
+				want = []string{"intent", "accepted", "settled/failed"}
+			}
+			if !slices.Equal(natives, want) {
+				t.Fatalf("native records %v", natives)
+			}
+			n := 0
+			for _, m := range messages {
+				if m == "user[steering]:use tabs" {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Fatalf("the input is in the conversation %d times: %q", n, messages)
+			}
+		})
+	}
+}
+
+// Unknown: the connection drops right after the steer, or the server
+// never answers it. The intent stays unsettled, usage is uncertain, the
+// run ends blocked, and every later run on the session is blocked before
+// any provider I/O; the input is never replayed.
+func TestNativeSteeringUnknownEndToEnd(t *testing.T) {
+	for _, outcome := range []string{fakeprovider.SteerDrop, fakeprovider.SteerSilent} {
+		t.Run(outcome, func(t *testing.T) {
+			r := newNativeRig(t, []fakeprovider.Turn{
+				{Text: "Spaces everywhere, as usual", Steer: &fakeprovider.Steer{Outcome: outcome}},
+				{Text: "never served"},
+			}, true, func(o *runtime.Options) { o.IdleTimeout = 300 * time.Millisecond })
+			evs, res, _ := r.run(t, r.req("run-1", "indent it", []string{}), "use tabs")
+			if res.Status != protocol.StatusBlocked || res.Error == nil || res.Error.Code != protocol.CodeUnsettledNativeSteering {
+				t.Fatalf("result %+v %+v", res, res.Error)
+			}
+			if len(events[protocol.ProviderUsageUncertain](evs)) != 1 || len(events[protocol.SteeringDelivered](evs)) != 0 ||
+				len(events[protocol.ProviderRetry](evs)) != 0 {
+				t.Fatalf("events %v", evs)
+			}
+			natives, messages := r.records(t, *res.SessionFile)
+			if !slices.Equal(natives, []string{"intent", "unknown"}) {
+				t.Fatalf("native records %v", natives)
+			}
+			for _, m := range messages {
+				if strings.Contains(m, "use tabs") {
+					t.Fatalf("the input entered the conversation: %q", messages)
+				}
+			}
+			s, err := r.agent.OpenSession(filepath.Join(r.home, "sessions"), "steered")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !s.HasUnsettledNativeSteering() || !s.HasUncertainUsage() {
+				t.Fatal("the session is not unsettled and uncertain")
+			}
+			s.Close()
+			before, sockets := len(r.fake.Requests()), r.handshakes()
+			_, res2, _ := r.run(t, r.req("run-2", "go on", []string{}), "")
+			if res2.Status != protocol.StatusBlocked || res2.Error == nil || res2.Error.Code != protocol.CodeUnsettledNativeSteering ||
+				!strings.Contains(res2.Error.Message, "start a new session") || res2.Steps != 0 {
+				t.Fatalf("later run %+v %+v", res2, res2.Error)
+			}
+			if len(r.fake.Requests()) != before || r.handshakes() != sockets {
+				t.Fatal("the blocked run reached the provider")
+			}
+			if n := count(t, r.frames(), "use tabs"); n != 1 {
+				t.Fatalf("the input went out %d times", n)
+			}
+		})
+	}
+}
+
+// An unqualified route (the same WebSocket route without
+// "native_steering") keeps the ordinary queued steering: no response.steer
+// is ever sent.
+func TestNativeSteeringUnqualifiedQueues(t *testing.T) {
+	r := newNativeRig(t, []fakeprovider.Turn{
+		{Text: "Spaces everywhere, as usual"},
+		{Text: "Switching to tabs."},
+	}, false, nil)
+	// The first answer stalls after its first delta, so the steer comes
+	// while it streams.
+	r.fake.InjectFault(fakeprovider.FaultStall{AfterEvents: 5, For: 300 * time.Millisecond})
+	evs, res, _ := r.run(t, r.req("run-1", "indent it", []string{}), "use tabs")
+	if res.Status != protocol.StatusCompleted || res.Output != "Switching to tabs." {
+		t.Fatalf("result %+v %+v", res, res.Error)
+	}
+	del := events[protocol.SteeringDelivered](evs)
+	if len(del) != 1 || *del[0] != (protocol.SteeringDelivered{Step: 2, Text: "use tabs", Mode: protocol.SteeringModeQueued}) {
+		t.Fatalf("steering_delivered %+v", del)
+	}
+	for _, f := range r.frames() {
+		if f["type"] != "response.create" {
+			t.Fatalf("frame %v", f)
+		}
+	}
+	natives, _ := r.records(t, *res.SessionFile)
+	if len(natives) != 0 {
+		t.Fatalf("native records %v", natives)
+	}
+}

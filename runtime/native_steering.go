@@ -601,6 +601,13 @@ func (d *driver) nativeAbort(err error) (*errTurnFailed, bool) {
 	return &errTurnFailed{code: protocol.CodeUnsettledNativeSteering, msg: unknownNativeMessage}, true
 }
 
+// nativeBusy reports a step that may not be re-issued: it reads a
+// successor or continues a steered response, or a steer it took is in
+// flight.
+func (d *driver) nativeBusy() bool {
+	return d.nativeStep || d.native != nil && d.native.inFlight()
+}
+
 // awaitNative reads the outcome of the steers the step's call left
 // outstanding, on the connection it held (native.follow). It reports true
 // when the server created a successor response: its intents are linked to

@@ -29,9 +29,14 @@ type nativeRig struct {
 	ws    string
 }
 
+// qualified is the model entry's members of a route qualified for native
+// steering.
+const qualified = `,"native_steering":true`
+
 // newNativeRig starts a fake with turns and an agent whose catalog has the
-// route "lab-model" (qualified when native is true).
-func newNativeRig(t *testing.T, turns []fakeprovider.Turn, native bool, opts func(*runtime.Options)) *nativeRig {
+// route "lab-model", an openai-responses provider over WebSocket; model
+// are more members of its model entry (qualified: native steering).
+func newNativeRig(t *testing.T, turns []fakeprovider.Turn, model string, opts func(*runtime.Options)) *nativeRig {
 	t.Helper()
 	fake, err := fakeprovider.New(fakeprovider.Options{Script: fakeprovider.Script{Turns: turns}})
 	if err != nil {
@@ -42,12 +47,8 @@ func newNativeRig(t *testing.T, turns []fakeprovider.Turn, native bool, opts fun
 	if err := os.MkdirAll(filepath.Join(r.home, ".octet"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	flag := ""
-	if native {
-		flag = `,"native_steering":true`
-	}
 	cfg := `{"providers":{"lab":{"base_url":"` + fake.BaseURL(fakeprovider.ModeResponses) + `","provider_mode":"openai-responses","transport":"websocket",` +
-		`"models":[{"id":"lab-model","context_window_tokens":32768,"max_output_tokens":4096` + flag + `}]}}}`
+		`"models":[{"id":"lab-model","context_window_tokens":32768,"max_output_tokens":4096` + model + `}]}}}`
 	if err := os.WriteFile(filepath.Join(r.home, ".octet", "models.json"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func TestNativeSteeringAcceptedEndToEnd(t *testing.T) {
 			r := newNativeRig(t, []fakeprovider.Turn{
 				{Text: "I will indent the file with spaces", Usage: fakeprovider.Usage{Input: 100, Output: 8}, Steer: &fakeprovider.Steer{Outcome: outcome}},
 				{Text: "Tabs it is.", Usage: fakeprovider.Usage{Input: 120, Output: 4}},
-			}, true, nil)
+			}, qualified, nil)
 			evs, res, _ := r.run(t, r.req("run-1", "indent it", []string{}), "use tabs")
 			if res.Status != protocol.StatusCompleted || res.Output != "Tabs it is." || res.Steps != 2 {
 				t.Fatalf("result %+v %+v", res, res.Error)
@@ -229,7 +230,7 @@ func TestNativeSteeringPendingEndToEnd(t *testing.T) {
 		{Text: "Reading the file first.", ToolCalls: []fakeprovider.ToolCall{{ID: "call_r", Name: "read", Arguments: `{"path":"notes.txt"}`}},
 			Steer: &fakeprovider.Steer{Outcome: fakeprovider.SteerPending}},
 		{Text: "The notes say hello, in Celsius."},
-	}, true, nil)
+	}, qualified, nil)
 	if err := os.WriteFile(filepath.Join(r.ws, "notes.txt"), []byte("hello"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ func TestNativeSteeringFailedEndToEnd(t *testing.T) {
 			r := newNativeRig(t, []fakeprovider.Turn{
 				{Text: "Spaces everywhere, as usual", Steer: &fakeprovider.Steer{Outcome: outcome}},
 				{Text: "Switching to tabs."},
-			}, true, nil)
+			}, qualified, nil)
 			evs, res, _ := r.run(t, r.req("run-1", "indent it", []string{}), "use tabs")
 			if res.Status != protocol.StatusCompleted || res.Output != "Switching to tabs." {
 				t.Fatalf("result %+v %+v", res, res.Error)
@@ -315,7 +316,7 @@ func TestNativeSteeringUnknownEndToEnd(t *testing.T) {
 			r := newNativeRig(t, []fakeprovider.Turn{
 				{Text: "Spaces everywhere, as usual", Steer: &fakeprovider.Steer{Outcome: outcome}},
 				{Text: "never served"},
-			}, true, func(o *runtime.Options) { o.IdleTimeout = 300 * time.Millisecond })
+			}, qualified, func(o *runtime.Options) { o.IdleTimeout = 300 * time.Millisecond })
 			evs, res, _ := r.run(t, r.req("run-1", "indent it", []string{}), "use tabs")
 			if res.Status != protocol.StatusBlocked || res.Error == nil || res.Error.Code != protocol.CodeUnsettledNativeSteering {
 				t.Fatalf("result %+v %+v", res, res.Error)
@@ -357,32 +358,48 @@ func TestNativeSteeringUnknownEndToEnd(t *testing.T) {
 	}
 }
 
-// An unqualified route (the same WebSocket route without
-// "native_steering") keeps the ordinary queued steering: no response.steer
-// is ever sent.
+// An unqualified route keeps the ordinary queued steering, and never
+// sends response.steer: the same WebSocket route without
+// "native_steering", or with it but over HTTP, or with provider-side
+// compaction.
 func TestNativeSteeringUnqualifiedQueues(t *testing.T) {
-	r := newNativeRig(t, []fakeprovider.Turn{
-		{Text: "Spaces everywhere, as usual"},
-		{Text: "Switching to tabs."},
-	}, false, nil)
-	// The first answer stalls after its first delta, so the steer comes
-	// while it streams.
-	r.fake.InjectFault(fakeprovider.FaultStall{AfterEvents: 5, For: 300 * time.Millisecond})
-	evs, res, _ := r.run(t, r.req("run-1", "indent it", []string{}), "use tabs")
-	if res.Status != protocol.StatusCompleted || res.Output != "Switching to tabs." {
-		t.Fatalf("result %+v %+v", res, res.Error)
-	}
-	del := events[protocol.SteeringDelivered](evs)
-	if len(del) != 1 || *del[0] != (protocol.SteeringDelivered{Step: 2, Text: "use tabs", Mode: protocol.SteeringModeQueued}) {
-		t.Fatalf("steering_delivered %+v", del)
-	}
-	for _, f := range r.frames() {
-		if f["type"] != "response.create" {
-			t.Fatalf("frame %v", f)
-		}
-	}
-	natives, _ := r.records(t, *res.SessionFile)
-	if len(natives) != 0 {
-		t.Fatalf("native records %v", natives)
+	for _, tc := range []struct{ name, model string }{
+		{"no native_steering", ""},
+		{"over HTTP", qualified + `,"transport":"http"`},
+		{"native compaction", qualified + `,"native_compaction":true`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newNativeRig(t, []fakeprovider.Turn{
+				{Text: "Spaces everywhere, as usual"},
+				{Text: "Switching to tabs."},
+			}, tc.model, nil)
+			// The first answer stalls after its first delta, so the steer
+			// comes while it streams.
+			r.fake.InjectFault(fakeprovider.FaultStall{AfterEvents: 5, For: 300 * time.Millisecond})
+			evs, res, _ := r.run(t, r.req("run-1", "indent it", []string{}), "use tabs")
+			if res.Status != protocol.StatusCompleted || res.Output != "Switching to tabs." {
+				t.Fatalf("result %+v %+v", res, res.Error)
+			}
+			del := events[protocol.SteeringDelivered](evs)
+			if len(del) != 1 || *del[0] != (protocol.SteeringDelivered{Step: 2, Text: "use tabs", Mode: protocol.SteeringModeQueued}) {
+				t.Fatalf("steering_delivered %+v", del)
+			}
+			posts := 0
+			for _, q := range r.fake.Requests() {
+				if q.Method == "POST" {
+					posts++
+				}
+				if q.Method == fakeprovider.MethodMessage && q.Body["type"] != "response.create" {
+					t.Fatalf("frame %v", q.Body)
+				}
+			}
+			if (posts == 2) != strings.Contains(tc.model, "http") || len(r.frames())+posts != 2 {
+				t.Fatalf("%d posts, frames %v", posts, r.frames())
+			}
+			natives, _ := r.records(t, *res.SessionFile)
+			if len(natives) != 0 {
+				t.Fatalf("native records %v", natives)
+			}
+		})
 	}
 }

@@ -30,8 +30,9 @@ func (d *driver) modelTurnFitting(ctx context.Context, step int, msgs *[]provide
 		t, err := d.modelTurn(ctx, step, build(*msgs))
 		var tf *errTurnFailed
 		// A step of native steering cannot be re-issued (the successor
-		// was created by the server, the continuation is one request).
-		silent := err == nil && !d.nativeStep && d.silentOverflow(t)
+		// was created by the server, the continuation is one request), nor
+		// can a step whose steer awaits its outcome.
+		silent := err == nil && !d.nativeBusy() && d.silentOverflow(t)
 		if !silent && (err == nil || !errors.As(err, &tf) || !isOverflowCode(tf.code) || ctx.Err() != nil) {
 			return t, err
 		}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -84,14 +85,17 @@ func (c *memConn) Close() error                { return nil }
 func BenchmarkRouteDeltas(b *testing.B) {
 	const n = 20000
 	mem := newMemProvider(benchDeltas(n))
-	for _, transport := range []string{"http", "websocket"} {
-		b.Run(transport, func(b *testing.B) {
+	// websocket-native is a route qualified for native steering: every
+	// event passes the steering gate (nothing is steered).
+	for _, name := range []string{"http", "websocket", "websocket-native"} {
+		transport, native, _ := strings.Cut(name, "-")
+		b.Run(name, func(b *testing.B) {
 			home := b.TempDir()
 			if err := os.MkdirAll(filepath.Join(home, ".octet"), 0o700); err != nil {
 				b.Fatal(err)
 			}
 			cfg := `{"providers":{"bench":{"base_url":"https://bench.invalid/v1","provider_mode":"openai-responses","transport":"` + transport + `",` +
-				`"models":[{"id":"m","context_window_tokens":1000000,"max_output_tokens":100000}]}}}`
+				`"models":[{"id":"m","context_window_tokens":1000000,"max_output_tokens":100000,"native_steering":` + fmt.Sprint(native != "") + `}]}}}`
 			if err := os.WriteFile(filepath.Join(home, ".octet", "models.json"), []byte(cfg), 0o600); err != nil {
 				b.Fatal(err)
 			}

@@ -242,7 +242,7 @@ func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 		status, output, errInfo = d.contain(ctx)
 	}
 	status, errInfo = d.endNative(status, errInfo) // before the queue closes: a late native input is queued, then dropped
-	d.rc.closeSteering()                         // what is still queued is dropped, before settled
+	d.rc.closeSteering()                           // what is still queued is dropped, before settled
 	if code, msg := d.rc.abandoned(); code != "" {
 		// Nobody saw the run's events after the one that failed: it ends
 		// as what its consumer was told, whatever the loop made of the

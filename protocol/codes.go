@@ -71,9 +71,10 @@ const (
 	CodeTerminalGateExhausted = "terminal_gate_exhausted"
 	CodeTerminalGateStopped   = "terminal_gate_stopped"
 	CodeTerminalGateFailed    = "terminal_gate_failed"
-	// Native steering (issue 14 §2): with status blocked, before any
-	// provider I/O, the session holds a native steering intent whose
-	// outcome is unknown; the application must start a new session.
+	// Native steering (issue 14 §2): with status blocked, the outcome of
+	// a native steering input became unknown during the run, or, before
+	// any provider I/O, the session holds such an intent from an earlier
+	// run; the application must start a new session.
 	CodeUnsettledNativeSteering = "unsettled_native_steering"
 )
 

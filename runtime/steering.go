@@ -55,11 +55,13 @@ type steeringQueue struct {
 // On a route qualified for native steering (see the README's Native
 // steering), an input that comes while the model streams goes into its
 // live response instead (response.steer), after a durable intent record;
-// at any other time, or when the provider refuses it, it is queued as
+// at any other time (or when that response has just ended) it is queued as
 // above. A native input is delivered once (steering_delivered with mode
 // "native"), handed back to the queue when the provider refuses it, or
 // left unsettled when its outcome cannot be known: the run then ends
 // blocked with unsettled_native_steering and the input is never replayed.
+// When the intent record cannot be written, nothing is sent and the
+// session's write error is returned.
 func (rc *RunControl) Steer(text string) error {
 	if g := rc.native; g != nil {
 		if !validMessage(text) {

@@ -15,7 +15,8 @@
 //     WebSocket on GET /v1/responses: the Responses WebSocket mode, one
 //     response.create message per model request, answered from the same
 //     script (see websocket.go: FaultWSRefuse, FaultWSDropHandshake and
-//     FaultWSCloseAfterFrame, Request.WebSocket, MethodMessage),
+//     FaultWSCloseAfterFrame, Request.WebSocket, MethodMessage), with
+//     native steering scripted by Turn.Steer (steer.go),
 //   - POST /v1/messages (ModeAnthropic, "anthropic-messages"),
 //   - POST /backend-api/codex/responses (ModeResponses), the ChatGPT Codex
 //     backend a Codex ChatGPT login reaches,

@@ -39,6 +39,9 @@ import (
 // Type of "websocket_connection_limit_reached" is the server's 60-minute
 // refusal), and FaultStall. Any other fault is answered with an error event
 // saying it is not supported over a WebSocket.
+//
+// A turn with Steer set waits, mid-response, for a response.steer message
+// and answers it with the native steering events (steer.go).
 
 // FaultWSRefuse refuses the next WebSocket handshake with an HTTP status
 // (426 Upgrade Required by default): the socket never starts, and a client

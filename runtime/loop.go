@@ -67,6 +67,11 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 	d.startNative() // native_steering.go
 	n := d.native
 	unknown := func() (string, string, *protocol.ErrorData) {
+		if ctx.Err() != nil {
+			// Canceled: the steer's outcome is unknown all the same (the
+			// session records it), but the run ends as canceled.
+			return fail(protocol.CodeCanceled, "the run was canceled")
+		}
 		return fsmrun.StatusBlocked, output, &protocol.ErrorData{Code: protocol.CodeUnsettledNativeSteering, Message: unknownNativeMessage}
 	}
 

@@ -411,8 +411,8 @@ type wsStream struct {
 	req   *wsRequest
 	ctx   context.Context
 	dec   *decoder
-	buf   bytes.Buffer
-	ahead bool // buf holds a message read ahead, for the decoder's next read
+	msg   []byte // the last message read (readMessage)
+	ahead bool   // msg is a message read ahead, for the decoder's next read
 
 	watch    *idleWatch
 	closed   atomic.Bool // Close was called
@@ -426,7 +426,7 @@ type wsStream struct {
 }
 
 func newWSStream(ctx context.Context, p *Provider, s *socket, r *wsRequest, maxOutput int) *wsStream {
-	ws := &wsStream{p: p, s: s, req: r, ctx: ctx}
+	ws := &wsStream{p: p, s: s, req: r, ctx: ctx, msg: make([]byte, 0, 1024)}
 	ws.textSum.SetSeed(p.ws.seed)
 	ws.dec = &decoder{lastText: -1, lastReasoning: -1, maxEvent: p.maxEvent, msgs: ws.read}
 	limit := maxOutput
@@ -510,28 +510,51 @@ func (ws *wsStream) send(frame []byte) error {
 	return nil
 }
 
-// readMessage reads one message into the stream's buffer.
+// wsKeepBytes is the largest message buffer a stream keeps for the next
+// message: a buffer grown for a long message (a generated image) is let go
+// rather than held for the rest of the call.
+const wsKeepBytes = 64 << 10
+
+// readMessage reads one text message into the stream's message buffer,
+// which the next message reuses: the returned slice is valid until then.
+// The read limit set at dial (SetReadLimit) bounds the message; a binary
+// message is refused before its payload is read.
 func (ws *wsStream) readMessage() ([]byte, error) {
 	typ, r, err := ws.s.conn.Reader(context.Background())
 	if err != nil {
 		return nil, err
 	}
-	ws.buf.Reset()
-	if _, err = ws.buf.ReadFrom(r); err != nil {
-		return nil, err
-	}
-	ws.watch.note()
 	if typ != websocket.MessageText {
 		return nil, edge.Failure(provider.FailDecode, "", "binary WebSocket message", nil)
 	}
-	return ws.buf.Bytes(), nil
+	b := ws.msg[:0]
+	if cap(b) > wsKeepBytes {
+		b = nil
+	}
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			ws.msg = b[:0]
+			return nil, err
+		}
+	}
+	ws.msg = b
+	ws.watch.note()
+	return b, nil
 }
 
 // read is the decoder's message source.
 func (ws *wsStream) read() ([]byte, error) {
 	if ws.ahead {
 		ws.ahead = false
-		return ws.buf.Bytes(), nil
+		return ws.msg, nil
 	}
 	return ws.readMessage()
 }

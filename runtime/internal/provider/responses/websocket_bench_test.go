@@ -48,24 +48,36 @@ func (c *memConn) Close() error                { return nil }
 func serverFrames(stream []byte) []byte {
 	var out []byte
 	for ev := range bytes.SplitSeq(stream, []byte("\n\n")) {
-		data := sseData(ev)
-		if len(data) == 0 {
-			continue
+		if data := sseData(ev); len(data) > 0 {
+			out = appendFrame(out, opText, true, data)
 		}
-		out = append(out, 0x81)
-		switch n := len(data); {
-		case n < 126:
-			out = append(out, byte(n))
-		case n < 1<<16:
-			out = append(out, 126)
-			out = binary.BigEndian.AppendUint16(out, uint16(n))
-		default:
-			out = append(out, 127)
-			out = binary.BigEndian.AppendUint64(out, uint64(n))
-		}
-		out = append(out, data...)
 	}
 	return out
+}
+
+// WebSocket opcodes of the frames tests build.
+const (
+	opContinuation = 0x0
+	opText         = 0x1
+	opBinary       = 0x2
+	opPing         = 0x9
+)
+
+// appendFrame appends one unmasked server frame to out.
+func appendFrame(out []byte, op byte, fin bool, payload []byte) []byte {
+	if fin {
+		op |= 0x80
+	}
+	out = append(out, op)
+	switch n := len(payload); {
+	case n < 126:
+		out = append(out, byte(n))
+	case n < 1<<16:
+		out = binary.BigEndian.AppendUint16(append(out, 126), uint16(n))
+	default:
+		out = binary.BigEndian.AppendUint64(append(out, 127), uint64(n))
+	}
+	return append(out, payload...)
 }
 
 func sseData(ev []byte) []byte {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/coder/websocket"
+
 	"octet.dev/host/runtime/internal/provider"
 )
 
@@ -134,6 +136,49 @@ func BenchmarkTransportDeltas(b *testing.B) {
 			b.ReportMetric(float64(cpuTime()-cpu0)/deltas, "cpu-ns/delta")
 		})
 	}
+}
+
+// BenchmarkWebSocketLibraryRead is the part of the WebSocket figure of
+// BenchmarkTransportDeltas that is coder/websocket's own: the same frames
+// read one message at a time through Conn.Reader into a reused buffer, as
+// wsStream.readMessage reads them, with no decoding. The library takes its
+// read lock (a channel select) once for the message and once per Read, and
+// a message needs two Reads (its bytes, then io.EOF): that floor is paid
+// per delta whatever the caller does.
+func BenchmarkWebSocketLibraryRead(b *testing.B) {
+	const n = 20000
+	mt := &memTransport{frames: serverFrames(deltaStream(n))}
+	client := &http.Client{Transport: mt}
+	buf := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		c, _, err := websocket.Dial(context.Background(), "ws://bench.invalid/v1/responses", &websocket.DialOptions{HTTPClient: client})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.SetReadLimit(1 << 20)
+		msgs := 0
+		for {
+			_, r, err := c.Reader(context.Background())
+			if err != nil {
+				break
+			}
+			buf = buf[:0]
+			for {
+				m, err := r.Read(buf[len(buf):cap(buf)])
+				buf = buf[:len(buf)+m]
+				if err != nil {
+					break
+				}
+			}
+			msgs++
+		}
+		_ = c.CloseNow()
+		if msgs != n+3 {
+			b.Fatalf("%d messages", msgs)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*n), "ns/delta")
 }
 
 // cpuTime is the process's user and system CPU time in nanoseconds.

@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/coder/websocket"
-
 	"octet.dev/host/runtime/internal/provider"
 )
 
@@ -139,27 +137,27 @@ func BenchmarkTransportDeltas(b *testing.B) {
 }
 
 // BenchmarkWebSocketLibraryRead is the part of the WebSocket figure of
-// BenchmarkTransportDeltas that is coder/websocket's own: the same frames
-// read one message at a time through Conn.Reader into a reused buffer, as
-// wsStream.readMessage reads them, with no decoding. The library takes its
-// read lock (a channel select) once for the message and once per Read, and
-// a message needs two Reads (its bytes, then io.EOF): that floor is paid
-// per delta whatever the caller does.
+// BenchmarkTransportDeltas that is gorilla/websocket's own: the same frames
+// read one message at a time through Conn.NextReader into a reused
+// buffer, as wsStream.readMessage reads them, with no decoding, on a
+// socket opened as the transport opens it (dialSocket). A message costs
+// NextReader (the frame header from the library's buffered reader, and
+// one small allocation: the message's reader) and two Reads (its bytes,
+// then io.EOF).
 func BenchmarkWebSocketLibraryRead(b *testing.B) {
 	const n = 20000
-	mt := &memTransport{frames: serverFrames(deltaStream(n))}
-	client := &http.Client{Transport: mt}
+	client := &http.Client{Transport: &memTransport{frames: serverFrames(deltaStream(n))}}
 	buf := make([]byte, 0, 1024)
 	b.ReportAllocs()
 	for b.Loop() {
-		c, _, err := websocket.Dial(context.Background(), "ws://bench.invalid/v1/responses", &websocket.DialOptions{HTTPClient: client})
+		c, _, err := dialSocket(context.Background(), client, "https://bench.invalid/v1/responses", http.Header{})
 		if err != nil {
 			b.Fatal(err)
 		}
 		c.SetReadLimit(1 << 20)
 		msgs := 0
 		for {
-			_, r, err := c.Reader(context.Background())
+			_, r, err := c.NextReader()
 			if err != nil {
 				break
 			}
@@ -173,7 +171,7 @@ func BenchmarkWebSocketLibraryRead(b *testing.B) {
 			}
 			msgs++
 		}
-		_ = c.CloseNow()
+		_ = c.Close()
 		if msgs != n+3 {
 			b.Fatalf("%d messages", msgs)
 		}

@@ -247,7 +247,14 @@ var handshakeHeaders = []string{"Content-Type", "Accept", "Upgrade", "Connection
 // never follows a redirect, so the key and the route's headers go to the
 // configured origin only).
 func (p *Provider) dial(ctx context.Context) (s *socket, refused bool, err error) {
-	dctx, cancel := context.WithTimeout(ctx, p.idle)
+	// The handshake is bounded by the idle timeout, or by the client's
+	// overall Timeout when shorter (dialSocket keeps that Timeout off the
+	// socket itself).
+	wait := p.idle
+	if t := p.client.Timeout; t > 0 && t < wait {
+		wait = t
+	}
+	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	header := p.header.Clone()
 	for _, name := range handshakeHeaders {
@@ -273,7 +280,7 @@ func (p *Provider) dial(ctx context.Context) (s *socket, refused bool, err error
 		case ctx.Err() != nil:
 			e.Kind, e.Message = provider.FailCanceled, "canceled"
 		case dctx.Err() != nil:
-			e.Kind, e.Message = provider.FailIdleTimeout, "websocket handshake: no answer for "+p.idle.String()
+			e.Kind, e.Message = provider.FailIdleTimeout, "websocket handshake: no answer for "+wait.String()
 		case errors.As(err, &dns), errors.As(err, &op) && op.Op == "dial":
 		default:
 			e.Kind = provider.FailStreamCut

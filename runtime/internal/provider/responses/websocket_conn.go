@@ -70,6 +70,14 @@ type clientConn struct {
 // answer when there was one (a refusal is an answer other than 101), its
 // err the failure of a request that got no answer.
 func dialSocket(ctx context.Context, client *http.Client, endpoint string, header http.Header) (*websocket.Conn, *clientConn, error) {
+	if client.Timeout != 0 {
+		// net/http hides a 101's connection behind a body of its own when
+		// the client has a Timeout (which would bound the socket's whole
+		// life); the caller's ctx bounds the handshake instead.
+		c := *client
+		c.Timeout = 0
+		client = &c
+	}
 	cc := &clientConn{ctx: ctx, client: client, url: endpoint}
 	netDial := func(context.Context, string, string) (net.Conn, error) { return cc, nil }
 	d := websocket.Dialer{
@@ -123,8 +131,8 @@ func (c *clientConn) roundTrip() error {
 	rwc, ok := resp.Body.(io.ReadWriteCloser)
 	if !ok {
 		_ = resp.Body.Close()
-		// net/http wraps a 101's body when the client has a Timeout.
-		return errors.New("the HTTP client does not hand over the upgraded connection (an http.Client with a Timeout cannot open a WebSocket)")
+		// A RoundTripper that does not hand the connection over.
+		return errors.New("the HTTP client's answer to the WebSocket handshake has no connection to hand over")
 	}
 	c.rwc = rwc
 	if resp.Header.Get("Sec-WebSocket-Extensions") != "" || resp.Header.Get("Sec-WebSocket-Protocol") != "" {

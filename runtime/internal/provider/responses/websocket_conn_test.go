@@ -17,6 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/runtime/internal/nofollow"
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
@@ -356,5 +357,24 @@ func TestWebSocketWriteTextCanceledMidWrite(t *testing.T) {
 	}
 	if _, _, err := s.conn.NextReader(); err == nil {
 		t.Fatal("the socket is still open")
+	}
+}
+
+// A client with an overall Timeout still opens sockets: the Timeout is not
+// applied to the handshake (net/http would not hand the connection over),
+// and the socket outlives it.
+func TestWebSocketClientTimeout(t *testing.T) {
+	fake, p := wsFake(t, []fakeprovider.Turn{{Text: "one"}, {Text: "two"}}, func(c *Config) {
+		c.HTTPClient = &http.Client{Transport: edgetest.Client(t).Transport, Timeout: 300 * time.Millisecond}
+	})
+	if sum, err := call(t, p, question); err != nil || sum.Text != "one" {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if sum, err := call(t, p, question); err != nil || sum.Text != "two" || !p.WebSocket() {
+		t.Fatalf("%+v %v", sum, err)
+	}
+	if hs, msgs, posts := handshakes(fake); len(hs) != 1 || len(msgs) != 2 || posts != 0 {
+		t.Fatalf("handshakes %d, messages %d, posts %d", len(hs), len(msgs), posts)
 	}
 }

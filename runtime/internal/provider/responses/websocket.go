@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"hash/maphash"
 	"io"
 	"net"
@@ -13,8 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/go-json-experiment/json"
+	"github.com/gorilla/websocket"
 
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
@@ -102,14 +103,56 @@ type wsState struct {
 	calls   []provider.ToolCall
 }
 
-// socket is one WebSocket connection.
+// socket is one WebSocket connection (github.com/gorilla/websocket,
+// opened through the Provider's http.Client: websocket_conn.go).
+//
+// The library allows one reader and one writer at a time, besides Close
+// and WriteControl (the pong it sends while reading), which may be called
+// at any time. The reader is the call's stream (wsStream.readMessage),
+// one call at a time. Every data message written goes through writeText,
+// which holds wmu for the whole message, so a message sent from another
+// goroutine while the call's read loop runs (a response.steer on the live
+// socket) never interleaves with another.
 type socket struct {
 	conn   *websocket.Conn
-	opened time.Time // by the Provider's clock
-	used   time.Time // when its last call ended
-	state  *wsState  // nil: no continuation possible
+	wmu    sync.Mutex // writeText
+	opened time.Time  // by the Provider's clock
+	used   time.Time  // when its last call ended
+	state  *wsState   // nil: no continuation possible
 	timer  *time.Timer
 }
+
+// errNotSent marks a writeText error after which nothing of the message
+// left: its context ended before the write began.
+var errNotSent = errors.New("websocket message not sent")
+
+// writeText sends msg as one text message. It is safe to call from any
+// goroutine, concurrently with the socket's reader and with other calls
+// of writeText, which wait for each other (the lock is held for the whole
+// message).
+//
+// A ctx that has ended when the lock is taken fails the write with an
+// error that wraps errNotSent and ctx's error: nothing was sent. A ctx
+// that ends during the write closes the socket (part of a message cannot
+// be taken back), which also ends the call reading from it. Any other
+// error means the message may have been sent in part: the caller closes
+// the socket (a call's classify and release do).
+func (s *socket) writeText(ctx context.Context, msg []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %w", errNotSent, err)
+	}
+	stop := context.AfterFunc(ctx, s.close)
+	err := s.conn.WriteMessage(websocket.TextMessage, msg)
+	stop()
+	return err
+}
+
+// close closes the connection at once, without a close frame; a blocked
+// read or write returns. It may be called from any goroutine, more than
+// once.
+func (s *socket) close() { _ = s.conn.Close() }
 
 // sockets is a Provider's socket slot.
 type sockets struct {
@@ -142,7 +185,7 @@ func (p *Provider) take() *socket {
 	s.timer.Stop()
 	now := p.now()
 	if now.Sub(s.used) >= p.socketTTL || now.Sub(s.opened) >= p.connLimit {
-		_ = s.conn.CloseNow()
+		s.close()
 		return nil
 	}
 	return s
@@ -156,7 +199,7 @@ func (p *Provider) give(s *socket) {
 	w.mu.Lock()
 	if w.closed || w.idle != nil {
 		w.mu.Unlock()
-		_ = s.conn.CloseNow()
+		s.close()
 		return
 	}
 	w.idle = s
@@ -168,7 +211,7 @@ func (p *Provider) give(s *socket) {
 		}
 		w.idle = nil
 		w.mu.Unlock()
-		_ = s.conn.CloseNow()
+		s.close()
 	})
 	w.mu.Unlock()
 }
@@ -189,23 +232,41 @@ func (p *Provider) Close() error {
 	w.mu.Unlock()
 	if s != nil {
 		s.timer.Stop()
-		_ = s.conn.CloseNow()
+		s.close()
 	}
 	return nil
 }
 
+// handshakeHeaders are the headers the WebSocket handshake sets itself;
+// the route's headers of these names are not sent with it.
+var handshakeHeaders = []string{"Content-Type", "Accept", "Upgrade", "Connection",
+	"Sec-Websocket-Key", "Sec-Websocket-Version", "Sec-Websocket-Extensions", "Sec-Websocket-Protocol"}
+
 // dial opens a socket. refused reports a handshake the server answered
-// with HTTP instead of switching protocols.
+// with HTTP instead of switching protocols (a 3xx included: the client
+// never follows a redirect, so the key and the route's headers go to the
+// configured origin only).
 func (p *Provider) dial(ctx context.Context) (s *socket, refused bool, err error) {
-	dctx, cancel := context.WithTimeout(ctx, p.idle)
+	// The handshake is bounded by the idle timeout, or by the client's
+	// overall Timeout when shorter (dialSocket keeps that Timeout off the
+	// socket itself).
+	wait := p.idle
+	if t := p.client.Timeout; t > 0 && t < wait {
+		wait = t
+	}
+	dctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	header := p.header.Clone()
-	header.Del("Content-Type")
-	header.Del("Accept")
-	conn, resp, err := websocket.Dial(dctx, p.wsEndpoint, &websocket.DialOptions{HTTPClient: p.client, HTTPHeader: header})
+	for _, name := range handshakeHeaders {
+		header.Del(name)
+	}
+	conn, cc, err := dialSocket(dctx, p.client, p.endpoint, header)
 	if err != nil {
-		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols && ctx.Err() == nil {
+		if cc.resp != nil && cc.resp.StatusCode != http.StatusSwitchingProtocols && ctx.Err() == nil {
 			return nil, true, err
+		}
+		if cc.err != nil {
+			err = cc.err // the HTTP request's own failure: its net errors
 		}
 		// Nothing of the request left: the server cannot have seen the
 		// call (CONTRACT §12). A failed dial is FailConnect (a network
@@ -219,7 +280,7 @@ func (p *Provider) dial(ctx context.Context) (s *socket, refused bool, err error
 		case ctx.Err() != nil:
 			e.Kind, e.Message = provider.FailCanceled, "canceled"
 		case dctx.Err() != nil:
-			e.Kind, e.Message = provider.FailIdleTimeout, "websocket handshake: no answer for "+p.idle.String()
+			e.Kind, e.Message = provider.FailIdleTimeout, "websocket handshake: no answer for "+wait.String()
 		case errors.As(err, &dns), errors.As(err, &op) && op.Op == "dial":
 		default:
 			e.Kind = provider.FailStreamCut
@@ -359,7 +420,7 @@ func (p *Provider) streamWS(ctx context.Context, req provider.Request) (st provi
 		}
 		var frame []byte
 		if frame, err = p.frame(r, s.state); err != nil {
-			_ = s.conn.CloseNow()
+			s.close()
 			return nil, false, err
 		}
 		s.state = nil
@@ -418,8 +479,8 @@ type wsStream struct {
 	req   *wsRequest
 	ctx   context.Context
 	dec   *decoder
-	buf   bytes.Buffer
-	ahead bool // buf holds a message read ahead, for the decoder's next read
+	msg   []byte // the last message read (readMessage)
+	ahead bool   // msg is a message read ahead, for the decoder's next read
 
 	watch    *idleWatch
 	closed   atomic.Bool // Close was called
@@ -435,7 +496,7 @@ type wsStream struct {
 }
 
 func newWSStream(ctx context.Context, p *Provider, s *socket, r *wsRequest, maxOutput int) *wsStream {
-	ws := &wsStream{p: p, s: s, req: r, ctx: ctx}
+	ws := &wsStream{p: p, s: s, req: r, ctx: ctx, msg: make([]byte, 0, 1024)}
 	ws.textSum.SetSeed(p.ws.seed)
 	ws.dec = &decoder{lastText: -1, lastReasoning: -1, maxEvent: p.maxEvent, msgs: ws.read}
 	limit := maxOutput
@@ -444,10 +505,10 @@ func newWSStream(ctx context.Context, p *Provider, s *socket, r *wsRequest, maxO
 	}
 	ws.dec.SetOutputLimit(limit)
 	// A canceled context or the idle timer closes the socket, which ends
-	// a blocked read or write; reads and writes themselves take no
-	// context (no per-message cost).
-	ws.stopCtx = context.AfterFunc(ctx, func() { _ = s.conn.CloseNow() })
-	ws.watch = newIdleWatch(p.idle, func() { _ = s.conn.CloseNow() })
+	// a blocked read or write; reads themselves take no context (no
+	// per-message cost).
+	ws.stopCtx = context.AfterFunc(ctx, s.close)
+	ws.watch = newIdleWatch(p.idle, s.close)
 	return ws
 }
 
@@ -508,10 +569,15 @@ func (w *idleWatch) stop() {
 }
 
 // send writes the response.create message. A failure here may have sent
-// part of it: the call counts as written.
+// part of it: the call counts as written, unless the context ended before
+// the message was handed to the socket.
 func (ws *wsStream) send(frame []byte) error {
-	if err := ws.s.conn.Write(context.Background(), websocket.MessageText, frame); err != nil {
-		err = ws.classify(err)
+	if err := ws.s.writeText(ws.ctx, frame); err != nil {
+		if errors.Is(err, errNotSent) {
+			err = &provider.Error{Kind: provider.FailCanceled, Message: "canceled", Err: err}
+		} else {
+			err = ws.classify(err)
+		}
 		ws.release(false)
 		return err
 	}
@@ -519,28 +585,51 @@ func (ws *wsStream) send(frame []byte) error {
 	return nil
 }
 
-// readMessage reads one message into the stream's buffer.
+// wsKeepBytes is the largest message buffer a stream keeps for the next
+// message: a buffer grown for a long message (a generated image) is let go
+// rather than held for the rest of the call.
+const wsKeepBytes = 64 << 10
+
+// readMessage reads one text message into the stream's message buffer,
+// which the next message reuses: the returned slice is valid until then.
+// The read limit set at dial (SetReadLimit) bounds the message; a binary
+// message is refused before its payload is read.
 func (ws *wsStream) readMessage() ([]byte, error) {
-	typ, r, err := ws.s.conn.Reader(context.Background())
+	typ, r, err := ws.s.conn.NextReader()
 	if err != nil {
 		return nil, err
 	}
-	ws.buf.Reset()
-	if _, err = ws.buf.ReadFrom(r); err != nil {
-		return nil, err
-	}
-	ws.watch.note()
-	if typ != websocket.MessageText {
+	if typ != websocket.TextMessage {
 		return nil, edge.Failure(provider.FailDecode, "", "binary WebSocket message", nil)
 	}
-	return ws.buf.Bytes(), nil
+	b := ws.msg[:0]
+	if cap(b) > wsKeepBytes {
+		b = nil
+	}
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			ws.msg = b[:0]
+			return nil, err
+		}
+	}
+	ws.msg = b
+	ws.watch.note()
+	return b, nil
 }
 
 // read is the decoder's message source.
 func (ws *wsStream) read() ([]byte, error) {
 	if ws.ahead {
 		ws.ahead = false
-		return ws.buf.Bytes(), nil
+		return ws.msg, nil
 	}
 	return ws.readMessage()
 }
@@ -603,7 +692,7 @@ func (ws *wsStream) Close() error {
 		return nil // the socket is its follow's (steer.go)
 	}
 	if !ws.endedOK.Load() {
-		_ = ws.s.conn.CloseNow()
+		ws.s.close()
 	}
 	return nil
 }
@@ -626,7 +715,7 @@ func (ws *wsStream) release(ok bool) {
 		ws.endedOK.Store(true)
 	}
 	if !ok || ws.closed.Load() {
-		_ = ws.s.conn.CloseNow()
+		ws.s.close()
 		return
 	}
 	ws.s.state = ws.continuation()
@@ -667,14 +756,15 @@ func (ws *wsStream) classify(err error) error {
 		if e.Message == "" {
 			e.Message = string(pe.Kind)
 		}
-	case errors.Is(err, websocket.ErrMessageTooBig):
+	case errors.Is(err, websocket.ErrReadLimit):
 		e.Kind, e.Err = provider.FailDecode, err
 		e.Message = "WebSocket message larger than the event bound"
 	default:
 		// The socket closed or broke before the terminal event.
 		e.Kind, e.Err = provider.FailStreamCut, err
 		msg := "WebSocket closed before response.completed"
-		if websocket.CloseStatus(err) == -1 && !errors.Is(err, io.EOF) {
+		var ce *websocket.CloseError
+		if !errors.As(err, &ce) && !errors.Is(err, io.EOF) {
 			msg += ": " + transportText(err)
 		}
 		e.Message = ws.p.scrub.Sanitize(msg)

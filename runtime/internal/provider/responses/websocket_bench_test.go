@@ -48,24 +48,36 @@ func (c *memConn) Close() error                { return nil }
 func serverFrames(stream []byte) []byte {
 	var out []byte
 	for ev := range bytes.SplitSeq(stream, []byte("\n\n")) {
-		data := sseData(ev)
-		if len(data) == 0 {
-			continue
+		if data := sseData(ev); len(data) > 0 {
+			out = appendFrame(out, opText, true, data)
 		}
-		out = append(out, 0x81)
-		switch n := len(data); {
-		case n < 126:
-			out = append(out, byte(n))
-		case n < 1<<16:
-			out = append(out, 126)
-			out = binary.BigEndian.AppendUint16(out, uint16(n))
-		default:
-			out = append(out, 127)
-			out = binary.BigEndian.AppendUint64(out, uint64(n))
-		}
-		out = append(out, data...)
 	}
 	return out
+}
+
+// WebSocket opcodes of the frames tests build.
+const (
+	opContinuation = 0x0
+	opText         = 0x1
+	opBinary       = 0x2
+	opPing         = 0x9
+)
+
+// appendFrame appends one unmasked server frame to out.
+func appendFrame(out []byte, op byte, fin bool, payload []byte) []byte {
+	if fin {
+		op |= 0x80
+	}
+	out = append(out, op)
+	switch n := len(payload); {
+	case n < 126:
+		out = append(out, byte(n))
+	case n < 1<<16:
+		out = binary.BigEndian.AppendUint16(append(out, 126), uint16(n))
+	default:
+		out = binary.BigEndian.AppendUint64(append(out, 127), uint64(n))
+	}
+	return append(out, payload...)
 }
 
 func sseData(ev []byte) []byte {
@@ -122,6 +134,49 @@ func BenchmarkTransportDeltas(b *testing.B) {
 			b.ReportMetric(float64(cpuTime()-cpu0)/deltas, "cpu-ns/delta")
 		})
 	}
+}
+
+// BenchmarkWebSocketLibraryRead is the part of the WebSocket figure of
+// BenchmarkTransportDeltas that is gorilla/websocket's own: the same frames
+// read one message at a time through Conn.NextReader into a reused
+// buffer, as wsStream.readMessage reads them, with no decoding, on a
+// socket opened as the transport opens it (dialSocket). A message costs
+// NextReader (the frame header from the library's buffered reader, and
+// one small allocation: the message's reader) and two Reads (its bytes,
+// then io.EOF).
+func BenchmarkWebSocketLibraryRead(b *testing.B) {
+	const n = 20000
+	client := &http.Client{Transport: &memTransport{frames: serverFrames(deltaStream(n))}}
+	buf := make([]byte, 0, 1024)
+	b.ReportAllocs()
+	for b.Loop() {
+		c, _, err := dialSocket(context.Background(), client, "https://bench.invalid/v1/responses", http.Header{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c.SetReadLimit(1 << 20)
+		msgs := 0
+		for {
+			_, r, err := c.NextReader()
+			if err != nil {
+				break
+			}
+			buf = buf[:0]
+			for {
+				m, err := r.Read(buf[len(buf):cap(buf)])
+				buf = buf[:len(buf)+m]
+				if err != nil {
+					break
+				}
+			}
+			msgs++
+		}
+		_ = c.Close()
+		if msgs != n+3 {
+			b.Fatalf("%d messages", msgs)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/(float64(b.N)*n), "ns/delta")
 }
 
 // cpuTime is the process's user and system CPU time in nanoseconds.

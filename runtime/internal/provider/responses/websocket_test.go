@@ -318,6 +318,7 @@ func TestWebSocketRecoveryFacts(t *testing.T) {
 		{"handshake dropped", fakeprovider.FaultWSDropHandshake{}, provider.FailStreamCut, false, false},
 		{"closed after the frame", fakeprovider.FaultWSCloseAfterFrame{}, provider.FailStreamCut, true, false},
 		{"cut mid-stream", fakeprovider.FaultCutMidStream{AfterEvents: 7}, provider.FailStreamCut, true, true},
+		{"close frame mid-stream", fakeprovider.FaultCutMidStream{AfterEvents: 7, Graceful: true}, provider.FailStreamCut, true, true},
 		{"error event", fakeprovider.FaultErrorEvent{Type: "server_error"}, provider.FailErrorEvent, true, false},
 		{"stall", fakeprovider.FaultStall{AfterEvents: 7}, provider.FailIdleTimeout, true, true},
 	} {

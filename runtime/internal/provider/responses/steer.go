@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/coder/websocket"
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -195,7 +194,7 @@ func (ws *wsStream) Steer(respID, input string, record func() error) error {
 	st.outstanding++
 	ctx, cancel := context.WithTimeout(context.Background(), ws.p.idle)
 	defer cancel()
-	if err := ws.s.conn.Write(ctx, websocket.MessageText, frame); err != nil {
+	if err := ws.s.writeText(ctx, frame); err != nil {
 		return &provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Err: err,
 			Message: ws.p.scrub.Sanitize("response.steer could not be sent: " + transportText(err))}
 	}
@@ -265,7 +264,7 @@ func (ws *wsStream) quietEnd() bool {
 	}
 	if !st.armed {
 		st.armed = true
-		ws.watch = newIdleWatch(ws.p.idle, func() { _ = ws.s.conn.CloseNow() })
+		ws.watch = newIdleWatch(ws.p.idle, ws.s.close)
 	}
 	if !ws.dec.Drained() {
 		return false

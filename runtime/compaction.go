@@ -71,7 +71,9 @@ type compactor struct {
 	// holdUntil: after a refused threshold compaction, the next threshold
 	// attempt waits until the context passes this size (it must have
 	// grown by keep), so a summarizer that keeps refusing is not called
-	// on every step.
+	// on every step; but never past the budget's fit: the run goes on
+	// uncompacted only while the next request still fits (issue 11 §2),
+	// and a request that would not fit tries again first.
 	holdUntil int64
 }
 
@@ -122,7 +124,7 @@ func (d *driver) compactIfNeeded(ctx context.Context, step int, msgs *[]provider
 	if tf != nil || ok {
 		return tf
 	}
-	c.holdUntil = tokens + c.bud.keep
+	c.holdUntil = min(tokens+c.bud.keep, c.bud.fit)
 	if tokens > c.bud.window {
 		return &errTurnFailed{code: protocol.CodeContextOverflow, msg: overflowAdvice("the conversation is larger than the model's context window and could not be compacted")}
 	}

@@ -39,6 +39,12 @@ func TestBudget(t *testing.T) {
 			t.Errorf("window %d out %d: %+v", tc.window, tc.out, b)
 		}
 	}
+	// fit: the largest request that leaves room for the answer.
+	for _, tc := range []struct{ window, out, fit int }{{10000, 1000, 9000}, {10000, 0, 7500}, {6000, 400, 5600}, {1000, 5000, 0}} {
+		if b := budgetOf(catalogModel(tc.window, tc.out)); b.fit != int64(tc.fit) {
+			t.Errorf("window %d out %d: fit %d, want %d", tc.window, tc.out, b.fit, tc.fit)
+		}
+	}
 	if budgetOf(catalogModel(0, 100)).on() {
 		t.Error("a route without a window budgets")
 	}
@@ -384,6 +390,33 @@ func TestThresholdRefusalWritesNoCheckpoint(t *testing.T) {
 				t.Error("the refused compaction changed the context")
 			}
 		})
+	}
+}
+
+// After a refused threshold compaction the run goes on uncompacted only
+// while the next request still fits (window 10000, max output 1000: fit
+// 9000): run 2's first check is refused (an empty summary) at 7600
+// tokens, the second step reports 9000 input tokens, and with its tool
+// result the next request would pass the fit, so the check compacts
+// again instead of sending a request that leaves no room for the answer.
+func TestThresholdRefusalHoldsOnlyWhileTheRequestFits(t *testing.T) {
+	sc := thresholdScript(fakeprovider.Turn{Text: "", Chunk: -1}, fakeprovider.Turn{Text: "## Goal\nthe first task\n\n", Usage: fakeprovider.Usage{Input: 900, Output: 40}})
+	sc.Turns[2] = fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{ID: "call_2", Name: "ls", Arguments: `{}`}}, Usage: fakeprovider.Usage{Input: 9000, Output: 10}}
+	sc.Turns = append(sc.Turns, fakeprovider.Turn{Text: "fourth", Usage: fakeprovider.Usage{Input: 3000, Output: 5}})
+	e := newCompactionEnv(t, fakeprovider.ModeChat, sc)
+	if _, res := e.run("run-1", prompt1); res.Status != "completed" {
+		t.Fatalf("run 1: %+v", res)
+	}
+	evs, res := e.run("run-2", prompt2)
+	if res.Status != "completed" {
+		t.Fatalf("run 2: %+v", res)
+	}
+	fins := find[protocol.CompactionFinish](evs)
+	if len(fins) != 2 || fins[0].OK || fins[1].OK != true || fins[1].Reason != "threshold" {
+		t.Fatalf("compaction_finish %+v, want a refusal then a compaction", fins)
+	}
+	if cps := compactions(e.sessionRecords()); len(cps) != 1 {
+		t.Fatalf("checkpoints %+v", cps)
 	}
 }
 

@@ -11,6 +11,9 @@ import (
 //	reserve   = max(max_output_tokens, min(16384, window/4))
 //	threshold = window − reserve            (compact when context > threshold)
 //	keep      = min(20000, window/4)        (newest history kept verbatim)
+//	fit       = window − max_output_tokens  (the largest request that still
+//	                                         leaves room for the answer;
+//	                                         window − reserve without a cap)
 //
 // The context's size is the usage of the last successful model step
 // (provider.Usage counts cached input inside input_tokens, so that is the
@@ -28,7 +31,7 @@ const (
 // budget is a route's context budget; the zero value (no window) never
 // compacts.
 type budget struct {
-	window, reserve, threshold, keep int64
+	window, reserve, threshold, keep, fit int64
 }
 
 func budgetOf(m catalog.Model) budget {
@@ -37,7 +40,11 @@ func budgetOf(m catalog.Model) budget {
 		return budget{}
 	}
 	reserve := max(int64(m.MaxOutputTokens), min(reserveCap, w/4))
-	return budget{window: w, reserve: reserve, threshold: w - reserve, keep: min(keepRecentCap, w/4)}
+	fit := w - reserve
+	if m.MaxOutputTokens > 0 {
+		fit = w - min(int64(m.MaxOutputTokens), w)
+	}
+	return budget{window: w, reserve: reserve, threshold: w - reserve, keep: min(keepRecentCap, w/4), fit: fit}
 }
 
 // on reports whether the route has a window to budget.

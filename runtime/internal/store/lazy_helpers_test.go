@@ -46,7 +46,7 @@ func routesOf(recs []Record) []string {
 
 // compareSession checks every query of s against the reference model of
 // the same records.
-func compareSession(t testing.TB, s *Session, ref *refSession) {
+func compareSession(t tb, s *Session, ref *refSession) {
 	t.Helper()
 	diff := func(what string, want, got any, opts ...cmp.Option) {
 		t.Helper()
@@ -102,6 +102,12 @@ func compareSession(t testing.TB, s *Session, ref *refSession) {
 	if s.failed != nil {
 		t.Fatalf("the session failed: %v", s.failed)
 	}
+}
+
+// tb is what compareSession needs of a *testing.T or a *rapid.T.
+type tb interface {
+	Helper()
+	Fatalf(format string, args ...any)
 }
 
 // HasUncertainUsage is the reference of Session.HasUncertainUsage.

@@ -98,10 +98,16 @@ func skimAs[T Body](line []byte) (Record, error) {
 	return Record{TS: env.TS, Body: env.Body}, nil
 }
 
-// decodeSkim is decodeRecord for loading: the same verdict, with the bulk
-// of messages, checkpoints and run starts skimmed.
+// decodeSkim is decodeRecord for loading: the same verdict, from the fast
+// path (fastTypes) when the line is canonical, else with the bulk of
+// messages, checkpoints and run starts skimmed.
 func decodeSkim(line []byte) (Record, error) {
 	typ, _ := sniffType(line)
+	if f := fastTypes[typ]; f != nil {
+		if r, ok := f.decode(line); ok {
+			return r, nil
+		}
+	}
 	var r Record
 	var err error
 	switch typ {

@@ -45,7 +45,8 @@ type Session struct {
 	tornPending bool  // the torn tail is still in the file
 	failed      error // first write, sync or read-back error; no appends after it
 	closed      bool
-	buf         []byte // reused line buffer
+	buf         []byte  // reused line buffer
+	offs        []int64 // reused: the offsets of an append's lines
 
 	// The index: one slot per record, in file order.
 	slots  []slot
@@ -241,7 +242,7 @@ func (s *Session) Append(recs ...Record) error {
 		return nil
 	}
 	out := make([]Record, len(recs))
-	offs := make([]int64, len(recs))
+	offs := s.offs[:0]
 	buf := s.buf[:0]
 	msgs := len(s.msgPos)
 	prior := func(e int) string {
@@ -267,7 +268,7 @@ func (s *Session) Append(recs ...Record) error {
 		if _, ok := r.Body.(Message); ok {
 			msgs++
 		}
-		offs[i] = s.size + int64(len(buf))
+		offs = append(offs, s.size+int64(len(buf)))
 		var err error
 		if buf, err = appendRecord(buf, r); err != nil {
 			return fmt.Errorf("record %d: %w", i, err)
@@ -276,6 +277,9 @@ func (s *Session) Append(recs ...Record) error {
 	}
 	if cap(buf) <= 1<<20 {
 		s.buf = buf // keep a modest buffer for the next append
+	}
+	if cap(offs) <= 1<<10 {
+		s.offs = offs
 	}
 	if err := s.write(buf); err != nil {
 		s.failed = err

@@ -13,6 +13,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/runtime/internal/provider"
 )
 
 // The fast path of loading. Almost every line of a session file is exactly
@@ -203,7 +205,7 @@ var fastTypes, fastErrs = buildFastTypes()
 
 func buildFastTypes() (map[string]*fastType, map[string]error) {
 	types, errs := map[string]*fastType{}, map[string]error{}
-	all := func(string) bool { return true }
+	all := func(p string) bool { return p != "type" } // the type is known
 	add := func(typ string, t reflect.Type, keep func(string) bool, decode func(*fastNode) func([]byte) (Record, bool)) {
 		root, err := fastSchema(t, keep)
 		if err != nil {
@@ -214,12 +216,12 @@ func buildFastTypes() (map[string]*fastType, map[string]error) {
 	}
 	add(TypeMessage, reflect.TypeFor[envelope[Message]](), func(p string) bool {
 		switch p {
-		case "type", "ts", "run_id", "origin", "message.role", "message.reasoning_effort", "message.media", "message.output_media":
+		case "ts", "run_id", "origin", "message.role", "message.reasoning_effort", "message.media", "message.output_media":
 			return true
 		}
 		return false
 	}, fastAs[Message])
-	add(TypeRunStart, reflect.TypeFor[envelope[RunStart]](), func(p string) bool { return p == "type" || p == "ts" || p == "run_id" }, fastAs[RunStart])
+	add(TypeRunStart, reflect.TypeFor[envelope[RunStart]](), func(p string) bool { return p == "ts" || p == "run_id" }, fastAs[RunStart])
 	add(TypeModelChange, reflect.TypeFor[envelope[ModelChange]](), all, fastAs[ModelChange])
 	add(TypeUsage, reflect.TypeFor[envelope[Usage]](), all, fastAs[Usage])
 	add(TypeReasoningChange, reflect.TypeFor[envelope[ReasoningChange]](), all, fastAs[ReasoningChange])
@@ -249,6 +251,19 @@ func fastAs[T Body](root *fastNode) func([]byte) (Record, bool) {
 	}
 }
 
+// commonStrings are values many records share.
+var commonStrings = func() map[string]string {
+	m := map[string]string{}
+	for _, v := range []string{
+		string(provider.RoleUser), string(provider.RoleAssistant), string(provider.RoleTool), string(provider.RoleDeveloper),
+		"completed", "blocked", "error", "steering", "follow_up", "image", "audio",
+		NativeIntent, NativeAccepted, NativeLinked, NativeSettled, NativeUnknown, NativeOutcomeDelivered, NativeOutcomeFailed,
+	} {
+		m[v] = v
+	}
+	return m
+}()
+
 // fastDecode decodes line, one object of schema root, into v; false when
 // the line is not in the strict canonical subset.
 func fastDecode(root *fastNode, line []byte, v reflect.Value) bool {
@@ -276,7 +291,12 @@ func (d *fastDecoder) value(n *fastNode, v reflect.Value) bool {
 		}
 		if v.IsValid() {
 			if !esc {
-				v.SetString(string(d.b[start+1 : end-1]))
+				raw := d.b[start+1 : end-1]
+				if c, ok := commonStrings[string(raw)]; ok {
+					v.SetString(c) // no allocation for the usual roles, statuses, events
+				} else {
+					v.SetString(string(raw))
+				}
 				return true
 			}
 			u, err := jsontext.AppendUnquote(nil, d.b[start:end])

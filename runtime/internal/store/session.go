@@ -528,6 +528,15 @@ func (s *Session) view(route string) view {
 		v.pos = s.msgPos[v.first:]
 		return v
 	}
+	n := 0
+	for _, i := range v.chain {
+		if s.slots[i].kind == kindMessage {
+			n++
+		}
+	}
+	if n > 0 {
+		v.pos, v.ords, v.turns = make([]int32, 0, n), make([]int, 0, n), make([]bool, 0, n)
+	}
 	prompt := int32(0) // the run whose prompt is still to come
 	for _, i := range v.chain {
 		sl := &s.slots[i]

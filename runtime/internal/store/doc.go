@@ -53,10 +53,10 @@
 // # Memory
 //
 // A Session does not hold its records decoded. Open reads the file once,
-// forward, through a bounded buffer (1 MiB, or the longest line), checks
-// every line exactly as a full decode would (decodeRecord: the fast path
-// and the skimming decoder only spare the copying of text, never a check)
-// and keeps:
+// forward, through a bounded buffer (1 MiB, more only for a longer line),
+// checks every line exactly as a full decode would (the fast path and the
+// skimming decoder only spare the copying of text, never a check) and
+// keeps:
 //
 //   - an index: per record, the offset of its line, its type, the
 //     ordinal of the message records before it, and a few numbers the
@@ -85,9 +85,9 @@
 // Entries return nil, Conversation an error).
 //
 // A 100,000-record session (70 MiB) with a checkpoint every 500 records
-// resumes (Open, then Messages) in about 100 ms on two cores with a peak
-// RSS under 32 MiB (BenchmarkResume100kCheckpoints), where holding every
-// record decoded took over 220 MiB.
+// resumes (Open, then Messages) in 0.1 to 0.2 s on two shared cores with
+// a peak RSS under 32 MiB (BenchmarkResume100kCheckpoints), where holding
+// every record decoded took 0.27 to 0.5 s and over 220 MiB.
 //
 // # Concurrency
 //

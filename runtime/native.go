@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
@@ -29,9 +30,14 @@ func (d *driver) routeKey() string {
 }
 
 // sessionMessages is the session's conversation for this run's route,
-// media attached.
+// media attached. The session reads back from its file the records it does
+// not hold; a failure to is the step's error.
 func (d *driver) sessionMessages() ([]provider.Message, error) {
-	return d.withMediaBytes(d.p.sess.MessagesFor(d.routeKey()))
+	msgs, err := d.p.sess.Conversation(d.routeKey())
+	if err != nil {
+		return nil, fmt.Errorf("the session could not be read: %w", err)
+	}
+	return d.withMediaBytes(msgs)
 }
 
 // nativeCompactor returns the route's compaction endpoint when the route

@@ -40,7 +40,7 @@ func (a *Agent) openSession(p *prepared) *RunError {
 		return refuse(protocol.CodeSessionDirInvalid, "session_dir cannot be used: %s", err.Error())
 	}
 	p.sess = s
-	p.newSess = len(s.Messages()) == 0
+	p.newSess = !s.HasConversation() // no record is read for it
 	if len(p.req.History) > 0 && !p.newSess {
 		return refuse(protocol.CodeHistoryInvalid, "history seeds only a new session; session %s already has messages", strconv.Quote(id))
 	}

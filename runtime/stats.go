@@ -71,11 +71,7 @@ func (s *Session) Statistics() SessionStatistics {
 		}
 		return st.ByOperation[name]
 	}
-	for _, r := range s.s.Records() {
-		u, ok := r.Body.(store.Usage)
-		if !ok {
-			continue
-		}
+	for _, u := range s.s.UsageRecords() { // held in memory: no record is read
 		total := u.Usage.TotalTokens
 		if total == 0 {
 			total = u.Usage.InputTokens + u.Usage.OutputTokens

@@ -84,7 +84,7 @@ func BenchmarkResume10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if n := len(s.recs); n != 10_000 {
+		if n := len(s.slots); n != 10_000 {
 			b.Fatalf("%d records", n)
 		}
 		s.Close()

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -213,9 +211,10 @@ func sniffType(line []byte) (string, bool) {
 }
 
 // validate checks what the JSON types cannot: the invariants loading relies
-// on. msgs is the number of message records before r and prior the records
-// before it, in file order.
-func validate(r Record, msgs int, prior func(entry int) Body, n int) error {
+// on. msgs is the number of message records before r, n the number of
+// records before it, and prior returns the type of the earlier record
+// entry (1-based).
+func validate(r Record, msgs int, prior func(entry int) string, n int) error {
 	if _, ok := r.Body.(Unknown); ok {
 		return nil // owes this build nothing beyond being a typed object
 	}
@@ -264,8 +263,10 @@ func validate(r Record, msgs int, prior func(entry int) Body, n int) error {
 		if b.Entry < 0 || b.Entry > n {
 			return fmt.Errorf("checkout entry %d is outside [0, %d]", b.Entry, n)
 		}
-		if b.Entry > 0 && !isEntry(prior(b.Entry)) {
-			return fmt.Errorf("checkout entry %d is a %s record, not a message or compaction", b.Entry, prior(b.Entry).RecordType())
+		if b.Entry > 0 {
+			if t := prior(b.Entry); !isEntryType(t) {
+				return fmt.Errorf("checkout entry %d is a %s record, not a message or compaction", b.Entry, t)
+			}
 		}
 	case Fork:
 		if n > 0 {
@@ -288,137 +289,5 @@ func isEntry(b Body) bool {
 	return false
 }
 
-// loaded is the result of parsing a session file.
-type loaded struct {
-	header Header
-	recs   []Record
-	// good is the offset just past the last good line; the file is
-	// truncated to it before the next append when torn > 0.
-	good int64
-	// torn is the number of bytes of the torn tail after good.
-	torn int64
-}
-
-// parse loads a whole session file. A last line without '\n', or a last
-// line that does not decode, is a torn tail: it is reported, not returned.
-// Anything invalid before the last line is an error wrapping ErrCorrupt with
-// its line number; a header of another schema version wraps
-// ErrUnsupportedSchema. parse never modifies data.
-func parse(data []byte, path, id string) (loaded, error) {
-	return parseWith(data, path, id, runtime.GOMAXPROCS(0))
-}
-
-// parallelMinLines is the number of record lines from which parse decodes
-// on several goroutines; below it the goroutines cost more than they save.
-const parallelMinLines = 512
-
-// parseWith is parse with at most workers decoding goroutines. The result
-// does not depend on workers: lines decode independently, and everything
-// that depends on order (validation, torn tail or corruption) is decided
-// afterwards in one pass.
-func parseWith(data []byte, path, id string, workers int) (loaded, error) {
-	corrupt := func(line int, err error) (loaded, error) {
-		return loaded{}, &CorruptError{Path: path, Line: line, Err: err}
-	}
-	if len(data) == 0 {
-		return corrupt(1, errors.New("empty file, no header"))
-	}
-	nl := bytes.IndexByte(data, '\n')
-	if nl < 0 {
-		return corrupt(1, errors.New("header line has no newline"))
-	}
-	h, err := decodeHeader(data[:nl], id)
-	if errors.Is(err, ErrUnsupportedSchema) {
-		if path != "" {
-			return loaded{}, fmt.Errorf("%w: %s", err, path)
-		}
-		return loaded{}, err
-	}
-	if err != nil {
-		return corrupt(1, err)
-	}
-
-	// Split the complete lines after the header; tail is what follows the
-	// last '\n'.
-	body := data[nl+1:]
-	lines := make([]span, 0, bytes.Count(body, []byte{'\n'}))
-	for pos := 0; ; {
-		i := bytes.IndexByte(body[pos:], '\n')
-		if i < 0 {
-			break
-		}
-		lines = append(lines, span{pos, pos + i})
-		pos += i + 1
-	}
-	tail := len(body)
-	if len(lines) > 0 {
-		tail -= lines[len(lines)-1].end + 1
-	}
-
-	recs := make([]Record, len(lines))
-	bad, badErr := decodeLines(body, lines, recs, workers)
-	msgs := 0
-	for i := range bad {
-		if err := validate(recs[i], msgs, func(e int) Body { return recs[e-1].Body }, i); err != nil {
-			bad, badErr = i, err
-			break
-		}
-		if _, ok := recs[i].Body.(Message); ok {
-			msgs++
-		}
-	}
-	l := loaded{header: h, recs: recs[:bad], good: int64(len(data) - tail), torn: int64(tail)}
-	if bad < len(lines) {
-		if bad < len(lines)-1 || tail > 0 {
-			return corrupt(bad+2, badErr) // +1 for the header, +1 for 1-based
-		}
-		// The last line is complete but invalid: a torn tail too.
-		l.good = int64(nl + 1 + lines[bad].start)
-		l.torn = int64(len(data)) - l.good
-	}
-	return l, nil
-}
-
-// span is one line of a buffer, without its newline.
-type span struct{ start, end int }
-
-// decodeLines decodes each line into recs. It returns the index of the
-// first line that fails to decode, with its error, or len(lines) and nil.
-// With workers > 1 and enough lines, contiguous chunks decode on their own
-// goroutines, all finished before it returns.
-func decodeLines(buf []byte, lines []span, recs []Record, workers int) (int, error) {
-	decodeChunk := func(lo, hi int) (int, error) {
-		for i := lo; i < hi; i++ {
-			r, err := decodeRecord(buf[lines[i].start:lines[i].end])
-			if err != nil {
-				return i, err
-			}
-			recs[i] = r
-		}
-		return hi, nil
-	}
-	workers = min(workers, len(lines)/(parallelMinLines/2))
-	if workers <= 1 || len(lines) < parallelMinLines {
-		return decodeChunk(0, len(lines))
-	}
-	type result struct {
-		bad int
-		err error
-	}
-	results := make([]result, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		lo, hi := w*len(lines)/workers, (w+1)*len(lines)/workers
-		wg.Go(func() {
-			bad, err := decodeChunk(lo, hi)
-			results[w] = result{bad, err}
-		})
-	}
-	wg.Wait()
-	for _, r := range results { // chunks are in line order
-		if r.err != nil {
-			return r.bad, r.err
-		}
-	}
-	return len(lines), nil
-}
+// isEntryType is isEntry for a record type.
+func isEntryType(t string) bool { return t == TypeMessage || t == TypeCompaction }

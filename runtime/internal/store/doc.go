@@ -50,12 +50,52 @@
 // is never skipped. A header of another schema version fails with
 // ErrUnsupportedSchema.
 //
+// # Memory
+//
+// A Session does not hold its records decoded. Open reads the file once,
+// forward, through a bounded buffer (1 MiB, more only for a longer line),
+// checks every line exactly as a full decode would (the fast path and the
+// skimming decoder only spare the copying of text, never a check) and
+// keeps:
+//
+//   - an index: per record, the offset of its line, its type, the
+//     ordinal of the message records before it, and a few numbers the
+//     branches and the conversation need (a checkout's entry, a
+//     checkpoint's first_kept and native route, the run ID of a message
+//     or run start, interned, and whether a message is a run's prompt);
+//   - what is derived from the whole file: the usage records (the ledger,
+//     UsageRecords), the usage_uncertainty records, how each run ended,
+//     the native steering intents, the reasoning selection, the fork
+//     record, the counts.
+//
+// The conversation (Messages, MessagesFor, Conversation) is built from the
+// index; the bodies it uses (the newest applicable checkpoint on the
+// head's branch and the message records it keeps) are read back from the
+// file with positioned reads on the first call and then held, with the
+// message and compaction records appended since, until a later
+// conversation no longer uses them. ConversationOrdinals, ContextUsage,
+// HasConversation, Head and the derived state read nothing;
+// LatestCompaction reads the checkpoint unless the conversation holds it.
+// Records, Entries and Fork read back what they return, Records and
+// Entries every record of their kind at once. Since the file only grows
+// and the lock keeps every other writer away, an offset stays valid for
+// as long as the Session is open; a record that no longer reads back as it
+// loaded (the file was changed behind the lock) or an I/O error fails the
+// Session (ErrFailed), and after Close nothing is read back (Records and
+// Entries return nil, Conversation an error).
+//
+// A 100,000-record session (70 MiB) with a checkpoint every 500 records
+// resumes (Open, then Messages) in 0.1 to 0.2 s on two shared cores with
+// a peak RSS under 32 MiB (BenchmarkResume100kCheckpoints), where holding
+// every record decoded took 0.27 to 0.5 s and over 220 MiB.
+//
 // # Concurrency
 //
 // Open takes an exclusive, non-blocking flock on <name>.lock; a second Open
 // of the same session, from this process or another, gets ErrLocked until
 // Close. A Session is safe for use by one goroutine at a time; callers that
-// share one must serialize their calls. Open decodes a large file on up to
-// GOMAXPROCS goroutines, which all finish before it returns; nothing else in
-// the package starts a goroutine.
+// share one must serialize their calls, the queries included (building a
+// conversation updates what the Session holds). Open decodes the chunks of
+// a large file on up to GOMAXPROCS goroutines, which all finish before it
+// returns; nothing else in the package starts a goroutine.
 package store

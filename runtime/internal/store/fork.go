@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"octet.dev/host/runtime/internal/provider"
@@ -59,7 +60,10 @@ func (s *Session) fork(dir, path, id string) (*Session, error) {
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, fmt.Errorf("store: fork: %w", err)
 	}
-	recs := s.forkRecords()
+	recs, err := s.forkRecords()
+	if err != nil {
+		return nil, err
+	}
 	media := strings.TrimSuffix(path, fileSuffix) + mediaSuffix
 	var body []byte
 	msgs := 0
@@ -82,7 +86,7 @@ func (s *Session) fork(dir, path, id string) (*Session, error) {
 			r.TS = s.now()
 		}
 		r.TS = r.TS.UTC()
-		if err := validate(r, msgs, func(e int) Body { return recs[e-1].Body }, i); err != nil {
+		if err := validate(r, msgs, func(e int) string { return recs[e-1].Type() }, i); err != nil {
 			return nil, fmt.Errorf("%w: fork record %d: %v", ErrInvalidRecord, i, err)
 		}
 		if _, ok := r.Body.(Message); ok {
@@ -99,12 +103,13 @@ func (s *Session) fork(dir, path, id string) (*Session, error) {
 	return load(dir, path, id, s.now)
 }
 
-// forkRecords returns the records of a fork of s at its head.
-func (s *Session) forkRecords() []Record {
+// forkRecords returns the records of a fork of s at its head, reading
+// them back from the file.
+func (s *Session) forkRecords() ([]Record, error) {
 	recs := []Record{{Body: Fork{ParentID: s.id, ParentEntry: s.head}}}
 	chain := s.branch(s.head)
 	if chain == nil {
-		chain = make([]int, len(s.recs))
+		chain = make([]int, len(s.slots))
 		for i := range chain {
 			chain[i] = i
 		}
@@ -113,47 +118,49 @@ func (s *Session) forkRecords() []Record {
 	// the latest checkpoint's first kept one on. A native checkpoint is
 	// tied to its route and not carried into a fork: the fork starts from
 	// the latest local checkpoint, or the raw history.
-	_, ords := s.conversation(chain, true, "")
-	kept := make(map[int]bool, len(ords))
-	for _, o := range ords {
-		kept[o] = true
-	}
-	var cp *Compaction
-	var model *ModelChange
+	v := s.view("")
+	model := -1
+	var need []int32
 	for _, i := range chain {
-		switch b := s.recs[i].Body.(type) {
-		case Compaction:
-			if b.applies("") {
-				cp = &b
-			}
-		case ModelChange:
-			model = &b
+		switch s.slots[i].kind {
+		case kindModelChange:
+			model = i
+		case kindRunStart:
+			need = append(need, int32(i))
 		}
 	}
-	if model != nil {
-		recs = append(recs, Record{Body: *model})
+	need = append(need, v.pos...)
+	if model >= 0 {
+		need = append(need, int32(model))
+	}
+	if v.cp >= 0 {
+		need = append(need, int32(v.cp))
+	}
+	slices.Sort(need)
+	got := make(map[int]Record, len(need))
+	if err := s.readRecords(need, func(i int, r Record) { got[i] = r }); err != nil {
+		s.readFailed(err)
+		return nil, fmt.Errorf("store: fork: %w", err)
+	}
+	if model >= 0 {
+		recs = append(recs, Record{Body: got[model].Body})
 	}
 	if s.reasoning != "" || s.ultra {
 		recs = append(recs, Record{Body: ReasoningChange{Effort: s.reasoning, Ultra: s.ultra}})
 	}
-	if cp != nil {
+	if v.cp >= 0 {
 		// Every message the fork holds is kept: first_kept 0.
-		recs = append(recs, Record{Body: Compaction{Summary: cp.Summary}})
+		recs = append(recs, Record{Body: Compaction{Summary: got[v.cp].Body.(Compaction).Summary}})
 	}
-	ord := 0 // file-wide message ordinal of position i
-	at := 0
+	kept := v.pos // ascending, on the branch
 	for _, i := range chain {
-		for ; at < i; at++ {
-			if _, ok := s.recs[at].Body.(Message); ok {
-				ord++
-			}
-		}
-		switch b := s.recs[i].Body.(type) {
-		case RunStart:
-			recs = append(recs, s.recs[i])
-		case Message:
-			if kept[ord] {
-				recs = append(recs, Record{TS: s.recs[i].TS, Body: b})
+		switch s.slots[i].kind {
+		case kindRunStart:
+			recs = append(recs, got[i])
+		case kindMessage:
+			if len(kept) > 0 && int(kept[0]) == i {
+				recs = append(recs, Record{TS: got[i].TS, Body: got[i].Body})
+				kept = kept[1:]
 			}
 		}
 	}
@@ -170,5 +177,5 @@ func (s *Session) forkRecords() []Record {
 	if update != s.reasoningUpdate {
 		recs = append(recs, Record{Body: ReasoningChange{Effort: s.reasoning, Ultra: s.ultra}})
 	}
-	return recs
+	return recs, nil
 }

@@ -9,12 +9,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestParseParallelMatchesSerial checks that decoding on several goroutines
-// gives exactly the serial result, with the bad line placed at chunk edges,
-// in the middle, and at the end.
+// TestParseParallelMatchesSerial checks that loading on several goroutines
+// and in reads of any size gives exactly the serial result and the
+// reference's, with the bad line placed at part edges, in the middle, and
+// at the end.
 func TestParseParallelMatchesSerial(t *testing.T) {
-	const n = 1024 // 4 chunks of 256 with 4 workers
-	header := `{"type":"session","schema_version":1,"id":"p","created_at":"2026-01-02T03:04:05Z"}` + "\n"
+	const n = 1024 // 4 parts of 256 with 4 workers
+	header := `{"type":"session","schema_version":1,"id":"f","created_at":"2026-01-02T03:04:05Z"}` + "\n"
 	lines := make([]string, n)
 	for i := range lines {
 		lines[i] = fmt.Sprintf(`{"type":"message","ts":"2026-01-02T03:04:05Z","message":{"role":"user","text":"m%d"}}`+"\n", i)
@@ -23,22 +24,24 @@ func TestParseParallelMatchesSerial(t *testing.T) {
 		Recs, Line     int
 		Good, Torn     int64
 		Corrupt, Other bool
+		Err            string
 	}
-	run := func(data []byte, workers int) outcome {
-		l, err := parseWith(data, "", "p", workers)
+	run := func(data []byte, workers, chunk int) outcome {
+		s, err := loadBytes(data, workers, chunk)
 		var ce *CorruptError
 		switch {
 		case errors.As(err, &ce):
-			return outcome{Line: ce.Line, Corrupt: true}
+			return outcome{Line: ce.Line, Corrupt: true, Err: err.Error()}
 		case err != nil:
-			return outcome{Other: true}
+			return outcome{Other: true, Err: err.Error()}
 		}
-		for i, r := range l.recs {
+		recs := s.Records()
+		for i, r := range recs {
 			if m := r.Body.(Message).Message.Text; m != fmt.Sprintf("m%d", i) {
 				t.Fatalf("workers=%d: record %d is %q", workers, i, m)
 			}
 		}
-		return outcome{Recs: len(l.recs), Good: l.good, Torn: l.torn}
+		return outcome{Recs: len(recs), Good: s.size, Torn: s.tornBytes}
 	}
 	var cases []string
 	cases = append(cases, header+strings.Join(lines, ""))
@@ -52,10 +55,22 @@ func TestParseParallelMatchesSerial(t *testing.T) {
 		cases = append(cases, header+strings.Join(l, ""))
 	}
 	for i, c := range cases {
-		want := run([]byte(c), 1)
+		want := run([]byte(c), 1, scanChunk)
+		l, err := refParse([]byte(c), "", "f")
+		var ce *CorruptError
+		switch {
+		case errors.As(err, &ce):
+			if !want.Corrupt || want.Line != ce.Line || want.Err != err.Error() {
+				t.Errorf("case %d: %+v, reference %v", i, want, err)
+			}
+		case err != nil || want.Corrupt || want.Other || want.Recs != len(l.recs) || want.Good != l.good || want.Torn != l.torn:
+			t.Errorf("case %d: %+v, reference %d records good %d torn %d %v", i, want, len(l.recs), l.good, l.torn, err)
+		}
 		for _, w := range []int{2, 3, 4} {
-			if diff := cmp.Diff(want, run([]byte(c), w)); diff != "" {
-				t.Errorf("case %d, workers=%d (-serial +parallel):\n%s", i, w, diff)
+			for _, chunk := range []int{scanChunk, 4096, 97} {
+				if diff := cmp.Diff(want, run([]byte(c), w, chunk)); diff != "" {
+					t.Errorf("case %d, workers=%d, chunk=%d (-serial +parallel):\n%s", i, w, chunk, diff)
+				}
 			}
 		}
 	}

@@ -54,7 +54,7 @@ func resumeChild(dir, id string) int {
 		fmt.Println("error: the conversation does not start at a checkpoint")
 		return 1
 	}
-	recs := len(s.recs)
+	recs := len(s.slots)
 	s.Close()
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {

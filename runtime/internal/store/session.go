@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"time"
 
@@ -25,30 +26,50 @@ type Options struct {
 
 // Session is one open session file, holding its lock until Close.
 //
-// A Session is safe for use by one goroutine at a time; callers that share
-// it must serialize their calls. Records and the helpers read the in-memory
-// copy and keep working after Close.
+// A Session does not hold its records decoded: it keeps an index of them
+// (see the package documentation) and the state derived from them, and
+// reads records back from the file when a query needs them. A Session is
+// safe for use by one goroutine at a time; callers that share it must
+// serialize their calls.
 type Session struct {
 	id     string
 	path   string
-	f      *os.File // the session file, O_APPEND
-	lock   *os.File // the flocked <name>.lock
+	f      *os.File    // the session file, O_APPEND
+	src    io.ReaderAt // where records are read back from: f
+	lock   *os.File    // the flocked <name>.lock
 	now    func() time.Time
 	header Header
-	recs   []Record
 
 	size        int64 // end of the last good line: where the next line goes
 	tornBytes   int64 // bytes of torn tail found at load
 	tornPending bool  // the torn tail is still in the file
-	failed      error // first write or sync error; no appends after it
+	failed      error // first write, sync or read-back error; no appends after it
 	closed      bool
-	buf         []byte // reused line buffer
+	buf         []byte  // reused line buffer
+	offs        []int64 // reused: the offsets of an append's lines
+
+	// The index: one slot per record, in file order.
+	slots  []slot
+	strs   []string         // interned strings of the slots; strs[0] is ""
+	strAt  map[string]int32 // index of each string in strs
+	msgPos []int32          // the position of each message record
+	cps    []int32          // the positions of the compaction records
+
+	// cache holds the bodies of the message and compaction records at
+	// positions cacheLo.. that the latest conversation used or that were
+	// appended since (nil elsewhere); len(cache) == len(slots)-cacheLo.
+	cacheLo int
+	cache   []Body
 
 	// Derived state, updated by observe.
-	msgs      int // number of message records
-	head      int // the head entry: see Head
-	checkouts int // number of checkout records
+	head      int   // the head entry: see Head
+	checkouts int   // number of checkout records
+	prompt    int32 // in file order, the run whose prompt is still to come
+	usages    []Usage
 	uncertain []UsageUncertainty
+	runEnds   []RunEnd
+	runEndAt  map[string]int // index in runEnds of each run's end
+	origin    *Fork
 	reasoning string
 	// reasoningUpdate is the latest reasoning update after the latest
 	// reasoning_change, ultra whether that change was the Ultra mode's.
@@ -145,33 +166,25 @@ func load(dir, path, id string, now func() time.Time) (*Session, error) {
 		f.Close()
 		return nil, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
 	}
-	data := make([]byte, fi.Size())
-	n, err := f.ReadAt(data, 0)
-	if err != nil && err != io.EOF {
-		f.Close()
-		return nil, fmt.Errorf("store: read session: %w", err)
-	}
-	l, err := parse(data[:n], path, id)
-	if err != nil {
+	s := &Session{id: id, path: path, f: f, now: now}
+	if err := s.loadFrom(f, runtime.GOMAXPROCS(0), scanChunk); err != nil {
 		f.Close()
 		return nil, err
 	}
-	s := &Session{
-		id:          id,
-		path:        path,
-		f:           f,
-		now:         now,
-		header:      l.header,
-		recs:        l.recs,
-		size:        l.good,
-		tornBytes:   l.torn,
-		tornPending: l.torn > 0,
-	}
-	for i, r := range s.recs {
-		s.observe(i+1, r)
-	}
-	s.native.loaded()
 	return s, nil
+}
+
+// loadFrom loads the session file from src, which later reads go to
+// (scan).
+func (s *Session) loadFrom(src io.ReaderAt, workers, chunk int) error {
+	s.src = src
+	if err := s.scan(src, workers, chunk); err != nil {
+		return err
+	}
+	s.tornPending = s.tornBytes > 0
+	s.cacheLo = len(s.slots)
+	s.native.loaded()
+	return nil
 }
 
 // create writes a new session file atomically: header and the encoded
@@ -229,8 +242,15 @@ func (s *Session) Append(recs ...Record) error {
 		return nil
 	}
 	out := make([]Record, len(recs))
+	offs := s.offs[:0]
 	buf := s.buf[:0]
-	msgs := s.msgs
+	msgs := len(s.msgPos)
+	prior := func(e int) string {
+		if e <= len(s.slots) {
+			return s.typeAt(e)
+		}
+		return out[e-1-len(s.slots)].Type()
+	}
 	for i, r := range recs {
 		if r.TS.IsZero() {
 			r.TS = s.now()
@@ -242,19 +262,13 @@ func (s *Session) Append(recs ...Record) error {
 		if r.Body == nil {
 			return fmt.Errorf("%w: record %d: nil body", ErrInvalidRecord, i)
 		}
-		n := len(s.recs) + i
-		prior := func(e int) Body {
-			if e <= len(s.recs) {
-				return s.recs[e-1].Body
-			}
-			return out[e-1-len(s.recs)].Body
-		}
-		if err := validate(r, msgs, prior, n); err != nil {
+		if err := validate(r, msgs, prior, len(s.slots)+i); err != nil {
 			return fmt.Errorf("%w: record %d: %v", ErrInvalidRecord, i, err)
 		}
 		if _, ok := r.Body.(Message); ok {
 			msgs++
 		}
+		offs = append(offs, s.size+int64(len(buf)))
 		var err error
 		if buf, err = appendRecord(buf, r); err != nil {
 			return fmt.Errorf("record %d: %w", i, err)
@@ -264,13 +278,20 @@ func (s *Session) Append(recs ...Record) error {
 	if cap(buf) <= 1<<20 {
 		s.buf = buf // keep a modest buffer for the next append
 	}
+	if cap(offs) <= 1<<10 {
+		s.offs = offs
+	}
 	if err := s.write(buf); err != nil {
 		s.failed = err
 		return fmt.Errorf("%w: %w", ErrFailed, err)
 	}
-	for _, r := range out {
-		s.recs = append(s.recs, r)
-		s.observe(len(s.recs), r)
+	for i, r := range out {
+		s.observe(offs[i], r)
+		var b Body
+		if isEntry(r.Body) {
+			b = r.Body // the conversation's newest records stay in memory
+		}
+		s.cache = append(s.cache, b)
 	}
 	return nil
 }
@@ -294,30 +315,6 @@ func (s *Session) write(buf []byte) error {
 	}
 	s.size += int64(len(buf))
 	return nil
-}
-
-// observe updates the derived state with record number n (1-based) that is
-// now part of the session.
-func (s *Session) observe(n int, r Record) {
-	s.head = n
-	switch b := r.Body.(type) {
-	case Checkout:
-		s.head = b.Entry
-		s.checkouts++
-	case Message:
-		s.msgs++
-		if b.Message.Role == provider.RoleDeveloper && b.Message.ReasoningEffort != "" {
-			s.reasoningUpdate = b.Message.ReasoningEffort
-		}
-	case UsageUncertainty:
-		s.uncertain = append(s.uncertain, b)
-	case ReasoningChange:
-		s.reasoning, s.reasoningUpdate, s.ultra = b.Effort, "", b.Ultra
-	case NativeSteering:
-		s.native.observe(b)
-	case Unknown:
-		s.unknown++
-	}
 }
 
 // Close releases the lock and closes the file. Appends after Close return
@@ -349,10 +346,32 @@ func (s *Session) Path() string { return s.path }
 // Header returns the file's header.
 func (s *Session) Header() Header { return s.header }
 
-// Records returns the loaded and appended records in file order. The slice
-// is a copy; the bodies share their contents with the Session and must not be
-// modified.
-func (s *Session) Records() []Record { return slices.Clone(s.recs) }
+// Records returns the loaded and appended records in file order, read
+// back from the file. It decodes every record into memory at once, which
+// no query of a run needs; after Close, or when the file cannot be read
+// back, it returns nil (and the Session fails, see ErrFailed). The slice
+// is new.
+func (s *Session) Records() []Record {
+	out, err := s.ReadRecords()
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// ReadRecords is Records with the error.
+func (s *Session) ReadRecords() ([]Record, error) {
+	all := make([]int32, len(s.slots))
+	for i := range all {
+		all[i] = int32(i)
+	}
+	out := make([]Record, 0, len(all))
+	if err := s.readRecords(all, func(_ int, r Record) { out = append(out, r) }); err != nil {
+		s.readFailed(err)
+		return nil, err
+	}
+	return out, nil
+}
 
 // TornTail reports whether loading found a torn last line and ignored it.
 func (s *Session) TornTail() bool { return s.tornBytes > 0 }
@@ -372,7 +391,8 @@ func (s *Session) UnknownRecords() int { return s.unknown }
 // a checkout the branch is the whole file. A run's prompt (the first user
 // message the run recorded after its run_start, not a queued one) is marked
 // NewTurn. The slice is new; the messages share their tool calls with the
-// Session and must not be modified.
+// Session and must not be modified. It reads back the records it does not
+// hold (see Conversation); when that fails it returns nil.
 func (s *Session) Messages() []provider.Message { return s.MessagesFor("") }
 
 // MessagesFor is Messages for a run on route: a native checkpoint
@@ -380,19 +400,65 @@ func (s *Session) Messages() []provider.Message { return s.MessagesFor("") }
 // the history before it as one message carrying its items verbatim
 // (provider.Message.NativeItems); on any other route the checkpoint is
 // skipped, and the conversation continues from the checkpoint before it,
-// or the whole raw history.
+// or the whole raw history. When the records cannot be read back it
+// returns nil; Conversation reports why.
 func (s *Session) MessagesFor(route string) []provider.Message {
-	msgs, _ := s.conversation(s.branch(s.head), false, route)
+	msgs, _ := s.Conversation(route)
 	return msgs
+}
+
+// Conversation is MessagesFor with the error of reading back the records
+// it needs. The Session holds the conversation it built last (and the
+// message and compaction records appended since) in memory and reads the
+// rest from the file; on a read error (the file was changed behind the
+// lock, an I/O error, or the Session is closed) the Session fails (see
+// ErrFailed).
+func (s *Session) Conversation(route string) ([]provider.Message, error) {
+	v := s.view(route)
+	if err := s.hold(v); err != nil {
+		s.readFailed(err)
+		return nil, err
+	}
+	out := make([]provider.Message, 0, 1+len(v.pos))
+	if v.cp >= 0 {
+		cp := s.cache[v.cp-s.cacheLo].(Compaction)
+		if cp.Items != nil {
+			out = append(out, provider.Message{Role: provider.RoleUser, NativeItems: cp.Items})
+		} else {
+			out = append(out, provider.Message{Role: provider.RoleUser, Text: WrapSummary(cp.Summary)})
+		}
+	}
+	for j, p := range v.pos {
+		m := s.cache[int(p)-s.cacheLo].(Message).Message
+		if v.turn(s, j) {
+			m.NewTurn = true // the run's prompt: it begins a new user turn
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// HasConversation reports whether Messages is not empty, without reading
+// any record.
+func (s *Session) HasConversation() bool {
+	v := s.view("")
+	return v.cp >= 0 || len(v.pos) > 0
 }
 
 // ConversationOrdinals returns, for each message of MessagesFor(route) that
 // is a message record (every one but a checkpoint's), its ordinal among all
 // message records of the file: the value a new Compaction's FirstKept takes
 // to keep that message and the ones after it. Without a checkout and a
-// checkpoint they are 0, 1, 2, …
+// checkpoint they are 0, 1, 2, … It reads no record.
 func (s *Session) ConversationOrdinals(route string) []int {
-	_, ords := s.conversation(s.branch(s.head), true, route)
+	v := s.view(route)
+	if v.chain != nil {
+		return v.ords
+	}
+	ords := make([]int, len(v.pos))
+	for j := range ords {
+		ords[j] = v.first + j
+	}
 	return ords
 }
 
@@ -402,103 +468,185 @@ func (s *Session) ConversationOrdinals(route string) []int {
 // being on any path. It returns nil, meaning every record, when no checkout
 // was ever recorded, which is the common case and costs nothing.
 func (s *Session) branch(head int) []int {
-	if s.checkouts == 0 && head == len(s.recs) {
+	if s.checkouts == 0 && head == len(s.slots) {
 		return nil
 	}
-	parent := make([]int, len(s.recs)+1) // parent[n]: the head record n continued
-	h := 0
-	for i := range s.recs {
+	parent := make([]int32, len(s.slots)+1) // parent[n]: the head record n continued
+	h := int32(0)
+	for i := range s.slots {
 		parent[i+1] = h
-		if c, ok := s.recs[i].Body.(Checkout); ok {
-			h = c.Entry // validated: an earlier entry, so the walk below ends
+		if s.slots[i].kind == kindCheckout {
+			h = s.slots[i].aux // validated: an earlier entry, so the walk below ends
 		} else {
-			h = i + 1
+			h = int32(i + 1)
 		}
 	}
 	chain := []int{}
-	for e := head; e > 0; e = parent[e] {
-		chain = append(chain, e-1)
+	for e := int32(head); e > 0; e = parent[e] {
+		chain = append(chain, int(e-1))
 	}
 	slices.Reverse(chain)
 	return chain
 }
 
-// conversation builds the conversation of the records at positions chain
-// (nil: all records) for route and, when ords, the file-wide ordinals of
-// the message records it holds.
-func (s *Session) conversation(chain []int, ords bool, route string) ([]provider.Message, []int) {
-	var ordAt []int // ordAt[i]: message records before position i
-	if chain != nil {
-		ordAt = make([]int, len(s.recs))
-		n := 0
-		for i := range s.recs {
-			ordAt[i] = n
-			if _, ok := s.recs[i].Body.(Message); ok {
-				n++
+// view is the shape of the conversation at the head for a route, found in
+// the index: which records make it up.
+type view struct {
+	chain []int // the head's branch; nil: every record (no checkout)
+	cp    int   // the position of the checkpoint it starts from, -1 none
+	// pos are the positions of the message records it holds, in order.
+	pos []int32
+	// first is, without a checkout, the ordinal of pos[0] (the
+	// checkpoint's first_kept); with one, ords are the ordinals of pos
+	// and turns which of them are their run's prompt.
+	first int
+	ords  []int
+	turns []bool
+}
+
+// turn reports whether the conversation's message j is its run's prompt.
+func (v *view) turn(s *Session, j int) bool {
+	if v.chain == nil {
+		return s.slots[v.pos[j]].flag&flagTurn != 0
+	}
+	return v.turns[j]
+}
+
+// view computes the conversation at the head for route.
+func (s *Session) view(route string) view {
+	v := view{chain: s.branch(s.head), cp: -1}
+	if v.chain == nil {
+		for j := len(s.cps) - 1; j >= 0; j-- {
+			if s.applies(&s.slots[s.cps[j]], route) {
+				v.cp = int(s.cps[j])
+				break
+			}
+		}
+		if v.cp >= 0 {
+			v.first = min(int(s.slots[v.cp].aux), len(s.msgPos))
+		}
+		v.pos = s.msgPos[v.first:]
+		return v
+	}
+	n := 0
+	for _, i := range v.chain {
+		if s.slots[i].kind == kindMessage {
+			n++
+		}
+	}
+	if n > 0 {
+		v.pos, v.ords, v.turns = make([]int32, 0, n), make([]int, 0, n), make([]bool, 0, n)
+	}
+	prompt := int32(0) // the run whose prompt is still to come
+	for _, i := range v.chain {
+		sl := &s.slots[i]
+		switch sl.kind {
+		case kindRunStart:
+			prompt = sl.str
+		case kindMessage:
+			turn := prompt != 0 && sl.str == prompt && sl.flag&flagPrompt != 0
+			if turn {
+				prompt = 0
+			}
+			v.pos = append(v.pos, int32(i))
+			v.ords = append(v.ords, int(sl.ord))
+			v.turns = append(v.turns, turn)
+		case kindCompaction:
+			if s.applies(sl, route) {
+				v.cp = i
 			}
 		}
 	}
-	all := make([]provider.Message, 0, s.msgs)
-	var allOrd []int
-	var cp *Compaction
-	prompt := "" // the run whose prompt is still to come
-	visit := func(i int) {
-		switch b := s.recs[i].Body.(type) {
-		case RunStart:
-			prompt = b.RunID
-		case Message:
-			m := b.Message
-			if prompt != "" && b.RunID == prompt && m.Role == provider.RoleUser && b.Origin == "" {
-				// The run's prompt: it begins a new user turn.
-				m.NewTurn = true
-				prompt = ""
-			}
-			all = append(all, m)
-			if chain != nil {
-				allOrd = append(allOrd, ordAt[i])
-			}
-		case Compaction:
-			if b.applies(route) {
-				cp = &b
-			}
+	if v.cp >= 0 {
+		// The first kept message: the branch's first message record whose
+		// file-wide ordinal is first_kept or later.
+		k, _ := slices.BinarySearch(v.ords, int(s.slots[v.cp].aux))
+		v.pos, v.turns = v.pos[k:], v.turns[k:]
+		if v.ords != nil {
+			v.ords = v.ords[k:]
 		}
 	}
-	if chain == nil {
-		for i := range s.recs {
-			visit(i)
+	return v
+}
+
+// hold makes the cache hold exactly the bodies the conversation v needs,
+// reading back the missing ones.
+func (s *Session) hold(v view) error {
+	n := len(s.slots)
+	lo := n
+	if len(v.pos) > 0 {
+		lo = int(v.pos[0])
+	}
+	if v.cp >= 0 {
+		lo = min(lo, v.cp)
+	}
+	s.moveCache(lo)
+	// Drop the bodies v does not use: other checkpoints, and with a
+	// checkout the records of other branches.
+	if v.chain == nil {
+		for j := len(s.cps) - 1; j >= 0 && int(s.cps[j]) >= lo; j-- {
+			if c := int(s.cps[j]); c != v.cp {
+				s.cache[c-lo] = nil
+			}
 		}
 	} else {
-		for _, i := range chain {
-			visit(i)
+		j := 0
+		for i := lo; i < n; i++ {
+			for j < len(v.pos) && int(v.pos[j]) < i {
+				j++
+			}
+			if i != v.cp && (j == len(v.pos) || int(v.pos[j]) != i) {
+				s.cache[i-lo] = nil
+			}
 		}
 	}
-	if chain == nil && ords {
-		allOrd = make([]int, len(all))
-		for i := range allOrd {
-			allOrd[i] = i
+	var missing []int32
+	if v.cp >= 0 && s.cache[v.cp-lo] == nil {
+		missing = append(missing, int32(v.cp))
+	}
+	for _, p := range v.pos {
+		if s.cache[int(p)-lo] == nil {
+			missing = append(missing, p)
 		}
 	}
-	if cp == nil {
-		return all, allOrd
+	if len(missing) == 0 {
+		return nil
 	}
-	// The first kept message: the branch's first message record whose
-	// file-wide ordinal is FirstKept or later (without a checkout, simply
-	// all[FirstKept:]).
-	k := min(cp.FirstKept, len(all))
-	if chain != nil {
-		k, _ = slices.BinarySearch(allOrd, cp.FirstKept)
+	slices.Sort(missing) // the checkpoint may come after kept messages
+	return s.readRecords(missing, func(i int, r Record) { s.cache[i-lo] = r.Body })
+}
+
+// moveCache makes the cache start at position lo.
+func (s *Session) moveCache(lo int) {
+	n := len(s.slots)
+	switch {
+	case lo > s.cacheLo:
+		d := lo - s.cacheLo
+		clear(s.cache[:d])
+		s.cache = s.cache[d:]
+		if cap(s.cache) > 2*len(s.cache)+64 {
+			s.cache = slices.Clone(s.cache) // let the larger array go
+		}
+	case lo < s.cacheLo:
+		c := make([]Body, n-lo)
+		copy(c[s.cacheLo-lo:], s.cache)
+		s.cache = c
 	}
-	out := make([]provider.Message, 0, 1+len(all)-k)
-	if cp.Items != nil {
-		out = append(out, provider.Message{Role: provider.RoleUser, NativeItems: cp.Items})
-	} else {
-		out = append(out, provider.Message{Role: provider.RoleUser, Text: WrapSummary(cp.Summary)})
+	s.cacheLo = lo
+}
+
+// body returns the body of record i, from the cache or read back.
+func (s *Session) body(i int) (Body, error) {
+	if i >= s.cacheLo && s.cache[i-s.cacheLo] != nil {
+		return s.cache[i-s.cacheLo], nil
 	}
-	out = append(out, all[k:]...)
-	if allOrd != nil {
-		allOrd = allOrd[k:]
+	var b Body
+	err := s.readRecords([]int32{int32(i)}, func(_ int, r Record) { b = r.Body })
+	if err != nil {
+		s.readFailed(err)
+		return nil, err
 	}
-	return out, allOrd
+	return b, nil
 }
 
 // Head returns the head entry: the record the conversation ends at and the
@@ -522,23 +670,42 @@ type Entry struct {
 }
 
 // Entries returns the file's message and compaction records, in file
-// order, abandoned branches included.
+// order, abandoned branches included, read back from the file. After
+// Close, or when the file cannot be read back, it returns nil (and the
+// Session fails, see ErrFailed).
 func (s *Session) Entries() []Entry {
+	out, err := s.ReadEntries()
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// ReadEntries is Entries with the error.
+func (s *Session) ReadEntries() ([]Entry, error) {
 	chain := s.branch(s.head)
-	var on map[int]bool
+	var on []bool
 	if chain != nil {
-		on = make(map[int]bool, len(chain))
+		on = make([]bool, len(s.slots))
 		for _, i := range chain {
 			on[i] = true
 		}
 	}
-	var out []Entry
-	for i, r := range s.recs {
-		if isEntry(r.Body) {
-			out = append(out, Entry{ID: i + 1, Record: r, OnHead: chain == nil || on[i]})
+	var pos []int32
+	for i := range s.slots {
+		if k := s.slots[i].kind; k == kindMessage || k == kindCompaction {
+			pos = append(pos, int32(i))
 		}
 	}
-	return out
+	var out []Entry
+	err := s.readRecords(pos, func(i int, r Record) {
+		out = append(out, Entry{ID: i + 1, Record: r, OnHead: chain == nil || on[i]})
+	})
+	if err != nil {
+		s.readFailed(err)
+		return nil, err
+	}
+	return out, nil
 }
 
 // Checkout durably moves the head to entry: a message or compaction record
@@ -549,8 +716,8 @@ func (s *Session) Entries() []Entry {
 // were. An entry that is not a message or compaction record of the file is
 // ErrNoEntry.
 func (s *Session) Checkout(entry int) error {
-	if entry < 0 || entry > len(s.recs) || (entry > 0 && !isEntry(s.recs[entry-1].Body)) {
-		return fmt.Errorf("%w: %d (the session has %d records)", ErrNoEntry, entry, len(s.recs))
+	if entry < 0 || entry > len(s.slots) || (entry > 0 && !isEntryType(s.typeAt(entry))) {
+		return fmt.Errorf("%w: %d (the session has %d records)", ErrNoEntry, entry, len(s.slots))
 	}
 	if entry == s.head {
 		return nil
@@ -560,10 +727,8 @@ func (s *Session) Checkout(entry int) error {
 
 // ForkOrigin returns the session's fork record, when it is a fork.
 func (s *Session) ForkOrigin() (Fork, bool) {
-	if len(s.recs) > 0 {
-		if f, ok := s.recs[0].Body.(Fork); ok {
-			return f, true
-		}
+	if s.origin != nil {
+		return *s.origin, true
 	}
 	return Fork{}, false
 }
@@ -587,6 +752,10 @@ func (s *Session) UsageUncertaintyRecords() []UsageUncertainty {
 	return slices.Clone(s.uncertain)
 }
 
+// UsageRecords returns the session's usage ledger: its usage records in
+// file order, every branch's. The Session holds them in memory.
+func (s *Session) UsageRecords() []Usage { return slices.Clone(s.usages) }
+
 // RecordUsageUncertainty durably appends a usage_uncertainty record; it
 // returns nil only after the record is synced, so a caller may then replace
 // the failed attempt (CONTRACT §12). It records no tokens or cost and leaves
@@ -598,50 +767,31 @@ func (s *Session) RecordUsageUncertainty(endpoint, model, operation string) erro
 // RunEnds returns how each ended run of the session ended, in the order the
 // runs first ended: for a run with several run_end records (a later one
 // corrects an earlier one), the latest.
-func (s *Session) RunEnds() []RunEnd {
-	var out []RunEnd
-	at := map[string]int{}
-	for i := range s.recs {
-		e, ok := s.recs[i].Body.(RunEnd)
-		if !ok {
-			continue
-		}
-		if j, seen := at[e.RunID]; seen {
-			out[j] = e
-			continue
-		}
-		at[e.RunID] = len(out)
-		out = append(out, e)
-	}
-	return out
-}
+func (s *Session) RunEnds() []RunEnd { return slices.Clone(s.runEnds) }
 
 // LatestReasoning returns the effort of the latest reasoning_change record,
 // "" when there is none.
 func (s *Session) LatestReasoning() string { return s.reasoning }
 
 // LatestCompaction returns the newest checkpoint that applies on route
-// (see MessagesFor), if any.
+// (see MessagesFor), if any. It is read back from the file unless the
+// Session holds it (as it does the checkpoint of the conversation it built
+// last); when that fails, ok is false and the Session fails (see
+// ErrFailed).
 func (s *Session) LatestCompaction(route string) (Compaction, bool) {
-	recs := s.branch(s.head) // nil without a checkout: every record
-	n := len(s.recs)
-	if recs != nil {
-		n = len(recs)
+	v := s.view(route)
+	if v.cp < 0 {
+		return Compaction{}, false
 	}
-	for j := n - 1; j >= 0; j-- {
-		i := j
-		if recs != nil {
-			i = recs[j]
-		}
-		if c, ok := s.recs[i].Body.(Compaction); ok && c.applies(route) {
-			return c, true
-		}
+	b, err := s.body(v.cp)
+	if err != nil {
+		return Compaction{}, false
 	}
-	return Compaction{}, false
+	return b.(Compaction), true
 }
 
 // MessageCount returns the number of message records.
-func (s *Session) MessageCount() int { return s.msgs }
+func (s *Session) MessageCount() int { return len(s.msgPos) }
 
 // ContextUsage returns the usage of the newest model step (a usage record
 // without an operation) recorded on the head's branch after its newest
@@ -651,29 +801,26 @@ func (s *Session) MessageCount() int { return s.msgs }
 // newest step's context: its usage then describes a conversation that is
 // no longer the head's, and ok is false until the next step.
 func (s *Session) ContextUsage() (u provider.Usage, after int, ok bool) {
-	if s.checkouts > 0 {
-		if _, lastIsCheckout := s.recs[len(s.recs)-1].Body.(Checkout); lastIsCheckout {
-			return provider.Usage{}, 0, false
-		}
+	if s.checkouts > 0 && s.slots[len(s.slots)-1].kind == kindCheckout {
+		return provider.Usage{}, 0, false
 	}
-	recs := s.branch(s.head) // nil without a checkout: every record
-	n := len(s.recs)
-	if recs != nil {
-		n = len(recs)
+	chain := s.branch(s.head) // nil without a checkout: every record
+	n := len(s.slots)
+	if chain != nil {
+		n = len(chain)
 	}
-	after = 0
 	for j := n - 1; j >= 0; j-- {
 		i := j
-		if recs != nil {
-			i = recs[j]
+		if chain != nil {
+			i = chain[j]
 		}
-		switch b := s.recs[i].Body.(type) {
-		case Message:
+		switch sl := &s.slots[i]; sl.kind {
+		case kindMessage:
 			after++
-		case Compaction:
+		case kindCompaction:
 			return provider.Usage{}, 0, false
-		case Usage:
-			if b.Operation == "" {
+		case kindUsage:
+			if b := &s.usages[sl.aux]; b.Operation == "" {
 				return b.Usage, after, true
 			}
 		}

@@ -609,7 +609,14 @@ func TestFailedStaysFailed(t *testing.T) {
 	if err := s.Append(Record{Body: ReasoningChange{Effort: "low"}}); err != nil {
 		t.Fatal(err)
 	}
-	s.f.Close() // make the next write fail
+	// Make the next write fail: the session's descriptor becomes a
+	// read-only one of the same file.
+	ro, err := os.Open(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.f.Close()
+	s.f, s.src = ro, ro
 	rec := Record{Body: ReasoningChange{Effort: "high"}}
 	if err := s.Append(rec); !errors.Is(err, ErrFailed) {
 		t.Fatalf("Append on a broken file: %v, want ErrFailed", err)
@@ -620,7 +627,7 @@ func TestFailedStaysFailed(t *testing.T) {
 	if len(s.Records()) != 1 || s.LatestReasoning() != "low" {
 		t.Errorf("a failed append reached memory: %d records, reasoning %q", len(s.Records()), s.LatestReasoning())
 	}
-	_ = s.Close() // reports the double close of the file, but releases the lock
+	_ = s.Close()
 	r := openT(t, dir, "fail")
 	if len(r.Records()) != 1 {
 		t.Errorf("%d records after reopen, want 1", len(r.Records()))

@@ -149,6 +149,57 @@ func (r *nativeRig) records(t *testing.T, file string) (natives, messages []stri
 	return natives, messages
 }
 
+// nativeIntent is one intent's native_steering records.
+type nativeIntent struct {
+	id     string
+	events []string // "event" or "event/outcome", in file order
+	steers string   // the intent's previous_response_id
+	linked string   // the successor's response id
+	step   int      // the step it was linked to
+}
+
+// nativeIntents returns the session's intents in the order of their intent
+// records.
+func nativeIntents(t *testing.T, file string) []*nativeIntent {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*nativeIntent
+	for line := range strings.Lines(string(data)) {
+		var rec struct {
+			Type               string `json:"type"`
+			IntentID           string `json:"intent_id"`
+			Event              string `json:"event"`
+			Outcome            string `json:"outcome"`
+			PreviousResponseID string `json:"previous_response_id"`
+			ResponseID         string `json:"response_id"`
+			Step               int    `json:"step"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Type != "native_steering" {
+			continue
+		}
+		i := slices.IndexFunc(out, func(it *nativeIntent) bool { return it.id == rec.IntentID })
+		if i < 0 {
+			i = len(out)
+			out = append(out, &nativeIntent{id: rec.IntentID})
+		}
+		it := out[i]
+		it.events = append(it.events, strings.TrimSuffix(rec.Event+"/"+rec.Outcome, "/"))
+		switch rec.Event {
+		case "intent":
+			it.steers = rec.PreviousResponseID
+		case "linked":
+			it.linked, it.step = rec.ResponseID, rec.Step
+		}
+	}
+	return out
+}
+
 func events[T any](evs []runtime.Event) []*T {
 	var out []*T
 	for _, ev := range evs {
@@ -401,5 +452,111 @@ func TestNativeSteeringUnqualifiedQueues(t *testing.T) {
 				t.Fatalf("native records %v", natives)
 			}
 		})
+	}
+}
+
+// A chain: the successor of an accepted steer is steered in turn, and its
+// own successor ends the run. Each steer is linked to the successor that
+// follows it (two native steering_delivered events), both intents settle
+// delivered, the conversation alternates answer and steer, the fake got
+// one response.create and two response.steer frames on one socket, and
+// the ledger counts the three responses.
+func TestNativeSteeringChainEndToEnd(t *testing.T) {
+	r := newNativeRig(t, []fakeprovider.Turn{
+		{Text: "I will indent the file with spaces", Usage: fakeprovider.Usage{Input: 100, Output: 8}, Steer: &fakeprovider.Steer{}},
+		{Text: "Tabs then, four wide", Usage: fakeprovider.Usage{Input: 120, Output: 5}, Steer: &fakeprovider.Steer{}},
+		{Text: "Tabs, eight wide.", Usage: fakeprovider.Usage{Input: 140, Output: 4}},
+	}, qualified, nil)
+	rc, err := r.agent.Run(context.Background(), r.req("run-1", "indent it", []string{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One steer at the first text delta of each of the first two steps.
+	steers := map[int]string{1: "use tabs", 2: "eight wide"}
+	var evs []runtime.Event
+	for ev := range rc.Events() {
+		evs = append(evs, ev)
+		if d, ok := ev.Data.(*protocol.ModelDelta); ok && d.Channel == protocol.ChannelText && steers[d.Step] != "" {
+			if err := rc.Steer(steers[d.Step]); err != nil {
+				t.Errorf("Steer: %v", err)
+			}
+			delete(steers, d.Step)
+		}
+	}
+	res := rc.Wait()
+	if res.Status != protocol.StatusCompleted || res.Output != "Tabs, eight wide." || res.Steps != 3 {
+		t.Fatalf("result %+v %+v", res, res.Error)
+	}
+	if len(steers) != 0 {
+		t.Fatalf("steps without a text delta: %v", steers)
+	}
+	del := events[protocol.SteeringDelivered](evs)
+	if len(del) != 2 ||
+		*del[0] != (protocol.SteeringDelivered{Step: 2, Text: "use tabs", Mode: protocol.SteeringModeNative}) ||
+		*del[1] != (protocol.SteeringDelivered{Step: 3, Text: "eight wide", Mode: protocol.SteeringModeNative}) {
+		t.Fatalf("steering_delivered %+v", del)
+	}
+	if steps := events[protocol.ModelStep](evs); len(steps) != 3 || steps[0].Usage.InputTokens != 100 ||
+		steps[1].Usage.InputTokens != 120 || steps[2].Usage.InputTokens != 140 {
+		t.Fatalf("model_step %+v", steps)
+	}
+	if len(events[protocol.ProviderUsageUncertain](evs)) != 0 {
+		t.Fatal("usage uncertain")
+	}
+
+	frames := r.frames()
+	var types []string
+	for _, f := range frames {
+		types = append(types, f["type"].(string))
+	}
+	if !slices.Equal(types, []string{"response.create", "response.steer", "response.steer"}) || r.handshakes() != 1 {
+		t.Fatalf("frames %v, %d sockets", frames, r.handshakes())
+	}
+	// Each steer names the response streaming when it was sent: the
+	// first the created one, the second its successor.
+	if frames[1]["input"] != "use tabs" || frames[2]["input"] != "eight wide" ||
+		frames[1]["previous_response_id"] == frames[2]["previous_response_id"] ||
+		count(t, frames, "use tabs") != 1 || count(t, frames, "eight wide") != 1 {
+		t.Fatalf("steer frames %v", frames[1:])
+	}
+
+	// Per intent: recorded against the response streaming, linked to the
+	// successor that followed it (the response the next steer named),
+	// settled delivered. The first settles when its successor's usage is
+	// accounted, which is after the second was sent into that successor.
+	ints := nativeIntents(t, *res.SessionFile)
+	first, second := frames[1]["previous_response_id"], frames[2]["previous_response_id"]
+	if len(ints) != 2 ||
+		!slices.Equal(ints[0].events, []string{"intent", "accepted", "linked", "settled/delivered"}) ||
+		!slices.Equal(ints[1].events, []string{"intent", "accepted", "linked", "settled/delivered"}) ||
+		ints[0].steers != first || ints[0].linked != second || ints[0].step != 2 ||
+		ints[1].steers != second || ints[1].linked == "" || ints[1].linked == second || ints[1].step != 3 {
+		t.Fatalf("intents %+v, steered %v then %v", ints, first, second)
+	}
+	_, messages := r.records(t, *res.SessionFile)
+	if len(messages) != 6 || messages[0] != "user:indent it" || !strings.HasPrefix(messages[1], "assistant:I will") ||
+		messages[2] != "user[steering]:use tabs" || !strings.HasPrefix(messages[3], "assistant:Tabs then") ||
+		messages[4] != "user[steering]:eight wide" || messages[5] != "assistant:Tabs, eight wide." {
+		t.Fatalf("messages %q", messages)
+	}
+
+	s, err := r.agent.OpenSession(filepath.Join(r.home, "sessions"), "steered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.HasUnsettledNativeSteering() || s.HasUncertainUsage() {
+		t.Fatal("delivered intents left the session unsettled")
+	}
+	var got []string
+	for _, m := range s.Messages() {
+		got = append(got, string(m.Role)+":"+m.Text)
+	}
+	if len(got) != 6 || got[2] != "user:use tabs" || got[4] != "user:eight wide" || got[5] != "assistant:Tabs, eight wide." {
+		t.Fatalf("the session's history %q", got)
+	}
+	st := s.Statistics()
+	if st.ModelCalls != 3 || st.InputTokens != 360 || st.OutputTokens != 17 || st.UsageUncertain {
+		t.Fatalf("statistics %+v", st)
 	}
 }

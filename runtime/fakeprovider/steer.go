@@ -25,8 +25,10 @@ import (
 // incomplete_details.reason "steered". A successor is the next Turn of the
 // Script (or a queued fixture), consumed by the steer message as a request
 // would consume it, streamed as a new response with its own
-// response.created; its own Steer is ignored. The successor's response is
-// what a previous_response_id on the connection may name next. After a
+// response.created. A successor turn with its own Steer is steered in
+// turn, the same way, on the same connection (a chain: its own successor
+// is the next turn again). The last response of the chain is what a
+// previous_response_id on the connection may name next. After a
 // pending outcome the steered response stays the one to continue: the
 // client's next response.create, with the tool outputs, names it.
 //
@@ -202,12 +204,13 @@ func (s *Server) answerSteered(ctx context.Context, conn *websocket.Conn, p plan
 			return "", false
 		}
 	}
-	return s.successor(ctx, conn, create, idx, data, send)
+	return s.successor(ctx, conn, create, idx, data, peer, send)
 }
 
 // successor streams the steered response's successor: the next turn,
-// consumed by the steer message idx.
-func (s *Server) successor(ctx context.Context, conn *websocket.Conn, create map[string]any, idx int, raw []byte, send func([][]byte) bool) (string, bool) {
+// consumed by the steer message idx. A successor turn with Steer set is
+// itself steered (answerSteered), so steers chain on one connection.
+func (s *Server) successor(ctx context.Context, conn *websocket.Conn, create map[string]any, idx int, raw []byte, peer wsPeer, send func([][]byte) bool) (string, bool) {
 	next := s.dispatch(ModeResponses, idx, raw)
 	if next.turn < 0 || next.fault != nil {
 		_ = s.sendWS(ctx, conn, errorMessage("server_error", "fakeprovider: no script turn for the steered response's successor"))
@@ -220,5 +223,8 @@ func (s *Server) successor(ctx context.Context, conn *websocket.Conn, create map
 	m := int(s.seq.Add(1))
 	enc := encodeTurn(ModeResponses, &encodeParams{turn: &next.t, model: model, n: m, created: time.Now().Unix(),
 		includeUsage: true, encrypted: wantsEncrypted(create)})
+	if next.t.Steer != nil {
+		return s.answerSteered(ctx, conn, next, create, enc.events, enc.respID, m, peer, send)
+	}
 	return enc.respID, send(enc.events)
 }

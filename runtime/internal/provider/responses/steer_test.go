@@ -143,6 +143,85 @@ func TestWebSocketSteerAccepted(t *testing.T) {
 	}
 }
 
+// A chain: the successor a follow reads is itself steerable; its steer
+// goes out on the same socket naming the successor, and the follow's own
+// Follow reads the second successor.
+func TestWebSocketSteerChain(t *testing.T) {
+	fake, p := wsFake(t, []fakeprovider.Turn{
+		{Text: "Writing it with spaces and more words here", Steer: &fakeprovider.Steer{}},
+		{Text: "Tabs then, four wide", Steer: &fakeprovider.Steer{}},
+		{Text: "Tabs, eight wide."},
+		{Text: "Done."},
+	}, nil)
+	s, err := p.Stream(context.Background(), steeredQuestion())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reads []steerRead
+	var cur provider.Stream = s
+	for i, input := range []string{"use tabs", "eight wide", ""} {
+		st := cur.(provider.Steerer)
+		var onText func(string)
+		if input != "" {
+			onText = func(respID string) {
+				if err := st.Steer(respID, input, nil); err != nil {
+					t.Errorf("steer %d: %v", i, err)
+				}
+			}
+		}
+		r, err := readSteered(t, cur, onText)
+		if err != nil {
+			t.Fatalf("response %d: %v", i, err)
+		}
+		reads = append(reads, r)
+		next := st.Follow(context.Background())
+		_ = cur.Close()
+		if (next != nil) != (input != "") {
+			t.Fatalf("response %d: follow %v", i, next != nil)
+		}
+		if next == nil {
+			break
+		}
+		cur = next
+	}
+	if len(reads) != 3 || reads[0].finish != provider.FinishSteered || reads[1].finish != provider.FinishSteered ||
+		reads[2].finish != provider.FinishStop || reads[2].text != "Tabs, eight wide." {
+		t.Fatalf("reads %+v", reads)
+	}
+	for i, r := range reads[:2] {
+		if len(r.kinds) != 1 || r.kinds[0] != provider.EventSteerAccepted || len(r.created) != 1 {
+			t.Fatalf("response %d: %+v", i, r)
+		}
+	}
+	if reads[0].created[0] == reads[1].created[0] || reads[1].created[0] == reads[2].created[0] {
+		t.Fatalf("response ids %v %v %v", reads[0].created, reads[1].created, reads[2].created)
+	}
+	// The next call reuses the socket and sends its whole conversation.
+	next := question
+	next.Messages = append(next.Messages,
+		provider.Message{Role: provider.RoleAssistant, Text: reads[0].text},
+		provider.Message{Role: provider.RoleUser, Text: "use tabs"},
+		provider.Message{Role: provider.RoleAssistant, Text: reads[1].text},
+		provider.Message{Role: provider.RoleUser, Text: "eight wide"},
+		provider.Message{Role: provider.RoleAssistant, Text: reads[2].text},
+		provider.Message{Role: provider.RoleUser, Text: "thanks"})
+	if _, err := call(t, p, next); err != nil {
+		t.Fatal(err)
+	}
+	hs, _, _ := handshakes(fake)
+	frames := steerFrames(fake)
+	if len(hs) != 1 || len(frames) != 4 {
+		t.Fatalf("%d handshakes, frames %v", len(hs), frames)
+	}
+	if frames[1]["type"] != "response.steer" || frames[1]["previous_response_id"] != reads[0].created[0] || frames[1]["input"] != "use tabs" ||
+		frames[2]["type"] != "response.steer" || frames[2]["previous_response_id"] != reads[1].created[0] || frames[2]["input"] != "eight wide" {
+		t.Fatalf("steer frames %v", frames[1:3])
+	}
+	if _, ok := frames[3]["previous_response_id"]; ok || len(frames[3]["input"].([]any)) != 7 {
+		t.Fatalf("the call after the chain continued it: %v", frames[3])
+	}
+}
+
 // Pending: the response completes with its tool calls, the steer waits
 // for their outputs; the follow ends without a response, and exactly one
 // response.create continues the steered response with the outputs only.

@@ -54,9 +54,13 @@ func TestNativeSteeringKillChild(t *testing.T) {
 }
 
 // TestNativeSteeringKilledAfterIntent: the host process is killed (SIGKILL)
-// after the intent record, with the steer in flight. A new process finds
-// the session unsettled and its usage uncertain, blocks every run before
-// any provider I/O, and never replays the input.
+// after the intent record and before the response.steer frame is written
+// (the injected send holds it): the crash point a real socket cannot pin,
+// where the server never saw the steer. The record alone decides: a new
+// process finds the session unsettled and its usage uncertain, blocks every
+// run before any provider I/O, and never replays the input. The kill with
+// the steer on a real socket is TestNativeSteeringSocketKilled
+// (native_socket_kill_test.go).
 func TestNativeSteeringKilledAfterIntent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")

@@ -60,6 +60,11 @@ const (
 	// SteerSilent never answers the steer: the response completes and
 	// nothing more is sent.
 	SteerSilent = "silent"
+	// SteerHold never answers the steer and never ends the response:
+	// nothing more is sent until the client closes the connection (or
+	// the server closes). Messages that come meanwhile are recorded and
+	// left unanswered.
+	SteerHold = "hold"
 )
 
 // Steer scripts how a turn answers a response.steer (Turn.Steer).
@@ -171,6 +176,16 @@ func (s *Server) answerSteered(ctx context.Context, conn *websocket.Conn, p plan
 		return "", false
 	case SteerSilent:
 		return respID, send(rest)
+	case SteerHold:
+		for {
+			_, data, err := conn.Read(ctx)
+			if err != nil {
+				return "", false
+			}
+			var body map[string]any
+			_ = json.Unmarshal(data, &body)
+			s.record(Request{Mode: ModeResponses, Method: MethodMessage, Path: peer.path, Turn: -1, WebSocket: peer.num, Header: http.Header{}, Body: body})
+		}
 	case SteerFailed:
 		return respID, failed("") && send(rest)
 	case SteerAcceptedFailed:

@@ -560,3 +560,73 @@ func TestNativeSteeringChainEndToEnd(t *testing.T) {
 		t.Fatalf("statistics %+v", st)
 	}
 }
+
+// A chain whose second steer comes back pending: the first steer's
+// successor stops for its tool call, the tool runs, and exactly one
+// response.create continues the successor (its previous_response_id) with
+// the tool output only; that response's response.created links the second
+// intent.
+func TestNativeSteeringChainPendingEndToEnd(t *testing.T) {
+	r := newNativeRig(t, []fakeprovider.Turn{
+		{Text: "I will read the file first", Steer: &fakeprovider.Steer{}},
+		{Text: "Reading notes.txt now.", ToolCalls: []fakeprovider.ToolCall{{ID: "call_r", Name: "read", Arguments: `{"path":"notes.txt"}`}},
+			Steer: &fakeprovider.Steer{Outcome: fakeprovider.SteerPending}},
+		{Text: "The notes say hello, in Celsius."},
+	}, qualified, nil)
+	if err := os.WriteFile(filepath.Join(r.ws, "notes.txt"), []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := r.agent.Run(context.Background(), r.req("run-1", "read my notes", []string{"read"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steers := map[int]string{1: "read notes.txt", 2: "use Celsius"}
+	var evs []runtime.Event
+	for ev := range rc.Events() {
+		evs = append(evs, ev)
+		if d, ok := ev.Data.(*protocol.ModelDelta); ok && d.Channel == protocol.ChannelText && steers[d.Step] != "" {
+			if err := rc.Steer(steers[d.Step]); err != nil {
+				t.Errorf("Steer: %v", err)
+			}
+			delete(steers, d.Step)
+		}
+	}
+	res := rc.Wait()
+	if res.Status != protocol.StatusCompleted || res.Output != "The notes say hello, in Celsius." || res.Steps != 3 || res.ToolCalls != 1 {
+		t.Fatalf("result %+v %+v", res, res.Error)
+	}
+	del := events[protocol.SteeringDelivered](evs)
+	if len(del) != 2 || *del[0] != (protocol.SteeringDelivered{Step: 2, Text: "read notes.txt", Mode: protocol.SteeringModeNative}) ||
+		*del[1] != (protocol.SteeringDelivered{Step: 3, Text: "use Celsius", Mode: protocol.SteeringModeNative}) {
+		t.Fatalf("steering_delivered %+v", del)
+	}
+	frames := r.frames()
+	var types []string
+	for _, f := range frames {
+		types = append(types, f["type"].(string))
+	}
+	if !slices.Equal(types, []string{"response.create", "response.steer", "response.steer", "response.create"}) || r.handshakes() != 1 {
+		t.Fatalf("frames %v, %d sockets", frames, r.handshakes())
+	}
+	create := frames[3]
+	input, _ := create["input"].([]any)
+	if create["previous_response_id"] != frames[2]["previous_response_id"] || len(input) != 1 ||
+		input[0].(map[string]any)["type"] != "function_call_output" {
+		t.Fatalf("the response.create after pending: %v", create)
+	}
+	if count(t, frames, "read notes.txt") != 1 || count(t, frames, "use Celsius") != 1 {
+		t.Fatalf("frames %v", frames)
+	}
+	ints := nativeIntents(t, *res.SessionFile)
+	if len(ints) != 2 || !slices.Equal(ints[0].events, []string{"intent", "accepted", "linked", "settled/delivered"}) ||
+		!slices.Equal(ints[1].events, []string{"intent", "accepted", "linked", "settled/delivered"}) ||
+		ints[1].steers != ints[0].linked || ints[0].step != 2 || ints[1].step != 3 {
+		t.Fatalf("intents %+v", ints)
+	}
+	_, messages := r.records(t, *res.SessionFile)
+	if len(messages) != 7 || messages[2] != "user[steering]:read notes.txt" || !strings.HasPrefix(messages[3], "assistant:Reading notes.txt") ||
+		!strings.HasPrefix(messages[4], "tool:") || messages[5] != "user[steering]:use Celsius" ||
+		messages[6] != "assistant:The notes say hello, in Celsius." {
+		t.Fatalf("messages %q", messages)
+	}
+}

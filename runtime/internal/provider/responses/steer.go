@@ -47,10 +47,18 @@ import (
 //     the response.create answering response.steer.pending
 //     (Request.ContinueResponse) continues it by previous_response_id, as
 //     the protocol requires.
-//   - A socket that carried a successor is given back without a
+//   - A follow's successor is itself a steerable stream: a steer sent
+//     into it while it streams is answered like the first, and its own
+//     Follow reads what comes next (a chain of steers on one socket).
+//   - A socket that carried a successor is given back without an ordinary
 //     continuation: the server's history there (the steered response, the
 //     steering input, the successor) is not the host's request history,
-//     so the next call sends its whole conversation.
+//     so the next call sends its whole conversation. The one exception is
+//     the response.create answering a response.steer.pending sent into a
+//     successor: the call names the successor (Request.ContinueResponse),
+//     and when its last assistant message is the successor's output
+//     exactly, it goes with previous_response_id and only the messages
+//     after that output (wsState.successor).
 
 // wsSteer is the response.steer message.
 type wsSteer struct {
@@ -279,12 +287,17 @@ func (ws *wsStream) quietEnd() bool {
 }
 
 // afterFollow is the continuation a follow leaves: the steered response's
-// when no successor came, else none.
-func (st *steerState) afterFollow() *wsState {
-	if st.inResponse {
+// when no successor came; else the successor's, when it completed, which
+// only a call naming it continues (wsState.successor).
+func (ws *wsStream) afterFollow() *wsState {
+	st := ws.st
+	if !st.inResponse {
+		return st.parent
+	}
+	if ws.dec.respID == "" {
 		return nil
 	}
-	return st.parent
+	return &wsState{respID: ws.dec.respID, head: ws.req.head, textSum: ws.textSum.Sum64(), calls: ws.calls, successor: true}
 }
 
 // Follow implements provider.Steerer.

@@ -2,7 +2,9 @@ package responses
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"strings"
 	"testing"
 	"time"
@@ -219,6 +221,141 @@ func TestWebSocketSteerChain(t *testing.T) {
 	}
 	if _, ok := frames[3]["previous_response_id"]; ok || len(frames[3]["input"].([]any)) != 7 {
 		t.Fatalf("the call after the chain continued it: %v", frames[3])
+	}
+}
+
+// A chain ending pending: the successor of the first steer completes with
+// a tool call while the second steer waits for its output; the one
+// response.create continues the successor (its previous_response_id)
+// with the tool output only.
+func TestWebSocketSteerChainPending(t *testing.T) {
+	fake, p := wsFake(t, []fakeprovider.Turn{
+		{Text: "Writing it with spaces and more words here", Steer: &fakeprovider.Steer{}},
+		{Text: "Checking the weather now.", ToolCalls: []fakeprovider.ToolCall{weatherCall}, Steer: &fakeprovider.Steer{Outcome: fakeprovider.SteerPending}},
+		{Text: "Sunny, in Celsius."},
+	}, nil)
+	s, err := p.Stream(context.Background(), steeredQuestion())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := s.(provider.Steerer)
+	first, err := readSteered(t, s, func(respID string) {
+		if err := st.Steer(respID, "check the weather", nil); err != nil {
+			t.Errorf("steer: %v", err)
+		}
+	})
+	if err != nil || first.finish != provider.FinishSteered {
+		t.Fatalf("first %+v %v", first, err)
+	}
+	f1 := st.Follow(context.Background())
+	_ = s.Close()
+	if f1 == nil {
+		t.Fatal("no follow")
+	}
+	second, err := readSteered(t, f1, func(respID string) {
+		if err := f1.Steer(respID, "in Celsius", nil); err != nil {
+			t.Errorf("steer: %v", err)
+		}
+	})
+	if err != nil || len(second.created) != 1 || second.finish != provider.FinishToolCalls || len(second.calls) != 1 {
+		t.Fatalf("successor %+v %v", second, err)
+	}
+	f2 := f1.Follow(context.Background())
+	_ = f1.Close()
+	if f2 == nil {
+		t.Fatal("no follow of the successor while its steer is outstanding")
+	}
+	out, err := readSteered(t, f2, nil)
+	if err != nil || len(out.created) != 0 || len(out.kinds) != 1 || out.kinds[0] != provider.EventSteerPending {
+		t.Fatalf("follow %+v %v", out, err)
+	}
+	_ = f2.Close()
+	req := steeredQuestion()
+	req.Messages = append(req.Messages,
+		provider.Message{Role: provider.RoleAssistant, Text: first.text},
+		provider.Message{Role: provider.RoleUser, Text: "check the weather"},
+		provider.Message{Role: provider.RoleAssistant, Text: second.text, ToolCalls: second.calls},
+		provider.Message{Role: provider.RoleTool, ToolCallID: second.calls[0].ID, ToolName: "weather", Text: "sunny"})
+	req.ContinueResponse = second.created[0]
+	if sum, err := call(t, p, req); err != nil || sum.Text != "Sunny, in Celsius." {
+		t.Fatalf("the create after pending: %+v %v", sum, err)
+	}
+	hs, _, _ := handshakes(fake)
+	frames := steerFrames(fake)
+	if len(hs) != 1 || len(frames) != 4 || frames[2]["previous_response_id"] != second.created[0] {
+		t.Fatalf("%d handshakes, frames %v", len(hs), frames)
+	}
+	create := frames[3]
+	input := create["input"].([]any)
+	if create["type"] != "response.create" || create["previous_response_id"] != second.created[0] || len(input) != 1 ||
+		input[0].(map[string]any)["type"] != "function_call_output" {
+		t.Fatalf("the create after pending %v", create)
+	}
+}
+
+// A successor's continuation is taken only by the call that names it, and
+// only when that call's last assistant message is the successor's output
+// followed by new messages; its items are never sent again.
+func TestWebSocketSuccessorContinuation(t *testing.T) {
+	_, p := wsFake(t, nil, nil)
+	calls := []provider.ToolCall{{ID: "call_w1", Name: "weather", Arguments: `{"city":"Paris"}`}}
+	base := func() provider.Request {
+		r := question
+		r.Messages = []provider.Message{
+			{Role: provider.RoleUser, Text: "Weather in Paris?"},
+			{Role: provider.RoleAssistant, Text: "Spaces"},
+			{Role: provider.RoleUser, Text: "check the weather"},
+			{Role: provider.RoleAssistant, Text: "Checking.", ToolCalls: calls},
+			{Role: provider.RoleTool, ToolCallID: "call_w1", ToolName: "weather", Text: "sunny"},
+		}
+		r.ContinueResponse = "resp_s"
+		return r
+	}
+	enc := func(r provider.Request) *wsRequest {
+		w, err := p.encodeWS(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	state := &wsState{respID: "resp_s", head: enc(base()).head, textSum: maphash.String(p.ws.seed, "Checking."), calls: calls, successor: true}
+	frame, err := p.frame(enc(base()), state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg map[string]any
+	if err := json.Unmarshal(frame, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if input, _ := msg["input"].([]any); msg["previous_response_id"] != "resp_s" || len(input) != 1 ||
+		input[0].(map[string]any)["type"] != "function_call_output" {
+		t.Fatalf("frame %s", frame)
+	}
+	for name, mod := range map[string]func(*provider.Request){
+		"another response named": func(r *provider.Request) { r.ContinueResponse = "resp_other" },
+		"its output changed":     func(r *provider.Request) { r.Messages[3].Text = "Checking [redacted]." },
+		"nothing new":            func(r *provider.Request) { r.Messages = r.Messages[:4] },
+		"another head":           func(r *provider.Request) { r.System = "Be verbose." },
+	} {
+		r := base()
+		mod(&r)
+		if _, err := p.frame(enc(r), state); !errors.Is(err, provider.ErrCannotContinue) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// Without ContinueResponse the call sends its whole conversation.
+	r := base()
+	r.ContinueResponse = ""
+	frame, err = p.frame(enc(r), state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg = nil
+	if err := json.Unmarshal(frame, &msg); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := msg["previous_response_id"]; ok || len(msg["input"].([]any)) != 6 {
+		t.Fatalf("frame %s", frame)
 	}
 }
 

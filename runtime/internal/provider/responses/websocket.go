@@ -96,11 +96,18 @@ type wsHead struct {
 type wsState struct {
 	respID   string
 	head     []byte   // the wsHead of the request
-	items    [][]byte // every input item of the request, encoded
-	messages int      // len(Request.Messages)
+	items    [][]byte // every input item of the request, encoded; nil for a successor
+	messages int      // len(Request.Messages); 0 for a successor
 	// The response's own output, as the stream produced it.
 	textSum uint64
 	calls   []provider.ToolCall
+	// successor: the response is one the server created after a steer
+	// (steer.go). Its conversation on the server (the steered request,
+	// the steered response, the steering input) is no request the host
+	// sent, so items and messages are unknown: it is continued only by a
+	// call that names it (Request.ContinueResponse, the one response.create
+	// after response.steer.pending), from its own output on.
+	successor bool
 }
 
 // socket is one WebSocket connection (github.com/gorilla/websocket,
@@ -350,11 +357,11 @@ func (p *Provider) frame(r *wsRequest, st *wsState) ([]byte, error) {
 	msg := wsCreate{Type: "response.create", Model: r.body.Model, Instructions: r.body.Instructions,
 		Input: r.body.Input, Tools: r.body.Tools, Reasoning: r.body.Reasoning,
 		MaxOutputTokens: r.body.MaxOutputTokens, Include: r.body.Include, Store: r.body.Store}
-	if from, ok := p.continues(r, st); ok {
+	if from, at, ok := p.continues(r, st); ok {
 		msg.PreviousResponseID = st.respID
 		msg.Input = make([]any, 0, len(r.body.Input)-from)
 		for i := from; i < len(r.body.Input); i++ {
-			if r.owners[i].message == st.messages && !r.owners[i].standIn {
+			if r.owners[i].message == at && !r.owners[i].standIn {
 				continue // the previous response's output: the server has it
 			}
 			msg.Input = append(msg.Input, r.body.Input[i])
@@ -367,37 +374,83 @@ func (p *Provider) frame(r *wsRequest, st *wsState) ([]byte, error) {
 }
 
 // continues reports whether r is the conversation of st followed by st's
-// response and new messages, and where its new items begin.
-func (p *Provider) continues(r *wsRequest, st *wsState) (int, bool) {
-	if st == nil || st.respID == "" || !bytes.Equal(r.head, st.head) ||
-		len(r.messages) <= st.messages || len(r.items) < len(st.items) {
-		return 0, false
+// response and new messages, where its new items begin, and the index of
+// the message that is st's response (its items are not sent again).
+func (p *Provider) continues(r *wsRequest, st *wsState) (from, at int, ok bool) {
+	if st == nil || st.respID == "" || !bytes.Equal(r.head, st.head) {
+		return 0, 0, false
+	}
+	if st.successor {
+		return p.continuesSuccessor(r, st)
+	}
+	if len(r.messages) <= st.messages || len(r.items) < len(st.items) {
+		return 0, 0, false
 	}
 	for i, it := range st.items {
 		if !bytes.Equal(r.items[i], it) {
-			return 0, false
+			return 0, 0, false
 		}
 	}
-	// The message after the previous conversation must be the previous
-	// response's output exactly: text and calls the host may have changed
-	// (a redacted echo, a reassigned call id, dropped arguments) are not
-	// what the server holds.
-	m := &r.messages[st.messages]
+	if !p.isOutput(&r.messages[st.messages], st) {
+		return 0, 0, false
+	}
+	from = len(st.items)
+	for i := from; i < len(r.owners); i++ {
+		if r.owners[i].message == st.messages && r.owners[i].standIn {
+			return 0, 0, false // a stand-in the server's history lacks
+		}
+	}
+	return from, st.messages, true
+}
+
+// isOutput reports whether m is st's response's output exactly: text and
+// calls the host may have changed (a redacted echo, a reassigned call id,
+// dropped arguments) are not what the server holds.
+func (p *Provider) isOutput(m *provider.Message, st *wsState) bool {
 	if m.Role != provider.RoleAssistant || maphash.String(p.ws.seed, m.Text) != st.textSum || len(m.ToolCalls) != len(st.calls) {
-		return 0, false
+		return false
 	}
 	for i, tc := range m.ToolCalls {
 		if tc != st.calls[i] {
-			return 0, false
+			return false
 		}
 	}
-	from := len(st.items)
-	for i := from; i < len(r.owners); i++ {
-		if r.owners[i].message == st.messages && r.owners[i].standIn {
-			return 0, false // a stand-in the server's history lacks
+	return true
+}
+
+// continuesSuccessor is continues for a successor's state: only a call
+// that names it continues it (the response.create after
+// response.steer.pending), and what the server holds ends with its output,
+// which must be r's last assistant message, followed by new messages (the
+// tool outputs). What comes before it is the server's own history of the
+// steer, never checked against r nor sent.
+func (p *Provider) continuesSuccessor(r *wsRequest, st *wsState) (from, at int, ok bool) {
+	if r.cont != st.respID {
+		return 0, 0, false
+	}
+	at = -1
+	for i := len(r.messages) - 1; i >= 0; i-- {
+		if r.messages[i].Role == provider.RoleAssistant {
+			at = i
+			break
 		}
 	}
-	return from, true
+	if at < 0 || at == len(r.messages)-1 || !p.isOutput(&r.messages[at], st) {
+		return 0, 0, false
+	}
+	from = len(r.owners)
+	for i, o := range r.owners {
+		if o.message >= at {
+			from = i
+			break
+		}
+	}
+	for i := from; i < len(r.owners) && r.owners[i].message == at; i++ {
+		if r.owners[i].standIn {
+			return 0, 0, false // a stand-in the server's history lacks
+		}
+	}
+	return from, at, true
 }
 
 // streamWS starts one call over the WebSocket transport. fallback reports
@@ -726,7 +779,7 @@ func (ws *wsStream) release(ok bool) {
 // socket: its completed response's, or nil.
 func (ws *wsStream) continuation() *wsState {
 	if ws.st != nil && ws.st.follow {
-		return ws.st.afterFollow() // steer.go
+		return ws.afterFollow() // steer.go
 	}
 	if ws.dec.respID == "" {
 		return nil

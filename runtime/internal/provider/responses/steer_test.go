@@ -3,6 +3,7 @@ package responses
 import (
 	"context"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -353,9 +354,9 @@ func TestDecodeSteerEvents(t *testing.T) {
 	}
 	run := func(steer bool) []provider.StreamEvent {
 		i := 0
-		d := &decoder{lastText: -1, lastReasoning: -1, maxEvent: 1 << 20, steer: steer, msgs: func() ([]byte, error) {
+		d := &decoder{lastText: -1, lastReasoning: -1, maxEvent: 1 << 20, steer: steer, msgs: func() ([]byte, io.Reader, error) {
 			i++
-			return []byte(msgs[i-1]), nil
+			return []byte(msgs[i-1]), nil, nil
 		}}
 		var evs []provider.StreamEvent
 		for d.Next() {

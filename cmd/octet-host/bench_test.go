@@ -3,17 +3,22 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"octet.dev/host/runtime/fakeprovider"
 )
 
 // spawnHello starts bin, sends hello, reads the answer and waits for exit
@@ -166,4 +171,103 @@ func BenchmarkBinary20kDeltas(b *testing.B) {
 		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	}
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "host-cpu-ms")
+}
+
+// BenchmarkImage20MiBRSS runs the built binary against the loopback fake
+// (in this process, so its memory is not the host's) on an
+// openai-responses route whose answer generates a 20 MiB image: 27 MiB of
+// base64 on one line, sent three times (a partial image of the same size,
+// the result in response.output_item.done, the duplicate in
+// response.completed). It reports the host's peak RSS (VmHWM, read after
+// final_result and before stdin closes; target ≤ 40 MiB while the image
+// streams in), over SSE and over the WebSocket transport (each of the
+// three a 27 MiB message under the client's 32 MiB read limit).
+func BenchmarkImage20MiBRSS(b *testing.B) {
+	const size = 20 << 20
+	img := make([]byte, size)
+	r := rand.New(rand.NewPCG(20, 14))
+	for i := 0; i < len(img); i += 8 {
+		binary.LittleEndian.PutUint64(img[i:], r.Uint64())
+	}
+	copy(img, "\x89PNG\r\n\x1a\n")
+	turn := fakeprovider.Turn{Images: []fakeprovider.Image{{Data: img, Partials: [][]byte{img}}}, Text: "drawn"}
+	for _, transport := range []string{"http", "websocket"} {
+		b.Run(transport, func(b *testing.B) {
+			var peak int
+			for i := 0; i < b.N; i++ {
+				peak = max(peak, imageRun(b, turn, transport))
+			}
+			b.SetBytes(3 * size * 4 / 3)
+			b.ReportMetric(float64(peak)/1024, "peak-rss-MiB")
+		})
+	}
+}
+
+// imageRun answers one run with turn through a new host process on an
+// openai-responses catalog route over transport, checks that the image
+// arrived as one output_media frame, and returns the host's VmHWM in KiB.
+func imageRun(b *testing.B, turn fakeprovider.Turn, transport string) int {
+	const key = "fake-key-123456"
+	fake, err := fakeprovider.New(fakeprovider.Options{Script: fakeprovider.Script{Turns: []fakeprovider.Turn{turn}}, APIKey: key})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer fake.Close()
+	home, ws := b.TempDir(), b.TempDir()
+	cfg := `{"providers":{"lab":{"base_url":"` + fake.BaseURL(fakeprovider.ModeResponses) + `","provider_mode":"openai-responses",` +
+		`"api_key_env":"LAB_KEY","transport":"` + transport + `","models":[{"id":"lab-model","context_window_tokens":32768,"max_output_tokens":4096}]}}}`
+	if err := os.MkdirAll(filepath.Join(home, ".octet"), 0o700); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".octet", "models.json"), []byte(cfg), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(hostBin)
+	cmd.Env = append(os.Environ(), "HOME="+home, "LAB_KEY="+key)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	fmt.Fprintf(stdin, `{"protocol_version":1,"request_id":"r","command":"run","run_id":"r","workspace":%q,"model":"lab-model","prompt":"draw","session_dir":%q,"tools":[]}`+"\n",
+		ws, filepath.Join(home, "sessions"))
+	br := bufio.NewReader(stdout)
+	var media []string
+	for {
+		l, err := br.ReadBytes('\n')
+		if err != nil {
+			b.Fatalf("reading the host: %v (stderr: %s)", err, stderr.String())
+		}
+		head := l[:min(len(l), 100)]
+		if bytes.Contains(head, []byte(`"output_media"`)) {
+			media = append(media, string(l))
+		}
+		if bytes.Contains(head, []byte(`"final_result"`)) {
+			if !bytes.Contains(l, []byte(`"status":"completed"`)) {
+				b.Fatalf("final_result %s", l)
+			}
+			break
+		}
+	}
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(media) != 1 || !strings.Contains(media[0], `"bytes":`+strconv.Itoa(len(turn.Images[0].Data))+",") || !strings.Contains(media[0], `"mime_type":"image/png"`) {
+		b.Fatalf("output_media frames %q", media)
+	}
+	// One POST over SSE; over WebSocket the handshake and one
+	// response.create, so no fallback to HTTP.
+	var methods []string
+	for _, r := range fake.Requests() {
+		methods = append(methods, r.Method)
+	}
+	if want := map[string]string{"http": "POST", "websocket": "GET," + fakeprovider.MethodMessage}[transport]; strings.Join(methods, ",") != want {
+		b.Fatalf("provider requests %v, want %s", methods, want)
+	}
+	return vmHWMKiB(string(status))
 }

@@ -135,7 +135,10 @@ type decoder struct {
 
 	// msgs, when set, replaces sse as the source of events: each message
 	// is the data of one event (the WebSocket transport, websocket.go).
-	msgs func() ([]byte, error)
+	// A message longer than longAt may come as its first bytes (data)
+	// and a reader of the rest (rest), which is read before the next
+	// call; rest is nil for a message given whole.
+	msgs func() (data []byte, rest io.Reader, err error)
 	// respID is the response id response.completed gave.
 	respID string
 	// steer: the call is natively steered (Request.NativeSteering): the
@@ -195,18 +198,27 @@ func (d *decoder) step() {
 	}
 }
 
+// longAt is the length past which a message is a long event (longData):
+// edge.LongDataAt, or the event bound when that is smaller.
+func (d *decoder) longAt() int { return min(edge.LongDataAt, d.maxEvent) }
+
 func (d *decoder) stepEvent() {
 	if d.msgs != nil {
-		data, err := d.msgs()
+		data, rest, err := d.msgs()
 		if err != nil {
 			d.err = err
 			return
 		}
-		if len(data) > min(edge.LongDataAt, d.maxEvent) {
-			// As long as a long SSE line: read it the same way, so
-			// the image is decoded once, from the message, and the
-			// rest of it is held to the event bound.
-			if data, err = d.longData(nil, bytes.NewReader(data)); err != nil {
+		if rest != nil || len(data) > d.longAt() {
+			// As long as a long SSE line: read it the same way, as it
+			// arrives, so the image is decoded once, from the message,
+			// without the message ever being held whole, and the rest
+			// of it is held to the event bound.
+			src := io.Reader(bytes.NewReader(data))
+			if rest != nil {
+				src = io.MultiReader(src, rest)
+			}
+			if data, err = d.longData(nil, src); err != nil {
 				d.err = edge.ReadFailure(err, d.maxEvent)
 				return
 			}

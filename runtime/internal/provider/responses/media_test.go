@@ -1,6 +1,7 @@
 package responses
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -17,6 +18,7 @@ import (
 
 	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge/edgetest"
 )
 
 // imageStream writes an SSE stream with one generated image of n bytes to
@@ -88,7 +90,8 @@ func decodeImage(t testing.TB, dir string, n int) ([]*provider.OutputMedia, stri
 // A 20 MiB generated image (27 MiB of base64 on one line, sent three
 // times: partial, result, duplicate) is decoded with a few MiB of
 // allocation in all: the target is a peak RSS of at most 40 MiB while it
-// streams in, and no buffer ever holds the image.
+// streams in (measured on the built host by BenchmarkImage20MiBRSS in
+// cmd/octet-host), and no buffer ever holds the image.
 func TestImage20MiBMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("streams 80 MiB")
@@ -214,5 +217,93 @@ func TestImageOverWebSocket(t *testing.T) {
 	}
 	if !p.WebSocket() {
 		t.Fatal("the call fell back to HTTP")
+	}
+}
+
+// wsImageFrames is imageStream's stream of an n-byte image as WebSocket
+// frames, one message per event, and the image's digest; without
+// created, the first message is the long partial image.
+func wsImageFrames(n int, created bool) ([]byte, string) {
+	var sse strings.Builder
+	digest := imageStream(&sse, n, 5)
+	fr := serverFrames([]byte(sse.String()))
+	if !created {
+		// The first frame is response.created, short: a 2-byte header.
+		fr = fr[2+int(fr[1]):]
+	}
+	return fr, digest
+}
+
+// Over the WebSocket transport a message past the long-event threshold is
+// decoded as it is read, never held whole: a 4 MiB image (three 5.3 MiB
+// messages) is spooled with far less allocation than one message, also
+// when the long message is the first (read ahead to look for a
+// connection-limit refusal).
+func TestImageOverWebSocketStreams(t *testing.T) {
+	const n = 4 << 20
+	for _, created := range []bool{true, false} {
+		fr, digest := wsImageFrames(n, created)
+		p := memWS(t, fr)
+		dir := t.TempDir()
+		req := question
+		req.SpoolDir = dir
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		sum, err := call(t, p, req)
+		runtime.ReadMemStats(&after)
+		if err != nil || len(sum.Media) != 1 || sum.Media[0].SHA256 != digest || sum.Media[0].Bytes != n {
+			t.Fatalf("created %v: %+v %v", created, sum, err)
+		}
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 2<<20 {
+			t.Fatalf("created %v: the call allocated %.1f MiB, want at most 2 (a message is %.1f MiB)",
+				created, float64(alloc)/(1<<20), float64(n*4/3)/(1<<20))
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+			t.Fatalf("created %v: spool folder holds %v", created, entries)
+		}
+	}
+}
+
+// A long message cut by the socket's end or past the read limit fails the
+// call (a cut; undecodable) and leaves no spool file behind.
+func TestImageOverWebSocketCut(t *testing.T) {
+	fr, _ := wsImageFrames(1<<20, true)
+	for _, tc := range []struct {
+		name  string
+		limit int64
+		cut   int
+		kind  provider.FailKind
+		msg   string
+	}{
+		{"cut", 0, len(fr) / 2, provider.FailStreamCut, "WebSocket closed before response.completed"},
+		{"read limit", 1 << 20, len(fr), provider.FailDecode, "larger than the event bound"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := memWS(t, fr[:tc.cut])
+			dir := t.TempDir()
+			req := question
+			req.SpoolDir = dir
+			s, err := p.Stream(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			if tc.limit > 0 {
+				s.(*wsStream).s.conn.SetReadLimit(tc.limit)
+			}
+			for s.Next() {
+				if ev := s.Event(); ev.Kind == provider.EventMedia {
+					t.Fatalf("media %+v", ev.Media)
+				}
+			}
+			pe := edgetest.AsProviderError(t, s.Err())
+			if pe.Kind != tc.kind || !pe.RequestWritten || !strings.Contains(pe.Message, tc.msg) {
+				t.Fatalf("%+v", pe)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Fatalf("spool folder holds %v", entries)
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/maphash"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -569,9 +570,9 @@ func TestDecodeSteerEvents(t *testing.T) {
 	}
 	run := func(steer bool) []provider.StreamEvent {
 		i := 0
-		d := &decoder{lastText: -1, lastReasoning: -1, maxEvent: 1 << 20, steer: steer, msgs: func() ([]byte, error) {
+		d := &decoder{lastText: -1, lastReasoning: -1, maxEvent: 1 << 20, steer: steer, msgs: func() ([]byte, io.Reader, error) {
 			i++
-			return []byte(msgs[i-1]), nil
+			return []byte(msgs[i-1]), nil, nil
 		}}
 		var evs []provider.StreamEvent
 		for d.Next() {

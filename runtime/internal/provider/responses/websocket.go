@@ -295,7 +295,8 @@ func (p *Provider) dial(ctx context.Context) (s *socket, refused bool, err error
 		return nil, false, e
 	}
 	// A message may be as long as a long SSE data line (a generated
-	// image); past LongDataAt it is decoded like one (decoder.message).
+	// image); past LongDataAt it is decoded like one, as it is read
+	// (readMessage, decoder.stepEvent).
 	conn.SetReadLimit(int64(max(p.maxEvent, edge.MaxLongDataBytes)))
 	now := p.now()
 	return &socket{conn: conn, opened: now, used: now}, false, nil
@@ -492,13 +493,13 @@ func (p *Provider) streamWS(ctx context.Context, req provider.Request) (st provi
 		// The first message says whether the server took the call: a
 		// refusal for the connection's age comes before any work, so the
 		// call goes again, once, on a new socket.
-		data, err := ws.readMessage()
+		data, rest, err := ws.readMessage()
 		if err != nil {
 			err = ws.classify(err)
 			ws.release(false)
 			return nil, false, err
 		}
-		if bytes.Contains(data, []byte(connectionLimitReached)) && isConnectionLimit(data) {
+		if rest == nil && bytes.Contains(data, []byte(connectionLimitReached)) && isConnectionLimit(data) {
 			ws.release(false)
 			if attempt == 0 {
 				continue
@@ -506,7 +507,7 @@ func (p *Provider) streamWS(ctx context.Context, req provider.Request) (st provi
 			return nil, false, &provider.Error{Kind: provider.FailErrorEvent, Code: connectionLimitReached, RequestWritten: true,
 				Message: "the WebSocket connection reached its time limit twice in a row"}
 		}
-		ws.ahead = true
+		ws.ahead, ws.rest = true, rest
 		return ws, false, nil
 	}
 }
@@ -532,8 +533,9 @@ type wsStream struct {
 	req   *wsRequest
 	ctx   context.Context
 	dec   *decoder
-	msg   []byte // the last message read (readMessage)
-	ahead bool   // msg is a message read ahead, for the decoder's next read
+	msg   []byte    // the last message read (readMessage)
+	rest  io.Reader // the rest of msg when it is long and read ahead
+	ahead bool      // msg is a message read ahead, for the decoder's next read
 
 	watch    *idleWatch
 	closed   atomic.Bool // Close was called
@@ -638,51 +640,72 @@ func (ws *wsStream) send(frame []byte) error {
 	return nil
 }
 
-// wsKeepBytes is the largest message buffer a stream keeps for the next
-// message: a buffer grown for a long message (a generated image) is let go
-// rather than held for the rest of the call.
-const wsKeepBytes = 64 << 10
-
 // readMessage reads one text message into the stream's message buffer,
 // which the next message reuses: the returned slice is valid until then.
-// The read limit set at dial (SetReadLimit) bounds the message; a binary
-// message is refused before its payload is read.
-func (ws *wsStream) readMessage() ([]byte, error) {
+// A message longer than the decoder's long-event threshold
+// (decoder.longAt: a generated image, 27 MiB of base64 for a 20 MiB
+// image) is not buffered whole: data is its first longAt+1 bytes and rest
+// yields the remainder as it arrives, valid until the next read; rest is
+// nil for a message read whole. The buffer so never grows past longAt+1
+// bytes. The read limit set at dial (SetReadLimit) bounds the message; a
+// binary message is refused before its payload is read.
+func (ws *wsStream) readMessage() (data []byte, rest io.Reader, err error) {
 	typ, r, err := ws.s.conn.NextReader()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if typ != websocket.TextMessage {
-		return nil, edge.Failure(provider.FailDecode, "", "binary WebSocket message", nil)
+		return nil, nil, edge.Failure(provider.FailDecode, "", "binary WebSocket message", nil)
 	}
+	long := ws.dec.longAt()
 	b := ws.msg[:0]
-	if cap(b) > wsKeepBytes {
-		b = nil
-	}
 	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
+		if len(b) > long {
+			ws.msg = b
+			ws.watch.note()
+			return b, wsRest{r, ws.watch}, nil
 		}
-		n, err := r.Read(b[len(b):cap(b)])
+		if len(b) == cap(b) {
+			b = append(make([]byte, 0, min(max(2*cap(b), 1024), long+1)), b...)
+		}
+		n, err := r.Read(b[len(b):min(cap(b), long+1)])
 		b = b[:len(b)+n]
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
 			ws.msg = b[:0]
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	ws.msg = b
 	ws.watch.note()
-	return b, nil
+	return b, nil, nil
+}
+
+// wsRest is the remainder of a long message: each read is activity for
+// the idle timeout, so a long message arriving slowly is not an idle
+// socket.
+type wsRest struct {
+	r     io.Reader
+	watch *idleWatch
+}
+
+func (w wsRest) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	if n > 0 {
+		w.watch.note()
+	}
+	return n, err
 }
 
 // read is the decoder's message source.
-func (ws *wsStream) read() ([]byte, error) {
+func (ws *wsStream) read() ([]byte, io.Reader, error) {
 	if ws.ahead {
 		ws.ahead = false
-		return ws.msg, nil
+		rest := ws.rest
+		ws.rest = nil
+		return ws.msg, rest, nil
 	}
 	return ws.readMessage()
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
 )
 
@@ -55,11 +56,12 @@ func memWS(t *testing.T, frames []byte) *Provider {
 }
 
 // Messages shorter and longer than the buffer a stream starts with, one
-// longer than the buffer it keeps, and a message in three fragments with
-// a ping between two of them all arrive whole and in order; the buffer
-// grown for the long message is not kept.
+// of 64 KiB, one longer than the long-event threshold (read as it
+// arrives, not buffered whole) and a message in three fragments with a
+// ping between two of them all arrive whole and in order; the buffer
+// never grows past the threshold.
 func TestWebSocketReadSizes(t *testing.T) {
-	parts := []string{"a", strings.Repeat("b", 3000), "fragmented ", strings.Repeat("c", wsKeepBytes+1000), "z"}
+	parts := []string{"a", strings.Repeat("b", 3000), "fragmented ", strings.Repeat("c", 65<<10), strings.Repeat("d", edge.LongDataAt+1000), "z"}
 	full := strings.Join(parts, "")
 	var fr []byte
 	fr = appendFrame(fr, opText, true, []byte(wsAdded))
@@ -72,6 +74,7 @@ func TestWebSocketReadSizes(t *testing.T) {
 	fr = appendFrame(fr, opContinuation, true, frag[20:])
 	fr = appendFrame(fr, opText, true, wsDelta(t, parts[3]))
 	fr = appendFrame(fr, opText, true, wsDelta(t, parts[4]))
+	fr = appendFrame(fr, opText, true, wsDelta(t, parts[5]))
 	fr = appendFrame(fr, opText, true, wsDone(t, full))
 	fr = appendFrame(fr, opText, true, []byte(wsCompleted))
 	p := memWS(t, fr)
@@ -93,7 +96,7 @@ func TestWebSocketReadSizes(t *testing.T) {
 	if strings.Join(texts, "|") != strings.Join(parts, "|") {
 		t.Fatalf("got %d texts of lengths %v", len(texts), lengths(texts))
 	}
-	if c := cap(s.(*wsStream).msg); c > wsKeepBytes {
+	if c := cap(s.(*wsStream).msg); c > edge.LongDataAt+1 {
 		t.Fatalf("the stream kept a buffer of %d bytes", c)
 	}
 }

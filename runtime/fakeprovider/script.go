@@ -197,7 +197,22 @@ func ParseScript(data []byte) (Script, error) {
 	if dec.More() {
 		return Script{}, errors.New("fakeprovider: script: data after the script object")
 	}
+	for i := range s.Turns {
+		if st := s.Turns[i].Steer; st != nil && !knownSteerOutcome(st.Outcome) {
+			return Script{}, fmt.Errorf("fakeprovider: script: turn %d: unknown steer outcome %q", i, st.Outcome)
+		}
+	}
 	return s, nil
+}
+
+// knownSteerOutcome reports whether o is empty (SteerAccepted) or one of
+// the Steer* outcomes.
+func knownSteerOutcome(o string) bool {
+	switch o {
+	case "", SteerAccepted, SteerAcceptedCompleted, SteerPending, SteerFailed, SteerAcceptedFailed, SteerDrop, SteerSilent, SteerHold:
+		return true
+	}
+	return false
 }
 
 // modelIDs returns the ids GET /v1/models lists.

@@ -426,7 +426,7 @@ func TestParseScript(t *testing.T) {
 	if diff := cmp.Diff(want, sc); diff != "" {
 		t.Errorf("ParseScript (-want +got):\n%s", diff)
 	}
-	for _, bad := range []string{`{"turns":[{"txt":"typo"}]}`, `{"turns":[]} {}`, `[`, `{"turns":[{"tool_calls":[{"name":"x","args":"{}"}]}]}`} {
+	for _, bad := range []string{`{"turns":[{"txt":"typo"}]}`, `{"turns":[]} {}`, `[`, `{"turns":[{"tool_calls":[{"name":"x","args":"{}"}]}]}`, `{"turns":[{"text":"a","steer":{"outcome":"acepted"}}]}`} {
 		if _, err := ParseScript([]byte(bad)); err == nil {
 			t.Errorf("ParseScript(%s) accepted", bad)
 		}

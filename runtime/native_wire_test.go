@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -628,5 +629,49 @@ func TestNativeSteeringChainPendingEndToEnd(t *testing.T) {
 		!strings.HasPrefix(messages[4], "tool:") || messages[5] != "user[steering]:use Celsius" ||
 		messages[6] != "assistant:The notes say hello, in Celsius." {
 		t.Fatalf("messages %q", messages)
+	}
+}
+
+// A steer that comes right after the run was canceled, while the model
+// streams, cannot leave any more (the call's context ended, its socket is
+// closing): it is reported undelivered, and the session is not blocked by
+// an intent whose input never left the host.
+func TestNativeSteeringAfterCancel(t *testing.T) {
+	r := newNativeRig(t, []fakeprovider.Turn{
+		{Text: "Spaces everywhere, as usual", Steer: &fakeprovider.Steer{Outcome: fakeprovider.SteerHold}},
+	}, qualified, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rc, err := r.agent.Run(ctx, r.req("run-1", "indent it", []string{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steered := false
+	for ev := range rc.Events() {
+		if d, ok := ev.Data.(*protocol.ModelDelta); ok && d.Channel == protocol.ChannelText && !steered {
+			steered = true
+			cancel()
+			if err := rc.Steer("use tabs"); err != nil && !errors.Is(err, runtime.ErrRunEnded) {
+				t.Errorf("Steer: %v", err)
+			}
+		}
+	}
+	res := rc.Wait()
+	if res.Status != protocol.StatusError || res.Error == nil || res.Error.Code != protocol.CodeCanceled {
+		t.Fatalf("result %+v %+v", res, res.Error)
+	}
+	if u := rc.Undelivered(); len(u) != 1 || u[0].Text != "use tabs" {
+		t.Fatalf("undelivered %+v", u)
+	}
+	if n := count(t, r.frames(), "use tabs"); n != 0 {
+		t.Fatalf("the input went out %d times", n)
+	}
+	s, err := r.agent.OpenSession(filepath.Join(r.home, "sessions"), "steered")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.HasUnsettledNativeSteering() {
+		t.Fatal("a steer that never left blocks the session")
 	}
 }

@@ -329,7 +329,9 @@ type Request struct {
 var ErrCannotContinue = errors.New("provider: the response to continue is not available on this connection")
 
 // ErrNotSteerable reports a steer that was not sent: the stream's response
-// had ended, or the stream was closed. Nothing left the host.
+// had ended, the stream was closed, or its call's context ended or its
+// connection was closed before the consumer saw the stream fail. Nothing
+// left the host, and the record callback did not run.
 var ErrNotSteerable = errors.New("provider: the stream takes no more steering")
 
 // Steerer is a Stream whose live response takes native steering input

@@ -189,7 +189,11 @@ func (ws *wsStream) Steer(respID, input string, record func() error) error {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.ended || ws.closed.Load() {
+	// A call whose context ended, or whose socket was closed (by that
+	// context, the idle watch or Close), ends with a failure the consumer
+	// has yet to read: nothing can leave on it any more, so nothing is
+	// recorded (an intent recorded now would stay unknown for good).
+	if st.ended || ws.closed.Load() || ws.s.closed.Load() || ws.ctx.Err() != nil {
 		return provider.ErrNotSteerable
 	}
 	if record != nil {

@@ -603,3 +603,41 @@ func TestDecodeSteerEvents(t *testing.T) {
 		t.Fatalf("an unsteered call reported %+v", evs)
 	}
 }
+
+// A steer that comes after the call's context ended (the run was
+// canceled) or after its socket was closed (the idle watch, a cancel
+// whose close already ran), but before the consumer saw the stream end,
+// is not steerable: nothing can leave, so record must not run (an intent
+// recorded then would be unknown for good, and the session blocked,
+// though the input never left the host).
+func TestWebSocketSteerAfterCancelOrClose(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		stop func(cancel context.CancelFunc, s provider.Stream)
+	}{
+		{"canceled", func(cancel context.CancelFunc, _ provider.Stream) { cancel() }},
+		{"socket closed", func(_ context.CancelFunc, s provider.Stream) { s.(*wsStream).s.close() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, p := wsFake(t, []fakeprovider.Turn{{Text: "Answer with spaces", Steer: &fakeprovider.Steer{Outcome: fakeprovider.SteerHold}}}, nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			s, err := p.Stream(ctx, steeredQuestion())
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := s.(provider.Steerer)
+			_, err = readSteered(t, s, func(respID string) {
+				tc.stop(cancel, s)
+				err := st.Steer(respID, "x", func() error { t.Error("an intent was recorded for a steer that cannot leave"); return nil })
+				if !errors.Is(err, provider.ErrNotSteerable) {
+					t.Errorf("steer: %v", err)
+				}
+			})
+			if err == nil {
+				t.Fatal("the stream ended normally")
+			}
+			_ = s.Close()
+		})
+	}
+}

@@ -127,6 +127,7 @@ type socket struct {
 	used   time.Time  // when its last call ended
 	state  *wsState   // nil: no continuation possible
 	timer  *time.Timer
+	closed atomic.Bool // close was called: nothing more can be sent
 }
 
 // errNotSent marks a writeText error after which nothing of the message
@@ -159,7 +160,10 @@ func (s *socket) writeText(ctx context.Context, msg []byte) error {
 // close closes the connection at once, without a close frame; a blocked
 // read or write returns. It may be called from any goroutine, more than
 // once.
-func (s *socket) close() { _ = s.conn.Close() }
+func (s *socket) close() {
+	s.closed.Store(true)
+	_ = s.conn.Close()
+}
 
 // sockets is a Provider's socket slot.
 type sockets struct {

@@ -675,3 +675,73 @@ func TestNativeSteeringAfterCancel(t *testing.T) {
 		t.Fatal("a steer that never left blocks the session")
 	}
 }
+
+// Two pending steers in a row: the response that answers the first
+// pending notice (the one response.create with the tool outputs, whose
+// response.created links the first input) is steered in turn and stops
+// for its own tool call; the second response.create continues it, with
+// its tool output only. (Its conversation on the server holds the first
+// steering input, so it continues like a successor: it was sent with its
+// whole conversation again, which no previous_response_id could name, and
+// the run ended blocked.)
+func TestNativeSteeringPendingTwiceEndToEnd(t *testing.T) {
+	r := newNativeRig(t, []fakeprovider.Turn{
+		{Text: "Reading the file first.", ToolCalls: []fakeprovider.ToolCall{{ID: "call_a", Name: "read", Arguments: `{"path":"notes.txt"}`}},
+			Steer: &fakeprovider.Steer{Outcome: fakeprovider.SteerPending}},
+		{Text: "Reading it once more.", ToolCalls: []fakeprovider.ToolCall{{ID: "call_b", Name: "read", Arguments: `{"path":"notes.txt"}`}},
+			Steer: &fakeprovider.Steer{Outcome: fakeprovider.SteerPending}},
+		{Text: "The notes say hello, in Celsius, briefly."},
+	}, qualified, nil)
+	if err := os.WriteFile(filepath.Join(r.ws, "notes.txt"), []byte("hello"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := r.agent.Run(context.Background(), r.req("run-1", "read my notes", []string{"read"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steers := map[int]string{1: "use Celsius", 2: "be brief"}
+	var evs []runtime.Event
+	for ev := range rc.Events() {
+		evs = append(evs, ev)
+		if d, ok := ev.Data.(*protocol.ModelDelta); ok && d.Channel == protocol.ChannelText && steers[d.Step] != "" {
+			if err := rc.Steer(steers[d.Step]); err != nil {
+				t.Errorf("Steer: %v", err)
+			}
+			delete(steers, d.Step)
+		}
+	}
+	res := rc.Wait()
+	if res.Status != protocol.StatusCompleted || res.Output != "The notes say hello, in Celsius, briefly." || res.Steps != 3 || res.ToolCalls != 2 {
+		t.Fatalf("result %+v %+v", res, res.Error)
+	}
+	del := events[protocol.SteeringDelivered](evs)
+	if len(del) != 2 || *del[0] != (protocol.SteeringDelivered{Step: 2, Text: "use Celsius", Mode: protocol.SteeringModeNative}) ||
+		*del[1] != (protocol.SteeringDelivered{Step: 3, Text: "be brief", Mode: protocol.SteeringModeNative}) {
+		t.Fatalf("steering_delivered %+v", del)
+	}
+	frames := r.frames()
+	var types []string
+	for _, f := range frames {
+		types = append(types, f["type"].(string))
+	}
+	if !slices.Equal(types, []string{"response.create", "response.steer", "response.create", "response.steer", "response.create"}) || r.handshakes() != 1 {
+		t.Fatalf("frames %v, %d sockets", frames, r.handshakes())
+	}
+	for i, steer := range []map[string]any{frames[1], frames[3]} {
+		create := frames[2+2*i]
+		input, _ := create["input"].([]any)
+		if create["previous_response_id"] != steer["previous_response_id"] || len(input) != 1 ||
+			input[0].(map[string]any)["type"] != "function_call_output" {
+			t.Fatalf("the response.create after pending %d: %v", i+1, create)
+		}
+	}
+	if count(t, frames, "use Celsius") != 1 || count(t, frames, "be brief") != 1 {
+		t.Fatalf("frames %v", frames)
+	}
+	ints := nativeIntents(t, *res.SessionFile)
+	if len(ints) != 2 || !slices.Equal(ints[0].events, []string{"intent", "accepted", "linked", "settled/delivered"}) ||
+		!slices.Equal(ints[1].events, []string{"intent", "accepted", "linked", "settled/delivered"}) ||
+		ints[1].steers != ints[0].linked || ints[0].step != 2 || ints[1].step != 3 {
+		t.Fatalf("intents %+v", ints)
+	}
+}

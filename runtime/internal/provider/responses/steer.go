@@ -58,7 +58,12 @@ import (
 //     successor: the call names the successor (Request.ContinueResponse),
 //     and when its last assistant message is the successor's output
 //     exactly, it goes with previous_response_id and only the messages
-//     after that output (wsState.successor).
+//     after that output (wsState.successor). The response that answers a
+//     response.steer.pending (the call made with ContinueResponse) is
+//     given back the same way: the server prepended the accepted input to
+//     it, so its history there is no request of the host's either, and a
+//     steer sent into it that comes back pending is answered by a call
+//     that names it.
 
 // wsSteer is the response.steer message.
 type wsSteer struct {

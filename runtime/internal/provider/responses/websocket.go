@@ -812,6 +812,14 @@ func (ws *wsStream) continuation() *wsState {
 		return nil
 	}
 	r := ws.req
+	if r.cont != "" {
+		// The one response.create after response.steer.pending: the
+		// server prepended the accepted steering input to it, so its
+		// conversation there is no request the host sent (the host puts
+		// that input before this response's output). Like a successor,
+		// it is continued only by a call naming it (steer.go).
+		return &wsState{respID: ws.dec.respID, head: r.head, textSum: ws.textSum.Sum64(), calls: ws.calls, successor: true}
+	}
 	return &wsState{respID: ws.dec.respID, head: r.head, items: r.items, messages: len(r.messages),
 		textSum: ws.textSum.Sum64(), calls: ws.calls}
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -83,7 +84,7 @@ func (d *driver) compactNative(ctx context.Context, step int, c provider.Compact
 	if err := d.recordAuxUsage(step, operationNativeCompaction, summaryAttempt{usage: res.Usage, reported: res.UsageReported}); err != nil {
 		return d.summarizerFailed(ctx, fin, &summaryWriteError{err})
 	}
-	if len(res.Items) <= 2 { // "[]"
+	if noItems(res.Items) {
 		fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: "the compaction endpoint returned no items"}
 		d.stream(protocol.TypeCompactionFinish, fin)
 		return false, nil
@@ -111,4 +112,12 @@ func (d *driver) compactNative(ctx context.Context, step int, c provider.Compact
 	fin.WillRetry = reason == protocol.CompactionOverflow
 	d.stream(protocol.TypeCompactionFinish, fin)
 	return true, nil
+}
+
+// noItems reports whether items, the compaction endpoint's output array,
+// holds no item: [] with any JSON whitespace inside, as a server that
+// indents its answer writes it.
+func noItems(items []byte) bool {
+	t := bytes.Trim(items, " \t\r\n")
+	return len(t) < 2 || len(bytes.Trim(t[1:len(t)-1], " \t\r\n")) == 0
 }

@@ -324,6 +324,41 @@ func TestSkimLongStrings(t *testing.T) {
 	}
 }
 
+// A native checkpoint whose items are an empty array (an endpoint's
+// output, whitespace and all) is stored as one: read back in the same
+// process or after a reopen, it is still the native checkpoint of its
+// route, never a local checkpoint with an empty summary that would hide
+// the history on every route.
+func TestNativeCheckpointEmptyItems(t *testing.T) {
+	for _, items := range []string{"[]", "[ ]", "[\n]"} {
+		dir := t.TempDir()
+		s := openT(t, dir, "empty")
+		cp := Compaction{Kind: "native", FirstKept: 2, Items: jsontext.Value(items), Route: "ra"}
+		if err := s.Append(userMsg("m0"), userMsg("m1"), Record{Body: cp}, userMsg("m2")); err != nil {
+			t.Fatal(err)
+		}
+		check := func(when string) {
+			t.Helper()
+			// Another route first: the checkpoint's body is let go, and the
+			// route's conversation reads it back.
+			if got := texts(s.MessagesFor("")); !cmp.Equal(got, []string{"m0", "m1", "m2"}) {
+				t.Fatalf("%q %s: another route's conversation %q", items, when, got)
+			}
+			msgs := s.MessagesFor("ra")
+			if len(msgs) != 2 || msgs[0].NativeItems == nil || jsontext.Value(msgs[0].NativeItems).Kind() != '[' || msgs[1].Text != "m2" {
+				t.Fatalf("%q %s: the route's conversation %+v", items, when, msgs)
+			}
+			if _, ok := s.LatestCompaction(""); ok {
+				t.Fatalf("%q %s: the native checkpoint applies without its route", items, when)
+			}
+		}
+		check("after the append")
+		s.Close()
+		s = openT(t, dir, "empty")
+		check("after a reopen")
+	}
+}
+
 // The lazy Session answers like the full decode (the reference model)
 // over random sequences of appends, checkpoints (local and native),
 // checkouts, reopens, torn tails and forks.

@@ -171,8 +171,10 @@ type Compaction struct {
 	// array of opaque items), and Route the route that produced them: the
 	// checkpoint applies only on that route (MessagesFor). A native
 	// checkpoint has no Summary; FirstKept is the number of message
-	// records before it (the items replace them all).
-	Items jsontext.Value `json:"items,omitempty"`
+	// records before it (the items replace them all). Only nil Items are
+	// left out of the line: an empty array is stored as [] and loads back
+	// as the native checkpoint it is.
+	Items jsontext.Value `json:"items,omitzero"`
 	Route string         `json:"route,omitempty"`
 }
 

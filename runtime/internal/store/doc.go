@@ -82,7 +82,8 @@
 // as long as the Session is open; a record that no longer reads back as it
 // loaded (the file was changed behind the lock) or an I/O error fails the
 // Session (ErrFailed), and after Close nothing is read back (Records and
-// Entries return nil, Conversation an error).
+// Entries return nil, Conversation an error unless the conversation it
+// asks for is the one already held).
 //
 // A 100,000-record session (70 MiB) with a checkpoint every 500 records
 // resumes (Open, then Messages) in 0.1 to 0.2 s on two shared cores with

@@ -602,10 +602,11 @@ func (d *driver) nativeAbort(err error) (*errTurnFailed, bool) {
 }
 
 // nativeBusy reports a step that may not be re-issued: it reads a
-// successor or continues a steered response, or a steer it took is in
-// flight.
+// successor or continues a steered response, a steer it took is in
+// flight, or one's outcome became unknown (a new request could deliver
+// that input a second time; the run ends blocked at its boundary).
 func (d *driver) nativeBusy() bool {
-	return d.nativeStep || d.native != nil && d.native.inFlight()
+	return d.nativeStep || d.native != nil && (d.native.inFlight() || d.native.blocked)
 }
 
 // awaitNative reads the outcome of the steers the step's call left

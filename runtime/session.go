@@ -50,8 +50,15 @@ func (s *Session) ID() string { return s.s.ID() }
 // Path returns the session file's path.
 func (s *Session) Path() string { return s.s.Path() }
 
-// Messages returns the conversation a resumed run would send.
+// Messages returns the conversation a resumed run would send; nil once
+// the session has failed (Err).
 func (s *Session) Messages() []Message { return s.s.Messages() }
+
+// Err reports a session that failed: a write or sync error, or a record
+// that could no longer be read back from its file (the file changed behind
+// the session's lock, or an I/O error). Messages and Entries then return
+// nothing, and Err says why. Nil for a sound session.
+func (s *Session) Err() error { return s.s.Err() }
 
 // TornTail reports whether a torn last line was found (and will be cut
 // away by the next append).

@@ -1,8 +1,10 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -255,5 +257,35 @@ func TestShortText(t *testing.T) {
 		if got := shortText(tc.in); got != tc.want {
 			t.Errorf("shortText(%.20q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// A session whose file changed behind its lock fails: Entries returns
+// nothing, and Err says why instead of the emptiness passing for an empty
+// session.
+func TestSessionErrAfterFailedReadBack(t *testing.T) {
+	f := newFixture(t, text("a1"))
+	f.runOn("rb", "run-1", "the question")
+	s := f.openT(f.agent, "rb")
+	if err := s.Err(); err != nil || len(s.Entries()) == 0 {
+		t.Fatalf("a sound session: Err %v, %d entries", err, len(s.Entries()))
+	}
+	data, err := os.ReadFile(s.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(data, []byte(`"the question"`))
+	if i < 0 {
+		t.Fatal("the prompt is not in the file")
+	}
+	copy(data[i:], `"the qu"}   "`) // same length, another shape
+	if err := os.WriteFile(s.Path(), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if es := s.Entries(); len(es) != 0 {
+		t.Fatalf("entries of a changed file: %+v", es)
+	}
+	if err := s.Err(); !errors.Is(err, store.ErrFailed) {
+		t.Fatalf("Err = %v, want the session failed", err)
 	}
 }

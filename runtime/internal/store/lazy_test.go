@@ -250,6 +250,9 @@ func TestLazyReadBackFails(t *testing.T) {
 	}
 	s.Close()
 	s = openT(t, dir, "rb")
+	if err := s.Err(); err != nil {
+		t.Fatalf("Err of a sound session: %v", err)
+	}
 	data, err := os.ReadFile(s.Path())
 	if err != nil {
 		t.Fatal(err)
@@ -265,6 +268,9 @@ func TestLazyReadBackFails(t *testing.T) {
 	}
 	if s.Records() != nil || s.Entries() != nil || s.Messages() != nil {
 		t.Fatal("a changed file read back")
+	}
+	if err := s.Err(); !errors.Is(err, ErrFailed) || !errors.Is(err, errReadBack) {
+		t.Fatalf("Err after a failed read: %v", err)
 	}
 	if _, err := s.Conversation(""); !errors.Is(err, errReadBack) {
 		t.Fatalf("Conversation: %v", err)

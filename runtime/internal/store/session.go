@@ -337,6 +337,17 @@ func (s *Session) Close() error {
 	return nil
 }
 
+// Err returns the error that failed the Session (it wraps ErrFailed: a
+// write or sync error, or a record that could not be read back), or nil.
+// Methods that cannot return an error (Messages, Records, Entries) return
+// nil once the Session has failed; Err tells why.
+func (s *Session) Err() error {
+	if s.failed != nil {
+		return fmt.Errorf("%w: %w", ErrFailed, s.failed)
+	}
+	return nil
+}
+
 // ID returns the session ID.
 func (s *Session) ID() string { return s.id }
 

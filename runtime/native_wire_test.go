@@ -88,6 +88,37 @@ func (r *nativeRig) run(t *testing.T, req runtime.RunRequest, text string) ([]ru
 	return evs, rc.Wait(), rc
 }
 
+// runSteering runs req and calls Steer(steers[step]) at the first text
+// delta of each step steers names; steers is left holding the steps that
+// had no text delta.
+func (r *nativeRig) runSteering(t *testing.T, req runtime.RunRequest, steers map[int]string) ([]runtime.Event, protocol.FinalResult) {
+	t.Helper()
+	rc, err := r.agent.Run(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []runtime.Event
+	for ev := range rc.Events() {
+		evs = append(evs, ev)
+		if d, ok := ev.Data.(*protocol.ModelDelta); ok && d.Channel == protocol.ChannelText && steers[d.Step] != "" {
+			if err := rc.Steer(steers[d.Step]); err != nil {
+				t.Errorf("Steer: %v", err)
+			}
+			delete(steers, d.Step)
+		}
+	}
+	return evs, rc.Wait()
+}
+
+// frameTypes returns the types of the messages the fake received, in order.
+func (r *nativeRig) frameTypes() []string {
+	var types []string
+	for _, f := range r.frames() {
+		types = append(types, f["type"].(string))
+	}
+	return types
+}
+
 // frames returns the messages the fake received, in order.
 func (r *nativeRig) frames() []map[string]any {
 	var out []map[string]any
@@ -468,23 +499,9 @@ func TestNativeSteeringChainEndToEnd(t *testing.T) {
 		{Text: "Tabs then, four wide", Usage: fakeprovider.Usage{Input: 120, Output: 5}, Steer: &fakeprovider.Steer{}},
 		{Text: "Tabs, eight wide.", Usage: fakeprovider.Usage{Input: 140, Output: 4}},
 	}, qualified, nil)
-	rc, err := r.agent.Run(context.Background(), r.req("run-1", "indent it", []string{}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	// One steer at the first text delta of each of the first two steps.
 	steers := map[int]string{1: "use tabs", 2: "eight wide"}
-	var evs []runtime.Event
-	for ev := range rc.Events() {
-		evs = append(evs, ev)
-		if d, ok := ev.Data.(*protocol.ModelDelta); ok && d.Channel == protocol.ChannelText && steers[d.Step] != "" {
-			if err := rc.Steer(steers[d.Step]); err != nil {
-				t.Errorf("Steer: %v", err)
-			}
-			delete(steers, d.Step)
-		}
-	}
-	res := rc.Wait()
+	evs, res := r.runSteering(t, r.req("run-1", "indent it", []string{}), steers)
 	if res.Status != protocol.StatusCompleted || res.Output != "Tabs, eight wide." || res.Steps != 3 {
 		t.Fatalf("result %+v %+v", res, res.Error)
 	}
@@ -505,11 +522,7 @@ func TestNativeSteeringChainEndToEnd(t *testing.T) {
 		t.Fatal("usage uncertain")
 	}
 
-	frames := r.frames()
-	var types []string
-	for _, f := range frames {
-		types = append(types, f["type"].(string))
-	}
+	frames, types := r.frames(), r.frameTypes()
 	if !slices.Equal(types, []string{"response.create", "response.steer", "response.steer"}) || r.handshakes() != 1 {
 		t.Fatalf("frames %v, %d sockets", frames, r.handshakes())
 	}
@@ -577,22 +590,8 @@ func TestNativeSteeringChainPendingEndToEnd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(r.ws, "notes.txt"), []byte("hello"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rc, err := r.agent.Run(context.Background(), r.req("run-1", "read my notes", []string{"read"}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	steers := map[int]string{1: "read notes.txt", 2: "use Celsius"}
-	var evs []runtime.Event
-	for ev := range rc.Events() {
-		evs = append(evs, ev)
-		if d, ok := ev.Data.(*protocol.ModelDelta); ok && d.Channel == protocol.ChannelText && steers[d.Step] != "" {
-			if err := rc.Steer(steers[d.Step]); err != nil {
-				t.Errorf("Steer: %v", err)
-			}
-			delete(steers, d.Step)
-		}
-	}
-	res := rc.Wait()
+	evs, res := r.runSteering(t, r.req("run-1", "read my notes", []string{"read"}), steers)
 	if res.Status != protocol.StatusCompleted || res.Output != "The notes say hello, in Celsius." || res.Steps != 3 || res.ToolCalls != 1 {
 		t.Fatalf("result %+v %+v", res, res.Error)
 	}
@@ -601,11 +600,7 @@ func TestNativeSteeringChainPendingEndToEnd(t *testing.T) {
 		*del[1] != (protocol.SteeringDelivered{Step: 3, Text: "use Celsius", Mode: protocol.SteeringModeNative}) {
 		t.Fatalf("steering_delivered %+v", del)
 	}
-	frames := r.frames()
-	var types []string
-	for _, f := range frames {
-		types = append(types, f["type"].(string))
-	}
+	frames, types := r.frames(), r.frameTypes()
 	if !slices.Equal(types, []string{"response.create", "response.steer", "response.steer", "response.create"}) || r.handshakes() != 1 {
 		t.Fatalf("frames %v, %d sockets", frames, r.handshakes())
 	}
@@ -695,22 +690,8 @@ func TestNativeSteeringPendingTwiceEndToEnd(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(r.ws, "notes.txt"), []byte("hello"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rc, err := r.agent.Run(context.Background(), r.req("run-1", "read my notes", []string{"read"}))
-	if err != nil {
-		t.Fatal(err)
-	}
 	steers := map[int]string{1: "use Celsius", 2: "be brief"}
-	var evs []runtime.Event
-	for ev := range rc.Events() {
-		evs = append(evs, ev)
-		if d, ok := ev.Data.(*protocol.ModelDelta); ok && d.Channel == protocol.ChannelText && steers[d.Step] != "" {
-			if err := rc.Steer(steers[d.Step]); err != nil {
-				t.Errorf("Steer: %v", err)
-			}
-			delete(steers, d.Step)
-		}
-	}
-	res := rc.Wait()
+	evs, res := r.runSteering(t, r.req("run-1", "read my notes", []string{"read"}), steers)
 	if res.Status != protocol.StatusCompleted || res.Output != "The notes say hello, in Celsius, briefly." || res.Steps != 3 || res.ToolCalls != 2 {
 		t.Fatalf("result %+v %+v", res, res.Error)
 	}
@@ -719,11 +700,7 @@ func TestNativeSteeringPendingTwiceEndToEnd(t *testing.T) {
 		*del[1] != (protocol.SteeringDelivered{Step: 3, Text: "be brief", Mode: protocol.SteeringModeNative}) {
 		t.Fatalf("steering_delivered %+v", del)
 	}
-	frames := r.frames()
-	var types []string
-	for _, f := range frames {
-		types = append(types, f["type"].(string))
-	}
+	frames, types := r.frames(), r.frameTypes()
 	if !slices.Equal(types, []string{"response.create", "response.steer", "response.create", "response.steer", "response.create"}) || r.handshakes() != 1 {
 		t.Fatalf("frames %v, %d sockets", frames, r.handshakes())
 	}

@@ -235,8 +235,8 @@ func (s *Session) Append(recs ...Record) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if s.failed != nil {
-		return fmt.Errorf("%w: %w", ErrFailed, s.failed)
+	if err := s.Err(); err != nil {
+		return err
 	}
 	if len(recs) == 0 {
 		return nil

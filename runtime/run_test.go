@@ -490,11 +490,13 @@ func TestReasoningSelection(t *testing.T) {
 	req.SessionID = "r"
 	qualify(t, f.home, &req, "openai-compatible", "http://127.0.0.1:9/v1", false)
 	req.ReasoningEffort = new("high")
-	// The second model call waits until the test has changed the effort,
-	// so the change cannot race the end of the run.
-	changed := make(chan struct{})
+	// The first model call is held open while the test changes the
+	// effort: the first step's boundary is then behind the run and the
+	// second's ahead of it, whatever the scheduling.
+	entered, changed := make(chan struct{}), make(chan struct{})
 	f.prov.before = func(n int) {
-		if n == 1 {
+		if n == 0 {
+			close(entered)
 			<-changed
 		}
 	}
@@ -503,13 +505,12 @@ func TestReasoningSelection(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Change the effort during the first step: it applies from step 2.
-	for ev := range rc.Events() {
-		if ev.Type == protocol.TypeToolStart {
-			if err := rc.SetReasoning(context.Background(), ReasoningConfig{Effort: "low"}); err != nil {
-				t.Fatal(err)
-			}
-			close(changed)
-		}
+	<-entered
+	if err := rc.SetReasoning(context.Background(), ReasoningConfig{Effort: "low"}); err != nil {
+		t.Fatal(err)
+	}
+	close(changed)
+	for range rc.Events() {
 	}
 	f.prov.before = nil
 	rc.Wait()

@@ -516,7 +516,9 @@ func TestRPCMalformedCommandsKeepServing(t *testing.T) {
 // Steering reaches the model at the next boundary, a follow-up when the run
 // would complete; a prompt while the run is active is refused.
 func TestRPCSteerMidRun(t *testing.T) {
-	e := newEnv(t, bashTurn("sleep 0.5"), done, fakeprovider.Turn{Text: "Followed up."})
+	// The command runs until the test has steered, so no timing decides
+	// whether the steer lands in the first step.
+	e := newEnv(t, bashTurn("until [ -e released ]; do sleep 0.01; done"), done, fakeprovider.Turn{Text: "Followed up."})
 	p := e.rpc(t, "--allow-shell", "--allow-process")
 	p.send(`{"type":"prompt","message":"go"}`)
 	p.response("prompt")
@@ -540,6 +542,9 @@ func TestRPCSteerMidRun(t *testing.T) {
 	p.send(`{"type":"get_state"}`)
 	if r, _ := p.response("get_state"); data(r)["isRunning"] != true {
 		t.Fatalf("get_state mid-run: %v", r)
+	}
+	if err := os.WriteFile(filepath.Join(e.ws, "released"), nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	sd, _ := p.until("steering_delivered")
 	if sd["text"] != "use the other file" || sd["step"] != 2.0 {

@@ -182,3 +182,15 @@ func PayloadFor(typ string) any {
 	}
 	return reflect.New(e.Payload).Interface()
 }
+
+// RunEvent is one event of a run's ordered stream as the Go embedding API
+// delivers it, before any framing: Type is a run event type (TypeAccepted …
+// TypeFinalResult, or the Go-only TypeRecoveredOutput) and Data a pointer to
+// its payload, the type PayloadFor(Type) returns (*ModelDelta for
+// model_delta), whose JSON encoding is the event's data object. The
+// runtime's Event is this type; the NDJSON host adds the envelope (seq,
+// request id) when it writes one.
+type RunEvent struct {
+	Type string
+	Data any
+}

@@ -2,20 +2,13 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"io/fs"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/policy"
-	"octet.dev/host/runtime/internal/shell"
+	"octet.dev/host/runtime/internal/engine"
 )
 
 // Options configure an Agent. Zero values take the documented defaults.
@@ -90,120 +83,164 @@ type Options struct {
 	Copilot *CopilotProvider
 }
 
-// PolicyLayer is one source's partial tool-policy settings.
-type PolicyLayer = policy.Layer
-
-// Policy sources of the operator's layers.
-const (
-	SourceConfig      = policy.SourceConfig
-	SourceEnvironment = policy.SourceEnvironment
-	SourceCLI         = policy.SourceCLI
-)
-
-// PolicyFromEnv builds the environment layer from OCTET_ALLOW_SHELL,
-// OCTET_ALLOW_PROCESS, OCTET_ALLOW_REMOTE_READ, OCTET_BASH_TIMEOUT_MS,
-// OCTET_MAX_OUTPUT_BYTES and OCTET_SHELL_PATH.
-func PolicyFromEnv(getenv func(string) string) (PolicyLayer, error) { return policy.FromEnv(getenv) }
-
-// Agent is the embedding entry point.
-type Agent struct {
-	opts Options
-	log  *slog.Logger // never nil
-
-	mu             sync.Mutex
-	reasoning      ReasoningConfig // effective selection (Reasoning)
-	maxNetworkWait *int64          // ms; nil: no ceiling
-	maxRetries     int             // -1: recovery's default
-	toolBudget     int             // bytes of the serialized tool array a run may send
-	gate           TerminalGate    // the terminal gate of runs started afterwards (gate.go)
-
-	observer   atomic.Pointer[observerHook]      // SetObserver (observe.go)
-	delegation atomic.Pointer[delegationManager] // installed by Ultra (delegation.go)
-
-	docsMu    sync.Mutex
-	docsDir   string       // materialized documentation (DocsDir), once known
-	copilotSt copilotState // the Copilot provider (copilot.go)
-
-	shells *shell.Registry // process groups of running bash commands
-	runs   sync.WaitGroup  // runs not yet ended (their sessions still open)
+// engine returns the engine's options for o.
+func (o Options) engine() engine.Options {
+	return engine.Options{
+		Home: o.Home, SessionDir: o.SessionDir, Logger: o.Logger, Now: o.Now, HTTPClient: o.HTTPClient,
+		Getenv: o.Getenv, IdleTimeout: o.IdleTimeout, PolicyLayers: o.PolicyLayers,
+		ProviderFactory: o.ProviderFactory.engine(), Sleep: o.Sleep, Jitter: o.Jitter,
+		CodexTokenURL: o.CodexTokenURL, CodexBaseURL: o.CodexBaseURL, TrustWorkspace: o.TrustWorkspace,
+		ResourceRoots: o.ResourceRoots, Docs: o.Docs, Version: o.Version, Copilot: o.Copilot,
+	}
 }
 
-// WaitRuns waits until every run has ended and closed its session, or
-// until timeout; it reports whether they all ended.
-func (a *Agent) WaitRuns(timeout time.Duration) bool {
-	done := make(chan struct{})
-	go func() { a.runs.Wait(); close(done) }()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-t.C:
-		return false
-	}
+// Agent is the embedding entry point. It is safe for concurrent use; each
+// run is driven by its own goroutine and observed through a RunControl.
+type Agent struct {
+	e *engine.Agent
 }
 
 // New validates opts, fills defaults and returns an Agent.
 func New(opts Options) (*Agent, error) {
-	var errs []error
-	if opts.Home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			errs = append(errs, errors.New("runtime: no home directory: set Options.Home"))
-		}
-		opts.Home = h
-	}
-	if opts.Home != "" && !filepath.IsAbs(opts.Home) {
-		errs = append(errs, errors.New("runtime: Options.Home must be absolute"))
-	}
-	if opts.SessionDir != "" && !filepath.IsAbs(opts.SessionDir) {
-		errs = append(errs, errors.New("runtime: Options.SessionDir must be absolute"))
-	}
-	roots := make([]string, len(opts.ResourceRoots))
-	for i, r := range opts.ResourceRoots {
-		if !filepath.IsAbs(r) {
-			errs = append(errs, errors.New("runtime: Options.ResourceRoots["+strconv.Itoa(i)+"] must be absolute"))
-		}
-		roots[i] = filepath.Clean(r)
-	}
-	opts.ResourceRoots = roots
-	for _, l := range opts.PolicyLayers {
-		if err := policy.CheckLayer(l); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	if err := errors.Join(errs...); err != nil {
+	e, err := engine.New(opts.engine())
+	if err != nil {
 		return nil, err
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	return &Agent{e: e}, nil
+}
+
+// Run validates req and starts the run. A request that fails validation
+// returns a *RunError and no RunControl: nothing was accepted (CONTRACT
+// §8). ctx bounds the whole run.
+func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
+	rc, err := a.e.Run(ctx, req.engine())
+	if err != nil {
+		return nil, runError(err)
 	}
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{}
-	}
-	if opts.Getenv == nil {
-		opts.Getenv = os.Getenv
-	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	if opts.Sleep == nil {
-		opts.Sleep = defaultSleep
-	}
-	if opts.Jitter == nil {
-		opts.Jitter = defaultJitter
-	}
-	a := &Agent{opts: opts, log: log, maxRetries: -1, toolBudget: DefaultToolSchemaBudgetBytes, shells: &shell.Registry{}}
-	if a.opts.ProviderFactory == nil {
-		a.opts.ProviderFactory = a.defaultFactory
-	}
-	return a, nil
+	return &RunControl{rc: rc}, nil
 }
 
 // Models returns the model inventory, route-effective (CONTRACT §7), and
 // the endpoints whose live listing failed. With offline true it never
 // touches the network.
 func (a *Agent) Models(ctx context.Context, offline bool) ([]protocol.ModelInfo, []protocol.DiscoveryIssue, error) {
-	return a.models(ctx, offline)
+	return a.e.Models(ctx, offline)
 }
+
+// WaitRuns waits until every run has ended and closed its session, or
+// until timeout; it reports whether they all ended.
+func (a *Agent) WaitRuns(timeout time.Duration) bool { return a.e.WaitRuns(timeout) }
+
+// TerminateShells ends every command the agent's runs started: SIGTERM to
+// each process group (and to processes that left it), up to grace for them
+// to exit, then SIGKILL to survivors (CONTRACT §14). Commands started
+// afterwards are refused. The host calls it on HUP, INT, QUIT and TERM.
+func (a *Agent) TerminateShells(grace time.Duration) { a.e.TerminateShells(grace) }
+
+// SetMaxNetworkWait bounds the elapsed recovery of a logical turn (the
+// assistant turn of a step, or an auxiliary operation) after its first
+// positively identified pre-send outage: every later network wait, every
+// retry (a server's Retry-After included) and the opening of every later
+// request (dial and TLS handshake get only what is left) must fit it, and a
+// minimum delay beyond what is left stops recovery with
+// network_wait_exceeded rather than retrying early. It does not bound
+// streaming a response. nil means no ceiling (the default), zero disables
+// waiting. It applies to runs started afterwards.
+func (a *Agent) SetMaxNetworkWait(d *time.Duration) { a.e.SetMaxNetworkWait(d) }
+
+// SetMaxRetries sets the retry budget of a turn (default 4: up to five
+// attempts reach the provider); zero disables retries.
+func (a *Agent) SetMaxRetries(n int) { a.e.SetMaxRetries(n) }
+
+// DefaultToolSchemaBudgetBytes is the default budget of the serialized
+// tool array (CONTRACT §15).
+const DefaultToolSchemaBudgetBytes = engine.DefaultToolSchemaBudgetBytes
+
+// SetToolSchemaBudgetBytes bounds the size of the tool array a run sends, in
+// bytes exactly as the route's wire mode serializes it (default 128 KiB). A
+// run whose tools exceed it is refused (tool_schema_too_large) before any
+// provider I/O; tools are never dropped or rewritten to fit. Zero permits
+// only an empty tool list; a negative n counts as zero. It applies to runs
+// started afterwards.
+func (a *Agent) SetToolSchemaBudgetBytes(n int) { a.e.SetToolSchemaBudgetBytes(n) }
+
+// Observation is one event of a run, as the observer receives it: the
+// run's id, and for a worker run (see DelegateTool) the id of the run
+// that delegated to it.
+type Observation struct {
+	RunID string
+	// Parent is the delegating run's id for a worker's event, "" for a run
+	// the application started.
+	Parent string
+	Event  Event
+}
+
+// SetObserver installs fn, which receives every event of every run started
+// afterwards and of their worker runs, in each run's order, before the
+// run's consumer gets it; nil removes it. fn runs on the run's goroutine:
+// it must not block, and must not call into the run (a slow observer slows
+// the run). The Ultra reasoning mode needs an observer: removing it does
+// not leave Ultra, but Ultra cannot be selected again without one.
+func (a *Agent) SetObserver(fn func(Observation)) {
+	if fn == nil {
+		a.e.SetObserver(nil)
+		return
+	}
+	a.e.SetObserver(func(o engine.Observation) { fn(Observation(o)) })
+}
+
+// SetReasoning sets the effort used by runs that name none and whose
+// session has no restored selection, and what Reasoning reports from now
+// on: after a resume has restored a session's selection (its baseline and
+// reasoning updates) into Reasoning, SetReasoning overrides it there. A
+// resumed session's own runs keep continuing from their recorded
+// selection unless the run request names an effort. Selecting Ultra needs
+// an observer (ErrObserverRequired); the next run applies it where its
+// route declares the mode, and elsewhere uses the effort alone.
+func (a *Agent) SetReasoning(cfg ReasoningConfig) error {
+	return a.e.SetReasoning(engine.ReasoningConfig(cfg))
+}
+
+// Reasoning returns the effective selection: the last one set with
+// SetReasoning, or chosen, restored or changed by a run since. After a
+// reasoning update its Effort is the update's (the effort in effect), not
+// the request's pinned baseline; Ultra is true while the latest baseline
+// is the Ultra mode's and no update followed it.
+func (a *Agent) Reasoning() ReasoningConfig { return ReasoningConfig(a.e.Reasoning()) }
+
+// DelegationInstalled reports whether the agent has a delegation manager:
+// selecting Ultra installs it, and it stays.
+func (a *Agent) DelegationInstalled() bool { return a.e.DelegationInstalled() }
+
+// DocsDir materializes the documentation of Options.Docs under
+// ${XDG_DATA_HOME:-$HOME/.local/share}/octet/docs/<version>/ when it is
+// not there yet (or is stale), atomically, and returns the directory. It
+// fails when Options.Docs is nil.
+func (a *Agent) DocsDir() (string, error) { return a.e.DocsDir() }
+
+// DocsSkill is the name of the built-in skill that points the model at the
+// documentation the binary carries.
+const DocsSkill = engine.DocsSkill
+
+// ResourceRootsFromEnv splits OCTET_RESOURCE_ROOTS, a list of absolute
+// directories separated by ':' (empty elements ignored), the environment's
+// explicit resource roots (CONTRACT §18).
+func ResourceRootsFromEnv(getenv func(string) string) ([]string, error) {
+	return engine.ResourceRootsFromEnv(getenv)
+}
+
+// LevelTrace is the level of the state machines' transition lines, one
+// step below [slog.LevelDebug]. slog's own handlers print it as
+// "DEBUG-4"; a handler that wants the name "TRACE" can rename it with
+// [slog.HandlerOptions] ReplaceAttr. The runtime installs its tracers only
+// when Options.Logger is enabled at this level, so a logger that drops it
+// pays nothing for tracing.
+const LevelTrace = engine.LevelTrace
+
+// Redaction: every credential a run sent (an API key, a custom header value
+// of at least MinRedactedBytes bytes) is replaced by RedactedMarker in what
+// the run reports and records.
+const (
+	RedactedMarker   = engine.RedactedMarker
+	MinRedactedBytes = engine.MinRedactedBytes
+)

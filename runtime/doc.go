@@ -5,4 +5,7 @@
 //
 // An Agent is built once from Options and is safe for concurrent use; each
 // run is driven by its own goroutine and observed through a RunControl.
+//
+// This package is the façade: it owns the public types and hands the work
+// to the engine (runtime/internal/engine), converting at its edge.
 package runtime

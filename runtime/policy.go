@@ -1,48 +1,18 @@
 package runtime
 
-import (
-	"errors"
-	"path/filepath"
+import "octet.dev/host/runtime/internal/policy"
 
-	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/confine"
-	"octet.dev/host/runtime/internal/policy"
+// PolicyLayer is one source's partial tool-policy settings.
+type PolicyLayer = policy.Layer
+
+// Policy sources of the operator's layers.
+const (
+	SourceConfig      = policy.SourceConfig
+	SourceEnvironment = policy.SourceEnvironment
+	SourceCLI         = policy.SourceCLI
 )
 
-// policyLayers returns the operator's layers, lowest precedence first:
-// ~/.octet/settings.json, the workspace's .octet/settings.json when the
-// workspace is trusted, then the embedder's (environment, CLI) layers
-// (CONTRACT §10), and the terminal gate the settings configure: the
-// workspace's over the user's, nil when neither sets one. The workspace
-// file is read through the workspace root, so a symlink cannot substitute
-// another file.
-func (a *Agent) policyLayers(root *confine.Root, workspace string) (layers []policy.Layer, trusted bool, gate *policy.TerminalGate, _ *RunError) {
-	user, err := policy.LoadSettings(filepath.Join(a.opts.Home, ".octet", "settings.json"), "~/.octet/settings.json")
-	if err != nil {
-		return nil, false, nil, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
-	}
-	gate = user.TerminalGate
-	layers = []policy.Layer{user.Layer()}
-	trusted = a.opts.TrustWorkspace || user.Trusts(workspace)
-	if trusted {
-		data, err := root.ReadFile(".octet/settings.json")
-		switch {
-		case errors.Is(err, confine.ErrNotFound):
-		case err != nil:
-			return nil, false, nil, refuse(protocol.CodeConfigInvalid, "the workspace's .octet/settings.json cannot be read")
-		default:
-			ws, err := policy.ParseSettings(data, "workspace .octet/settings.json")
-			if err != nil {
-				return nil, false, nil, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
-			}
-			if len(ws.TrustedWorkspaces) > 0 {
-				return nil, false, nil, refuse(protocol.CodeConfigInvalid, "workspace .octet/settings.json may not set trusted_workspaces")
-			}
-			layers = append(layers, ws.Layer())
-			if ws.TerminalGate != nil {
-				gate = ws.TerminalGate
-			}
-		}
-	}
-	return append(layers, a.opts.PolicyLayers...), trusted, gate, nil
-}
+// PolicyFromEnv builds the environment layer from OCTET_ALLOW_SHELL,
+// OCTET_ALLOW_PROCESS, OCTET_ALLOW_REMOTE_READ, OCTET_BASH_TIMEOUT_MS,
+// OCTET_MAX_OUTPUT_BYTES and OCTET_SHELL_PATH.
+func PolicyFromEnv(getenv func(string) string) (PolicyLayer, error) { return policy.FromEnv(getenv) }

@@ -1,11 +1,8 @@
 package runtime
 
 import (
-	"octet.dev/host/runtime/internal/catalog"
+	"octet.dev/host/runtime/internal/engine"
 	"octet.dev/host/runtime/internal/provider"
-	"octet.dev/host/runtime/internal/provider/chat"
-	"octet.dev/host/runtime/internal/provider/messages"
-	"octet.dev/host/runtime/internal/provider/responses"
 )
 
 // The provider seam, for embedders that bring their own provider (and for
@@ -85,28 +82,10 @@ type Route struct {
 // cannot.
 type ProviderFactory func(Route) (Provider, error)
 
-// errUnsupportedMode marks a route whose wire mode this build cannot serve.
-type errUnsupportedMode struct{ mode string }
-
-func (e errUnsupportedMode) Error() string {
-	return "provider_mode " + e.mode + " is not served by this build yet"
-}
-
-// defaultFactory builds the wire-mode providers of this module.
-func (a *Agent) defaultFactory(r Route) (Provider, error) {
-	switch catalog.Mode(r.Mode) {
-	case catalog.ModeOpenAICompatible:
-		return chat.New(chat.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now,
-			PromptCacheKey: r.AcceptsPromptCacheKey, AudioOutput: r.AudioOutput})
-	case catalog.ModeOpenAIResponses:
-		// store:false keeps nothing at the provider; encrypted reasoning is
-		// requested and carried forward so that reasoning survives turns.
-		return responses.New(responses.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now, IncludeEncryptedReasoning: r.SupportsReasoning, Transport: r.Transport,
-			ImageGeneration: r.ImageOutput})
-	case catalog.ModeAnthropicMessages:
-		// The thinking form follows the model generation (catalog.AdaptiveThinking).
-		return messages.New(messages.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now,
-			AdaptiveThinking: catalog.AdaptiveThinking(r.APIModel)})
+// engine adapts f to the engine's factory (nil for nil).
+func (f ProviderFactory) engine() engine.ProviderFactory {
+	if f == nil {
+		return nil
 	}
-	return nil, errUnsupportedMode{r.Mode}
+	return func(r engine.Route) (Provider, error) { return f(Route(r)) }
 }

@@ -2,18 +2,127 @@ package runtime
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
-	"runtime/debug"
-	"sync"
+	"errors"
 
-	"octet.dev/host/fsm"
-	"octet.dev/host/fsm/recovery"
-	fsmrun "octet.dev/host/fsm/run"
-	"octet.dev/host/fsm/steering"
 	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/internal/engine"
 )
+
+// RunRequest is one run of the agent (CONTRACT §8). Zero values mean
+// "absent" and take the documented defaults.
+type RunRequest struct {
+	RunID     string
+	Workspace string // absolute path of an existing directory
+	Model     string // catalog id, or the model name of an inline Route
+	Prompt    string
+
+	// SessionID resumes (or creates) that session; "" starts a new one
+	// with a generated ID.
+	SessionID string
+	// SessionDir holds the session files; "" means ~/.octet/sessions.
+	SessionDir   string
+	SystemPrompt string
+	// Tools selects the registered tools: nil means all, an empty non-nil
+	// slice means none.
+	Tools []string
+	// AllowFileMutation pre-authorizes edit and write (source host_request).
+	AllowFileMutation bool
+	// DisplayText is presentation metadata for the prompt, stored in the
+	// session; the model never sees it.
+	DisplayText string
+	// Route defines an inline provider route instead of a catalog model.
+	Route *InlineRoute
+	// History seeds a new session with prior messages.
+	History []protocol.HistoryMessage
+	// MaxSteps bounds model calls: nil means DefaultMaxSteps, a value must
+	// be 1..MaxMaxSteps.
+	MaxSteps *int
+	// ReasoningEffort is the reasoning the run asks for: nil asks for none
+	// (the session's or the agent's selection applies), a value must be
+	// "low", "medium" or "high".
+	ReasoningEffort *string
+	// Media are typed inputs (images, audio) read from the workspace and
+	// sent with the prompt, in order (CONTRACT §16).
+	Media []protocol.Media
+	// ConfirmDelivery makes the run hold its session after its
+	// final_result until the consumer says whether the events reached
+	// their reader: Wait (they did) or AbandonWith (they did not; the
+	// session then records why). A consumer that sets it must call one of
+	// them once it has handled the final_result, or the session stays
+	// locked. The NDJSON host sets it; without it an abandonment after the
+	// final_result is not recorded.
+	ConfirmDelivery bool
+}
+
+// InlineRoute is a provider route defined in the request (CONTRACT §8).
+type InlineRoute struct {
+	Provider            string
+	BaseURL             string
+	APIKey              string
+	Headers             map[string]string
+	Mode                string // "" means openai-compatible
+	ContextWindowTokens *int   // nil means the inline default; a value must be positive
+	MaxOutputTokens     *int   // nil means the inline default; a value must be positive
+	InputModalities     []string
+	Vision              *bool
+	SupportsReasoning   *bool
+}
+
+// Limits of CONTRACT §8.
+const (
+	MaxPromptBytes      = 512 << 10
+	MaxDisplayTextBytes = 256 << 10
+	MaxHeaderEntries    = engine.MaxHeaderEntries
+	MaxHeaderBytes      = engine.MaxHeaderBytes
+	DefaultMaxSteps     = 50
+	MaxMaxSteps         = 1000
+)
+
+// engine returns the engine's request for r.
+func (r RunRequest) engine() engine.RunRequest {
+	return engine.RunRequest{
+		RunID: r.RunID, Workspace: r.Workspace, Model: r.Model, Prompt: r.Prompt,
+		SessionID: r.SessionID, SessionDir: r.SessionDir, SystemPrompt: r.SystemPrompt,
+		Tools: r.Tools, AllowFileMutation: r.AllowFileMutation, DisplayText: r.DisplayText,
+		Route: r.Route.engine(), History: r.History, MaxSteps: r.MaxSteps,
+		ReasoningEffort: r.ReasoningEffort, Media: r.Media, ConfirmDelivery: r.ConfirmDelivery,
+	}
+}
+
+// engine returns the engine's route for r (nil for nil).
+func (r *InlineRoute) engine() *engine.InlineRoute {
+	if r == nil {
+		return nil
+	}
+	e := engine.InlineRoute(*r)
+	return &e
+}
+
+// RunError is a run refused before it was accepted: no event was emitted,
+// and the caller reports a single error final result (CONTRACT §8).
+type RunError struct {
+	Code    string // one of protocol.RunCodes
+	Message string
+}
+
+func (e *RunError) Error() string { return e.Code + ": " + e.Message }
+
+// runError gives the engine's refusal as the façade's *RunError; any other
+// error is returned as it is.
+func runError(err error) error {
+	var re *engine.RunError
+	if errors.As(err, &re) {
+		return &RunError{Code: re.Code, Message: re.Message}
+	}
+	return err
+}
+
+// Event is one event of a run's ordered stream. Type is a run event type
+// of package protocol (protocol.TypeAccepted … protocol.TypeFinalResult,
+// or the Go-only protocol.TypeRecoveredOutput); Data is a pointer to its
+// payload type, the type protocol.PayloadFor(Type) returns (*protocol.ModelDelta
+// for model_delta), whose JSON encoding is the event's data object.
+type Event = protocol.RunEvent
 
 // RunControl observes and controls one run.
 //
@@ -22,47 +131,19 @@ import (
 // never dropped): read Events until it is closed, or call Abandon to stop
 // reading.
 type RunControl struct {
-	events  chan Event
-	done    chan struct{}
-	abandon chan struct{}
-	once    sync.Once
-	cancel  context.CancelFunc
-	result  protocol.FinalResult
-
-	// closeEvents closes events once (early with ConfirmDelivery).
-	closeEvents sync.Once
-	// confirm is closed by Wait or Abandon*: the consumer has handled the
-	// events (RunRequest.ConfirmDelivery).
-	confirm     chan struct{}
-	confirmOnce sync.Once
-	// abandonCode and abandonMsg say why the consumer abandoned the
-	// events (AbandonWith); guarded by mu.
-	abandonCode, abandonMsg string
-
-	supportsReasoning bool
-	reasoningUpdates  bool // the route is qualified for changes during the run
-	reasoningUltra    bool // and for the Ultra mode
-	agent             *Agent
-	modelID           string
-	mu                sync.Mutex
-	pendingReasoning  *ReasoningConfig
-	reasoningClosed   bool // the run is ending: SetReasoning is refused
-	queue             steeringQueue
-	// native is set when the run's route is qualified for native
-	// steering (native_steering.go); nil: Steer queues.
-	native *nativeGate
+	rc *engine.RunControl
 }
 
 // Events returns the run's ordered event stream.
-func (rc *RunControl) Events() <-chan Event { return rc.events }
+func (rc *RunControl) Events() <-chan Event { return rc.rc.Events() }
 
 // Cancel stops the run: it ends with status error, code canceled.
-func (rc *RunControl) Cancel() { rc.cancel() }
+func (rc *RunControl) Cancel() { rc.rc.Cancel() }
 
 // Abandon tells the run that nobody reads its events any more (the
 // consumer failed): remaining events are discarded and the run is
 // canceled.
-func (rc *RunControl) Abandon() { rc.AbandonWith("", "") }
+func (rc *RunControl) Abandon() { rc.rc.Abandon() }
 
 // AbandonWith is Abandon with the reason the events did not reach their
 // reader: code (e.g. protocol.CodeOutputTooLarge for an event the wire
@@ -72,247 +153,135 @@ func (rc *RunControl) Abandon() { rc.AbandonWith("", "") }
 // RunRequest.ConfirmDelivery) in a second run_end that supersedes the
 // first. An empty code is Abandon: the run keeps the status it ends with
 // (canceled, most often). The first reason given wins.
-func (rc *RunControl) AbandonWith(code, message string) {
-	if code != "" {
-		rc.mu.Lock()
-		if rc.abandonCode == "" {
-			rc.abandonCode, rc.abandonMsg = code, message
-		}
-		rc.mu.Unlock()
-	}
-	rc.once.Do(func() { close(rc.abandon) })
-	rc.cancel()
-	rc.confirmed()
-}
-
-// abandoned returns the reason AbandonWith gave, "" when none.
-func (rc *RunControl) abandoned() (code, message string) {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return rc.abandonCode, rc.abandonMsg
-}
-
-func (rc *RunControl) confirmed() { rc.confirmOnce.Do(func() { close(rc.confirm) }) }
+func (rc *RunControl) AbandonWith(code, message string) { rc.rc.AbandonWith(code, message) }
 
 // Wait blocks until the run has ended and returns its result. The events
 // must be consumed (or abandoned) for the run to end. With
 // RunRequest.ConfirmDelivery, calling it confirms that the events reached
 // their reader.
-func (rc *RunControl) Wait() protocol.FinalResult {
-	rc.confirmed()
-	<-rc.done
-	return rc.result
+func (rc *RunControl) Wait() protocol.FinalResult { return rc.rc.Wait() }
+
+// Queued steering (CONTRACT §15): the application adds user messages to a
+// running run. The NDJSON host has no command for it: these are Go API
+// controls.
+
+// Kinds of queued messages (QueuedMessage.Kind, and the origin of the
+// session's message record).
+const (
+	KindSteering = engine.KindSteering
+	KindFollowUp = engine.KindFollowUp
+)
+
+// ErrMessageInvalid reports an empty, oversized or non-UTF-8 steering
+// message or follow-up.
+var ErrMessageInvalid = engine.ErrMessageInvalid
+
+// QueuedMessage is a steering message or follow-up the run did not deliver.
+type QueuedMessage struct {
+	Kind string // KindSteering or KindFollowUp
+	Text string
 }
 
-// Run validates req and starts the run. A request that fails validation
-// returns a *RunError and no RunControl: nothing was accepted (CONTRACT
-// §8). ctx bounds the whole run.
-func (a *Agent) Run(ctx context.Context, req RunRequest) (*RunControl, error) {
-	return a.start(ctx, req, nil)
+// Steer queues a steering message. It is delivered at the next safe
+// boundary: after the tool call that is running (the turn's remaining calls
+// are then skipped, and the model is told so) or after the model's turn;
+// an answer the model gives while steering is pending does not end the run.
+// It returns ErrRunEnded once the run has completed or is ending, and
+// ErrMessageInvalid for an empty, oversized or non-UTF-8 text.
+//
+// On a route qualified for native steering (see the README's Native
+// steering), an input that comes while the model streams goes into its
+// live response instead (response.steer), after a durable intent record;
+// at any other time (or when that response has just ended) it is queued as
+// above. A native input is delivered once (steering_delivered with mode
+// "native"), handed back to the queue when the provider refuses it, or
+// left unsettled when its outcome cannot be known: the run then ends
+// blocked with unsettled_native_steering and the input is never replayed.
+// When the intent record cannot be written, nothing is sent and the
+// session's write error is returned.
+func (rc *RunControl) Steer(text string) error { return rc.rc.Steer(text) }
+
+// FollowUp queues a follow-up: it is delivered when the run would otherwise
+// complete, and the run goes on with it. Errors as for Steer.
+func (rc *RunControl) FollowUp(text string) error { return rc.rc.FollowUp(text) }
+
+// Undelivered returns the queued messages the run dropped because it ended
+// first (steering first, then follow-ups, each in submission order). It is
+// complete once Wait has returned.
+func (rc *RunControl) Undelivered() []QueuedMessage {
+	in := rc.rc.Undelivered()
+	if in == nil {
+		return nil
+	}
+	out := make([]QueuedMessage, len(in))
+	for i, m := range in {
+		out[i] = QueuedMessage(m)
+	}
+	return out
 }
 
-// start starts a run, a worker run (delegation.go) when w is not nil.
-func (a *Agent) start(ctx context.Context, req RunRequest, w *worker) (*RunControl, error) {
-	p, rerr := a.prepare(ctx, req)
-	if rerr != nil {
-		return nil, rerr
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), confirm: make(chan struct{}), cancel: cancel,
-		supportsReasoning: p.model.SupportsReasoning, reasoningUpdates: p.model.ReasoningUpdates, reasoningUltra: p.model.ReasoningUltra,
-		agent: a, modelID: p.model.ID, queue: steeringQueue{m: steering.New()}}
-	if p.model.NativeSteeringQualified(p.model.NativeCompaction, false) {
-		// This build sets no hard cumulative ceiling on a run: max_steps
-		// is kept by steering natively only while another step may
-		// follow (native_steering.go).
-		rc.native = &nativeGate{rc: rc}
-	}
-	trace := transitionTracer(ctx, a.log, req.RunID)
-	rc.queue.m.SetTracer(trace)
-	a.runs.Add(1)
-	go func() {
-		defer a.runs.Done()
-		defer close(rc.done)
-		defer rc.closeEvents.Do(func() { close(rc.events) })
-		defer cancel()
-		defer p.close()
-		d := &driver{a: a, p: p, rc: rc, m: fsmrun.New(), recovery: a.recoveryConfig(), trace: trace}
-		d.m.SetTracer(trace)
-		if w != nil {
-			d.parent, d.recovery = w.parent, w.recovery
-		}
-		rc.result = d.drive(ctx)
-	}()
-	return rc, nil
+// ReasoningConfig selects the reasoning effort: "" (the route's default),
+// "low", "medium" or "high".
+//
+// Ultra selects the Ultra mode: the effort (Effort, "high" when "") becomes
+// a new request baseline instead of a reasoning update, superseding the
+// updates before it, and selecting it installs the agent's delegation
+// manager, which gives the model the delegate tool (delegation.go) and
+// stays installed when a later selection leaves Ultra.
+// It needs an observer (Agent.SetObserver); during a run it needs a route
+// that declares it ("reasoning_ultra": true in ~/.octet/models.json).
+type ReasoningConfig struct {
+	Effort string
+	Ultra  bool
 }
 
-// driver runs one accepted run on its own goroutine, the owner of the run
-// machine.
-type driver struct {
-	a  *Agent
-	p  *prepared
-	rc *RunControl
-	m  *fsmrun.Machine
+// Reasoning errors.
+var (
+	ErrReasoningInvalid     = engine.ErrReasoningInvalid
+	ErrReasoningUnsupported = engine.ErrReasoningUnsupported
+	// ErrReasoningNotQualified: the run's route is not qualified for a
+	// reasoning change during a run. Only a configured model that declares
+	// "reasoning_updates": true in ~/.octet/models.json is; built-in and
+	// inline routes never are. Nothing changed: the effort stays as the run
+	// began, and Agent.SetReasoning (between runs) still applies.
+	ErrReasoningNotQualified = engine.ErrReasoningNotQualified
+	// ErrUltraUnsupported: the run's route does not declare the Ultra mode
+	// ("reasoning_ultra": true in ~/.octet/models.json).
+	ErrUltraUnsupported = engine.ErrUltraUnsupported
+	// ErrObserverRequired: the Ultra mode needs an observation hook
+	// (Agent.SetObserver) to report the events of the run and its workers.
+	ErrObserverRequired = engine.ErrObserverRequired
+	ErrRunEnded         = engine.ErrRunEnded
+)
 
-	steps     int
-	toolCalls int
-	changed   []string
-	total     protocol.Totals
-	uncertain bool            // usage figures are known subtotals (sticky)
-	recovery  recovery.Config // snapshot at run start
-	effort    string          // the reasoning effort the model calls use (the pinned baseline)
-	rs        reasoningState  // the updates after it (reasoning.go)
-	parent    string          // the delegating run's id for a worker (delegation.go)
-	workers   int             // worker runs started (delegation.go)
-	reauthed  int             // the step whose Codex 401 refreshed the credential (codex.go)
-	trace     fsm.Tracer      // the run's machines' tracer (nil: tracing off)
-	cmp       *compactor      // context budgeting and compaction (compaction.go)
-	native    *nativeSteering // native steering on a qualified route (native_steering.go); nil otherwise
-	// nativeStep: the step's call reads a successor or continues a
-	// steered response, so it is never re-issued (overflow.go).
-	nativeStep bool
-
-	deltas []protocol.ModelDelta // the unused rest of the model_delta slab (step.go)
-}
-
-// send delivers an event unless the consumer abandoned the run.
-func (d *driver) send(ev Event) {
-	d.observe(ev)
-	// The fast path: room in the buffer. A select with a default is a
-	// plain non-blocking send, far cheaper than the two-way select.
-	select {
-	case d.rc.events <- ev:
-		return
-	default:
-	}
-	select {
-	case d.rc.events <- ev:
-	case <-d.rc.abandon:
-	}
-}
-
-// fire applies a lifecycle input and sends the events it calls for; data
-// is the streaming event for TrStream, the result for TrFinalize.
-func (d *driver) fire(in fsmrun.Input, data Event) {
-	effects, err := d.m.Fire(in)
-	if err != nil {
-		panic(err) // the driver only fires permitted inputs
-	}
-	for _, e := range effects {
-		switch e.Kind {
-		case fsmrun.EffAccepted, fsmrun.EffStream, fsmrun.EffFinal:
-			d.send(data)
-		case fsmrun.EffStarted:
-			d.send(Event{protocol.TypeStarted, &protocol.Started{}})
-		case fsmrun.EffSettled:
-			d.send(Event{protocol.TypeSettled, &protocol.Settled{Status: e.Status}})
-		}
-	}
-}
-
-func (d *driver) stream(typ string, data any) {
-	d.fire(fsmrun.Input{Trigger: fsmrun.TrStream}, Event{typ, data})
-}
-
-func (d *driver) drive(ctx context.Context) protocol.FinalResult {
-	p := d.p
-	names := make([]string, len(p.tools))
-	for i, t := range p.tools {
-		names[i] = t.spec.Name
-	}
-	d.fire(fsmrun.Input{Trigger: fsmrun.TrAccept}, Event{protocol.TypeAccepted, &protocol.Accepted{
-		Model: protocol.ModelInfo{ID: p.model.ID, Provider: p.model.Provider, Name: p.model.Name,
-			ProviderMode: string(p.model.Mode), ContextWindowTokens: p.model.ContextWindowTokens,
-			MaxOutputTokens: p.model.MaxOutputTokens, InputModalities: p.model.EffectiveModalities(),
-			Vision: p.model.Vision(), Audio: p.model.Audio(), SupportsReasoning: p.model.SupportsReasoning},
-		SessionFile:         p.sess.Path(),
-		Tools:               names,
-		EffectiveToolPolicy: p.policy.EffectivePolicy,
-		Skills:              p.skillNames,
-	}})
-	d.fire(fsmrun.Input{Trigger: fsmrun.TrStart}, Event{})
-	d.reportExtensions()
-	d.sessionUncertain(p.sess) // sticky across resume: every later run says so again
-
-	var status, output string
-	var errInfo *protocol.ErrorData
-	if blocked := d.unsettledNativeSteering(); blocked != nil {
-		status, output, errInfo = blockedByNativeSteering(blocked) // before any provider I/O
-	} else {
-		status, output, errInfo = d.contain(ctx)
-	}
-	status, errInfo = d.endNative(status, errInfo) // before the queue closes: a late native input is queued, then dropped
-	d.rc.closeSteering()                           // what is still queued is dropped, before settled
-	if code, msg := d.rc.abandoned(); code != "" {
-		// Nobody saw the run's events after the one that failed: it ends
-		// as what its consumer was told, whatever the loop made of the
-		// cancel.
-		status, errInfo = fsmrun.StatusError, &protocol.ErrorData{Code: code, Message: bound(msg)}
-	}
-
-	// A reasoning change no boundary admitted (held back by an Anthropic
-	// tool-use loop, or set after the last boundary) is not dropped: it is
-	// recorded, so that the session's next run starts with it.
-	end := store.RunEnd{RunID: p.req.RunID, Status: status}
-	if errInfo != nil {
-		end.Code = errInfo.Code
-	}
-	ends := []store.Record{{Body: end}}
-	pending, commitReasoning := d.endReasoning()
-	if pending != nil {
-		ends = append([]store.Record{*pending}, ends...)
-	}
-	switch err := p.sess.Append(ends...); {
-	case err != nil:
-		if errInfo == nil {
-			status, errInfo = fsmrun.StatusError, &protocol.ErrorData{Code: protocol.CodeSessionWriteFailed, Message: "the session could not be written: " + bound(err.Error())}
-		}
-	case pending != nil:
-		commitReasoning()
-	}
-	d.fire(fsmrun.Input{Trigger: fsmrun.TrSettle, Status: status}, Event{})
-	path := p.sess.Path()
-	changed := d.changed
-	if changed == nil {
-		changed = []string{}
-	}
-	res := protocol.FinalResult{Status: status, Output: output, Error: errInfo, FilesChanged: changed, ToolCalls: d.toolCalls, Steps: d.steps, SessionFile: &path}
-	d.fire(fsmrun.Input{Trigger: fsmrun.TrFinalize}, Event{protocol.TypeFinalResult, &res})
-	if !p.req.ConfirmDelivery {
-		return res
-	}
-	// The session stays open until the consumer says whether the last
-	// events reached their reader: if they did not, a second run_end says
-	// so (the first one said what the run itself ended with).
-	d.rc.closeEvents.Do(func() { close(d.rc.events) })
-	<-d.rc.confirm
-	code, msg := d.rc.abandoned()
-	if code == "" || code == end.Code {
-		return res
-	}
-	corrected := res
-	corrected.Status, corrected.Error = fsmrun.StatusError, &protocol.ErrorData{Code: code, Message: bound(msg)}
-	if err := p.sess.Append(store.Record{Body: store.RunEnd{RunID: p.req.RunID, Status: corrected.Status, Code: code}}); err != nil {
-		d.a.log.LogAttrs(context.Background(), slog.LevelError, "the session could not record that the run's events were abandoned",
-			slog.String("run_id", p.req.RunID), slog.Any("error", err))
-	}
-	return corrected
-}
-
-// contain runs the loop and turns a panic inside it (a bug in a decoder or a
-// tool) into an internal_error result, so that the run still ends with its
-// one final_result and the host serves on; the stack goes to the log. The
-// loop's deferred cleanups (shell process groups, descriptors) have run by
-// then.
-func (d *driver) contain(ctx context.Context) (status, output string, errInfo *protocol.ErrorData) {
-	defer func() {
-		if v := recover(); v != nil {
-			// The panic value may quote provider output: redacted like it.
-			pv := scrub(d.p.red.String(fmt.Sprint(v)), d.p.key)
-			d.a.log.LogAttrs(ctx, slog.LevelError, "the run failed on an internal error",
-				slog.String("run_id", d.p.req.RunID), slog.String("panic", pv), slog.String("stack", string(debug.Stack())))
-			status, errInfo = fsmrun.StatusError, &protocol.ErrorData{Code: protocol.CodeInternalError, Message: bound("internal error: " + pv)}
-		}
-	}()
-	return d.loop(ctx)
+// SetReasoning asks the running run to use cfg from its next model call on.
+// It is admitted only on a route qualified by its model metadata
+// ("reasoning_updates": true in ~/.octet/models.json, never guessed from a
+// name; built-in and inline routes are not): elsewhere it returns
+// ErrReasoningNotQualified and changes nothing (ErrReasoningUnsupported on
+// a route without reasoning).
+//
+// On a qualified route, a change between two efforts (neither the route's
+// default "") is a reasoning update: the requests keep their reasoning
+// baseline, so their cached prefix stays byte-identical, and the
+// conversation gets a host message saying the new effort (a developer
+// message on Responses, a system message on Chat, a user-turn text block
+// on Anthropic Messages), recorded in the session in order. A change to or
+// from "" turns reasoning on or off, which no message can do: it changes
+// the baseline. Ultra (ErrUltraUnsupported unless the route declares
+// "reasoning_ultra", ErrObserverRequired without an observer) changes the
+// baseline too, superseding earlier updates; the conversation, reasoning
+// blocks included, and the session stay.
+//
+// A change is admitted at the next safe step boundary (never mid-response),
+// is persisted in the session there, and is not a provider acknowledgement.
+// On an anthropic-messages route a baseline change that turns thinking on
+// or off waits for a boundary where a new assistant turn begins, since the
+// API rejects a thinking mode changed inside one, tool-use loops included.
+// Pending choices coalesce: the last one before the boundary wins. A change
+// still pending when the run ends is recorded in the session, and the
+// session's next run starts with it. It fails once the run has ended or is
+// ending.
+func (rc *RunControl) SetReasoning(ctx context.Context, cfg ReasoningConfig) error {
+	return rc.rc.SetReasoning(ctx, engine.ReasoningConfig(cfg))
 }

@@ -1,0 +1,629 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/go-json-experiment/json"
+
+	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/store"
+)
+
+// Local compaction (issue 11 §2): when the context passes the budget's
+// threshold, or the provider refuses a request as too long, the older
+// history is summarized by a call on the run's own route and replaced,
+// durably, by a checkpoint: the handoff (summary + file evidence) wrapped
+// in one user message, then the newest messages kept verbatim.
+
+const (
+	// maxHandoffBytes bounds a handoff, evidence included: a larger one is
+	// refused, never truncated.
+	maxHandoffBytes = 131072
+	// toolResultChars is how much of a tool result the transcript keeps.
+	toolResultChars = 2000
+	// maxSummarizerTrims bounds how often an overflowing summarizer
+	// request drops its oldest transcript item and tries again.
+	maxSummarizerTrims = 20
+)
+
+// summarizerMarker is the phrase of the summarizer's system prompt by
+// which the fake provider knows a summarizer request: it must equal
+// fakeprovider.SummarizerMarker (a test checks).
+const summarizerMarker = "Do not continue the conversation"
+
+// summarizerSystem is the summarizer's system prompt.
+const summarizerSystem = "You summarize a conversation between a user and an AI coding agent so that another " +
+	"instance of the agent can carry on the work from the summary alone. " + summarizerMarker +
+	": do not answer its questions, do not call tools, do not add commentary. Write only the summary, in the " +
+	"format you are given, keeping exact file paths, names, commands and error messages."
+
+// summarySections is the format the summary follows.
+const summarySections = "Use exactly these sections:\n\n## Goal\n## Constraints & Preferences\n## Progress\n" +
+	"### Done\n### In Progress\n### Blocked\n## Key Decisions\n## Next Steps\n## Critical Context\n\n" +
+	"Write \"(none)\" under a section with nothing to say."
+
+const (
+	summaryCreate = "Summarize the conversation above. " + summarySections
+	summaryUpdate = "The previous summary covers what came before the conversation above. Update it with the " +
+		"conversation: keep what still holds, add what is new, move finished items from In Progress to Done. " +
+		summarySections
+	summaryTurnPrefix = "The conversation above is the beginning of a turn whose end is kept verbatim. " +
+		"Summarize it for the one who will read that end: the original request, the progress so far, and " +
+		"what the rest of the turn needs to know. Use the sections ## Original Request, ## Early Progress " +
+		"and ## Context for Suffix."
+	splitTurnSeparator = "\n\n---\n\n**Turn Context (split turn):**\n\n"
+)
+
+// compactor is a run's compaction state.
+type compactor struct {
+	system   string // the run's system prompt (native compaction sends it)
+	bud      budget
+	overhead int64 // system prompt and tool schemas
+	count    contextCount
+	// holdUntil: after a refused threshold compaction, the next threshold
+	// attempt waits until the context passes this size (it must have
+	// grown by keep), so a summarizer that keeps refusing is not called
+	// on every step; but never past the budget's fit: the run goes on
+	// uncompacted only while the next request still fits (issue 11 §2),
+	// and a request that would not fit tries again first.
+	holdUntil int64
+}
+
+// initCompaction sets up budgeting for the run, whose conversation is
+// msgs: the usage of the newest step since the newest checkpoint plus
+// estimates of the messages after it, or, without one (or when that usage
+// is all zeros), an estimate of everything.
+func (d *driver) initCompaction(system string, specs []provider.ToolSpec, msgs []provider.Message) {
+	c := &compactor{system: system, bud: budgetOf(d.p.model), overhead: overheadTokens(system, specs)}
+	d.cmp = c
+	if u, after, ok := d.p.sess.ContextUsage(); ok && after <= len(msgs) && usageTokens(u) > 0 {
+		c.count.reset(usageTokens(u)+estimateMessages(msgs[len(msgs)-after:]), len(msgs))
+		return
+	}
+	c.count.reset(c.overhead+estimateMessages(msgs), len(msgs))
+}
+
+// noteStep records a successful step's usage as the context's size; the
+// assistant message that is appended next is in it. A usage of zero tokens
+// (a gateway that sends a usage object of zeros) says nothing about the
+// context: the count goes on from its estimates.
+func (d *driver) noteStep(t turn, msgs []provider.Message) {
+	if t.usageReported && usageTokens(t.usage) > 0 {
+		d.cmp.count.reset(usageTokens(t.usage), len(msgs)+1)
+	}
+}
+
+// compactIfNeeded is the threshold check before a model call: it
+// compacts when the context is over the threshold. A refused compaction
+// lets the run go on while the request still fits the window; it ends the
+// run (context_overflow) when it does not.
+func (d *driver) compactIfNeeded(ctx context.Context, step int, msgs *[]provider.Message) *errTurnFailed {
+	c := d.cmp
+	if !c.bud.on() {
+		return nil
+	}
+	tokens := c.count.current(*msgs)
+	if tokens <= c.bud.threshold || tokens <= c.holdUntil {
+		return nil
+	}
+	attempted, ok, tf := d.runCompaction(ctx, step, msgs, protocol.CompactionThreshold, tokens)
+	if !attempted {
+		// Nothing older than the newest keep tokens: nothing to
+		// summarize. The request goes out; if it overflows, the overflow
+		// path reports it.
+		return nil
+	}
+	if tf != nil || ok {
+		return tf
+	}
+	c.holdUntil = min(tokens+c.bud.keep, c.bud.fit)
+	if tokens > c.bud.window {
+		return &errTurnFailed{code: protocol.CodeContextOverflow, msg: overflowAdvice("the conversation is larger than the model's context window and could not be compacted")}
+	}
+	return nil
+}
+
+// overflowAdvice completes an overflow failure message with what the
+// user can do.
+func overflowAdvice(what string) string {
+	return what + "; start a new session, shorten the prompt or the files the agent reads, or choose a model with a larger context window"
+}
+
+// compactionPlan is what one compaction summarizes and keeps.
+type compactionPlan struct {
+	prev       store.Compaction
+	hasPrev    bool
+	start      int // msgs[start:] are message records (after the wrapped summary)
+	firstIndex int // the record index of msgs[start]
+	history    []provider.Message
+	prefix     []provider.Message // the split turn's summarized beginning
+	cut        int                // msgs[cut:] are kept
+}
+
+// plan chooses the cut: the newest keep tokens stay verbatim, cut at a
+// user or assistant message so that no tool result leaves its call. A cut
+// at an assistant message inside a turn splits the turn: its beginning is
+// summarized apart. ok is false when nothing lies before the cut.
+func (d *driver) plan(msgs []provider.Message) (compactionPlan, bool) {
+	var pl compactionPlan
+	pl.prev, pl.hasPrev = d.p.sess.LatestCompaction(d.routeKey())
+	if pl.hasPrev && pl.prev.Items != nil {
+		// A native checkpoint of this route, which no longer compacts
+		// natively (its models.json entry changed): its items cannot be
+		// summarized, and a local checkpoint would lose them.
+		return pl, false
+	}
+	if pl.hasPrev {
+		pl.start, pl.firstIndex = 1, pl.prev.FirstKept
+	}
+	if len(msgs) <= pl.start {
+		return pl, false
+	}
+	var acc int64
+	cut := pl.start
+	for i := len(msgs) - 1; i >= pl.start; i-- {
+		acc += estimateMessage(&msgs[i])
+		if acc >= d.cmp.bud.keep {
+			cut = i
+			break
+		}
+	}
+	// A valid cut point: forward to the next non-tool message, else back
+	// to the one before.
+	valid := func(i int) bool { return msgs[i].Role != provider.RoleTool }
+	j := cut
+	for j < len(msgs) && !valid(j) {
+		j++
+	}
+	if j == len(msgs) {
+		for j = cut; j > pl.start && !valid(j); j-- {
+		}
+	}
+	cut = j
+	if cut <= pl.start {
+		return pl, false
+	}
+	pl.cut = cut
+	turnStart := pl.start
+	if msgs[cut].Role == provider.RoleAssistant {
+		for i := cut - 1; i >= pl.start; i-- {
+			if msgs[i].Role == provider.RoleUser {
+				turnStart = i
+				break
+			}
+		}
+		pl.history, pl.prefix = msgs[pl.start:turnStart], msgs[turnStart:cut]
+	} else {
+		pl.history = msgs[pl.start:cut]
+	}
+	return pl, true
+}
+
+// compact runs one local compaction of plan pl and reports whether it
+// replaced the context. A refusal or a failed summarizer is ok false with no
+// checkpoint; tf is set only when the run must end (canceled, the session
+// could not be written).
+func (d *driver) compact(ctx context.Context, step int, msgs *[]provider.Message, pl compactionPlan, reason string, tokensBefore int64) (ok bool, tf *errTurnFailed) {
+	d.stream(protocol.TypeCompactionStart, &protocol.CompactionStart{Reason: reason, Kind: protocol.CompactionLocal, TokensBefore: tokensBefore})
+	fin := &protocol.CompactionFinish{Reason: reason, Kind: protocol.CompactionLocal, TokensBefore: tokensBefore}
+	refuse := func(code, msg string) (bool, *errTurnFailed) {
+		fin.Error = &protocol.ErrorData{Code: code, Message: bound(msg)}
+		d.stream(protocol.TypeCompactionFinish, fin)
+		if ctx.Err() != nil {
+			return false, &errTurnFailed{code: protocol.CodeCanceled, msg: "the run was canceled"}
+		}
+		return false, nil
+	}
+	var usage provider.Usage
+	prevSummary := ""
+	if pl.hasPrev {
+		prevSummary = pl.prev.SummaryText
+		if prevSummary == "" {
+			prevSummary = pl.prev.Summary
+		}
+	}
+	maxOut := int(d.cmp.bud.reserve * 8 / 10)
+	summary := prevSummary
+	if len(pl.history) > 0 {
+		prompt := summaryCreate
+		if prevSummary != "" {
+			prompt = summaryUpdate
+		}
+		text, err := d.summarize(ctx, step, serialize(pl.history), prevSummary, prompt, maxOut, &usage)
+		if err != nil {
+			return d.summarizerFailed(ctx, fin, err)
+		}
+		summary = text
+		if strings.TrimSpace(text) == "" {
+			return refuse(protocol.CodeCompactionHandoffEmpty, "the summarizer returned an empty summary")
+		}
+	}
+	if len(pl.prefix) > 0 {
+		text, err := d.summarize(ctx, step, serialize(pl.prefix), "", summaryTurnPrefix, maxOut*5/8, &usage)
+		if err != nil {
+			return d.summarizerFailed(ctx, fin, err)
+		}
+		if strings.TrimSpace(text) == "" {
+			return refuse(protocol.CodeCompactionHandoffEmpty, "the summarizer returned an empty summary of the split turn's beginning")
+		}
+		if strings.TrimSpace(summary) != "" {
+			summary = strings.TrimRightFunc(summary, unicode.IsSpace) + splitTurnSeparator + text
+		} else {
+			summary = text
+		}
+	}
+	summary = strings.TrimRightFunc(summary, unicode.IsSpace)
+	read, modified := fileEvidence(d.p.req.Workspace, pl.history, pl.prefix, pl.prev.ReadFiles, pl.prev.ModifiedFiles)
+	handoff, code := assembleHandoff(summary, read, modified)
+	fin.SummaryBytes, fin.HandoffBytes = int64(len(summary)), int64(len(handoff))
+	switch code {
+	case protocol.CodeCompactionHandoffEmpty:
+		return refuse(code, "the summary is empty or whitespace only; file evidence alone is no handoff")
+	case protocol.CodeCompactionHandoffTooLarge:
+		return refuse(code, "the handoff is "+strconv.Itoa(len(handoff))+" bytes, over the limit of "+strconv.Itoa(maxHandoffBytes))
+	}
+	// The rebuilt context, estimated before the checkpoint is written.
+	kept := (*msgs)[pl.cut:]
+	after := d.cmp.overhead + estimateBytes(len(store.WrapSummary(handoff))) + estimateMessages(kept)
+	cp := store.Compaction{
+		Kind: protocol.CompactionLocal, Reason: reason, Summary: handoff, SummaryText: summary,
+		ReadFiles: read, ModifiedFiles: modified, FirstKept: d.firstKept(pl, len(*msgs)),
+		TokensBefore: tokensBefore, TokensAfterEstimate: after, Usage: &usage,
+	}
+	// Durable before the in-memory context is replaced.
+	if err := d.p.sess.Append(store.Record{Body: cp}); err != nil {
+		fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound("the checkpoint could not be written: " + err.Error())}
+		d.stream(protocol.TypeCompactionFinish, fin)
+		return false, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + err.Error()}
+	}
+	rebuilt, err := d.sessionMessages()
+	if err != nil {
+		fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound(err.Error())}
+		d.stream(protocol.TypeCompactionFinish, fin)
+		return false, &errTurnFailed{code: protocol.CodeSessionCorrupt, msg: err.Error()}
+	}
+	*msgs = rebuilt
+	d.cmp.count.reset(after, len(rebuilt))
+	fin.OK, fin.TokensAfterEstimate = true, after
+	fin.WillRetry = reason == protocol.CompactionOverflow
+	d.stream(protocol.TypeCompactionFinish, fin)
+	return true, nil
+}
+
+// summarizerFailed ends a compaction whose summarizer call (or, native,
+// compaction endpoint call) failed.
+func (d *driver) summarizerFailed(ctx context.Context, fin *protocol.CompactionFinish, err error) (bool, *errTurnFailed) {
+	what := "the summarizer call failed: "
+	if fin.Kind == protocol.CompactionNative {
+		what = "the compaction endpoint call failed: "
+	}
+	msg := what + err.Error()
+	var tf *errTurnFailed
+	if errors.As(err, &tf) {
+		msg = what + failureMessage(tf)
+	}
+	fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound(d.p.red.String(scrub(msg, d.p.key)))}
+	d.stream(protocol.TypeCompactionFinish, fin)
+	if ctx.Err() != nil {
+		return false, &errTurnFailed{code: protocol.CodeCanceled, msg: "the run was canceled"}
+	}
+	var we *summaryWriteError
+	if errors.As(err, &we) {
+		return false, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + we.err.Error()}
+	}
+	return false, nil
+}
+
+// summaryWriteError is a summarizer call whose usage could not be
+// recorded.
+type summaryWriteError struct{ err error }
+
+func (e *summaryWriteError) Error() string {
+	return "the usage record could not be written: " + e.err.Error()
+}
+
+// summarize makes one summarizer call, as the auxiliary operation
+// local_compaction under the recovery loop: transient failures are
+// retried (provider_operation_retry), an overflowing request drops its
+// oldest transcript item and goes again (at most maxSummarizerTrims
+// times). Each call's usage goes to the session's ledger, tagged with its
+// operation, and is added to sum.
+func (d *driver) summarize(ctx context.Context, step int, items []string, prev, instruction string, maxOut int, sum *provider.Usage) (string, error) {
+	if limit := requestOutputCap(d.p.model); limit == 0 {
+		maxOut = 0 // a route that takes no output cap (the Codex backend)
+	} else {
+		maxOut = max(min(maxOut, limit), 1)
+	}
+	for trims := 0; ; trims++ {
+		req := provider.Request{
+			Model: d.p.model.APIModel, System: summarizerSystem,
+			Messages:        []provider.Message{{Role: provider.RoleUser, Text: summarizerInput(items, prev, instruction), NewTurn: true}},
+			MaxOutputTokens: maxOut, MaxOutputBytes: provider.OutputLimit(maxOut),
+		}
+		res, err := recoverCall(ctx, d, operation[summaryAttempt]{
+			name: operationLocalCompaction,
+			call: func(ctx context.Context) (summaryAttempt, error) { return d.callSummarizer(ctx, req) },
+		})
+		if err != nil {
+			var tf *errTurnFailed
+			if errors.As(err, &tf) && isOverflowCode(tf.code) && trims < maxSummarizerTrims && len(items) > 1 && ctx.Err() == nil {
+				items = items[1:]
+				continue
+			}
+			return "", err
+		}
+		if err := d.recordAuxUsage(step, operationLocalCompaction, res); err != nil {
+			return "", &summaryWriteError{err}
+		}
+		addUsage(sum, res.usage)
+		return res.text, nil
+	}
+}
+
+// summaryAttempt is one summarizer call's result.
+type summaryAttempt struct {
+	text     string
+	usage    provider.Usage
+	reported bool
+}
+
+// callSummarizer makes one summarizer attempt. Nothing of it is streamed
+// to the client: a summary is not the run's output.
+func (d *driver) callSummarizer(ctx context.Context, req provider.Request) (summaryAttempt, error) {
+	var a summaryAttempt
+	s, err := d.p.prov.Stream(ctx, req)
+	if err != nil {
+		return a, err
+	}
+	defer s.Close()
+	var text strings.Builder
+	for s.Next() {
+		ev := s.Event()
+		switch ev.Kind {
+		case provider.EventText:
+			text.WriteString(ev.Text)
+		case provider.EventUsage:
+			a.usage, a.reported = ev.Usage, true
+		}
+	}
+	a.text = d.p.red.String(text.String())
+	return a, s.Err()
+}
+
+// recordAuxUsage puts an auxiliary call's usage in the session's ledger:
+// a usage record with its operation, or, when the server reported none, a
+// usage_uncertainty record (the sticky flag follows).
+func (d *driver) recordAuxUsage(step int, op string, a summaryAttempt) error {
+	if !a.reported {
+		if err := d.p.sess.RecordUsageUncertainty(d.p.model.Provider, d.p.model.ID, op); err != nil {
+			return err
+		}
+		d.markUncertain()
+		return nil
+	}
+	cost := priceUsage(d.p.model.Cost, protocol.Usage(a.usage))
+	return d.p.sess.Append(store.Record{Body: store.Usage{RunID: d.p.req.RunID, Operation: op, Step: step, Model: d.p.model.ID, Usage: a.usage, CostUSD: cost.Total}})
+}
+
+func addUsage(sum *provider.Usage, u provider.Usage) {
+	sum.InputTokens += u.InputTokens
+	sum.OutputTokens += u.OutputTokens
+	sum.CacheReadTokens += u.CacheReadTokens
+	sum.CacheWriteTokens += u.CacheWriteTokens
+	sum.ReasoningTokens += u.ReasoningTokens
+	sum.TotalTokens += u.TotalTokens
+}
+
+// summarizerInput is the summarizer's one user message.
+func summarizerInput(items []string, prev, instruction string) string {
+	var b strings.Builder
+	b.WriteString("<conversation>\n")
+	b.WriteString(strings.Join(items, "\n\n"))
+	b.WriteString("\n</conversation>\n\n")
+	if prev != "" {
+		b.WriteString("<previous-summary>\n")
+		b.WriteString(prev)
+		b.WriteString("\n</previous-summary>\n\n")
+	}
+	b.WriteString(instruction)
+	return b.String()
+}
+
+// serialize writes msgs as the transcript items the summarizer reads:
+// one item per message, tool results cut to toolResultChars characters.
+func serialize(msgs []provider.Message) []string {
+	items := make([]string, 0, len(msgs))
+	for i := range msgs {
+		m := &msgs[i]
+		var b strings.Builder
+		switch m.Role {
+		case provider.RoleUser:
+			b.WriteString("[User]: ")
+			b.WriteString(m.Text)
+			for _, md := range m.Media {
+				b.WriteString(" [" + md.Type + " " + md.MIMEType + "]")
+			}
+		case provider.RoleAssistant:
+			if m.Text != "" {
+				b.WriteString("[Assistant]: ")
+				b.WriteString(m.Text)
+			}
+			if len(m.ToolCalls) > 0 {
+				if b.Len() > 0 {
+					b.WriteString("\n")
+				}
+				b.WriteString("[Assistant tool calls]: ")
+				for j, c := range m.ToolCalls {
+					if j > 0 {
+						b.WriteString("; ")
+					}
+					b.WriteString(c.Name + "(" + c.Arguments + ")")
+				}
+			}
+		case provider.RoleTool:
+			b.WriteString("[Tool result " + m.ToolName + "]: ")
+			b.WriteString(cutChars(m.Text, toolResultChars))
+		}
+		if b.Len() > 0 {
+			items = append(items, b.String())
+		}
+	}
+	return items
+}
+
+// cutChars keeps the first n characters of s and says how many it cut.
+func cutChars(s string, n int) string {
+	count := 0
+	for i := range s {
+		if count == n {
+			rest := len([]rune(s[i:]))
+			return s[:i] + "\n[... " + strconv.Itoa(rest) + " more characters truncated]"
+		}
+		count++
+	}
+	return s
+}
+
+// assembleHandoff joins the summary and the evidence blocks, and says
+// which refusal applies: a summary that is empty or whitespace only
+// (evidence or not), or a handoff over maxHandoffBytes. Nothing is
+// truncated.
+func assembleHandoff(summary string, read, modified []string) (string, string) {
+	summary = strings.TrimRightFunc(summary, unicode.IsSpace)
+	handoff := summary
+	if len(read) > 0 {
+		handoff += "\n\n<read-files>\n" + strings.Join(read, "\n") + "\n</read-files>"
+	}
+	if len(modified) > 0 {
+		handoff += "\n\n<modified-files>\n" + strings.Join(modified, "\n") + "\n</modified-files>"
+	}
+	switch {
+	case strings.TrimSpace(summary) == "":
+		return handoff, protocol.CodeCompactionHandoffEmpty
+	case len(handoff) > maxHandoffBytes:
+		return handoff, protocol.CodeCompactionHandoffTooLarge
+	}
+	return handoff, ""
+}
+
+// fileEvidence lists the files the summarized calls read and changed:
+// only calls whose result is not an error, workspace-relative paths,
+// sorted and de-duplicated, merged with the previous checkpoint's lists;
+// modified = edit ∪ write, read = read − modified. A path outside the
+// workspace is left out, so no absolute host path is ever listed.
+func fileEvidence(workspace string, history, prefix []provider.Message, prevRead, prevModified []string) (read, modified []string) {
+	readSet, modSet := map[string]bool{}, map[string]bool{}
+	for _, p := range prevRead {
+		readSet[p] = true
+	}
+	for _, p := range prevModified {
+		modSet[p] = true
+	}
+	for _, msgs := range [][]provider.Message{history, prefix} {
+		calls := map[string]provider.ToolCall{}
+		for i := range msgs {
+			m := &msgs[i]
+			switch m.Role {
+			case provider.RoleAssistant:
+				for _, c := range m.ToolCalls {
+					calls[c.ID] = c
+				}
+			case provider.RoleTool:
+				c, ok := calls[m.ToolCallID]
+				if !ok || m.IsError {
+					continue
+				}
+				var set map[string]bool
+				switch c.Name {
+				case "read":
+					set = readSet
+				case "edit", "write":
+					set = modSet
+				default:
+					continue
+				}
+				var args struct {
+					Path string `json:"path"`
+				}
+				if json.Unmarshal([]byte(c.Arguments), &args) != nil {
+					continue
+				}
+				if p, ok := workspacePath(workspace, args.Path); ok {
+					set[p] = true
+				}
+			}
+		}
+	}
+	for p := range modSet {
+		modified = append(modified, p)
+		delete(readSet, p)
+	}
+	for p := range readSet {
+		read = append(read, p)
+	}
+	slices.Sort(read)
+	slices.Sort(modified)
+	return read, modified
+}
+
+// workspacePath returns p relative to the workspace, slash-separated and
+// clean; ok is false for a path outside it.
+func workspacePath(workspace, p string) (string, bool) {
+	if p == "" {
+		return "", false
+	}
+	if filepath.IsAbs(p) {
+		rel, err := filepath.Rel(workspace, p)
+		if err != nil {
+			return "", false
+		}
+		p = rel
+	}
+	p = path.Clean(filepath.ToSlash(p))
+	if p == "." || p == ".." || strings.HasPrefix(p, "../") || path.IsAbs(p) {
+		return "", false
+	}
+	return p, true
+}
+
+// priceUsage prices usage at the model's rates (nil: unpriced). Input
+// counts cached tokens too (provider.Usage); each part is priced at its
+// own rate.
+func priceUsage(pr *protocol.Cost, usage protocol.Usage) protocol.StepCost {
+	var c protocol.StepCost
+	if pr == nil {
+		return c
+	}
+	fresh := max(usage.InputTokens-usage.CacheReadTokens-usage.CacheWriteTokens, 0)
+	c = protocol.StepCost{
+		Input:      float64(fresh) * pr.Input / 1e6,
+		Output:     float64(usage.OutputTokens) * pr.Output / 1e6,
+		CacheRead:  float64(usage.CacheReadTokens) * pr.CacheRead / 1e6,
+		CacheWrite: float64(usage.CacheWriteTokens) * pr.CacheWrite / 1e6,
+		Currency:   pr.Currency,
+	}
+	c.Total = c.Input + c.Output + c.CacheRead + c.CacheWrite
+	return c
+}
+
+// firstKept is the FirstKept of a checkpoint that keeps the messages from
+// pl.cut on, of a conversation of n messages: the file-wide ordinal of the
+// message record at pl.cut. After a checkout the head's branch is not a run
+// of consecutive records, so the ordinal comes from the session; when the
+// session's conversation and the one in memory differ in length (they do
+// not, between steps), it falls back to counting from the previous
+// checkpoint's first kept record.
+func (d *driver) firstKept(pl compactionPlan, n int) int {
+	if ords := d.p.sess.ConversationOrdinals(d.routeKey()); len(ords) == n-pl.start && pl.cut-pl.start < len(ords) {
+		return ords[pl.cut-pl.start]
+	}
+	return pl.firstIndex + pl.cut - pl.start
+}

@@ -1,0 +1,15 @@
+// Package engine is the agent runtime behind the embedding API (package
+// runtime, the façade): it prepares a run from its request (route, model,
+// policy, protected paths, resources, media, tool set), drives it on its own
+// goroutine (the agent loop, model steps under recovery, tool calls,
+// queued and native steering, local and native compaction, the terminal
+// gate, reasoning updates, Ultra and delegation, the Codex and Copilot
+// routes, redaction) and keeps the session API the façade wraps.
+//
+// The façade owns the public types and converts them at its edge; nothing
+// here imports it. The pure decisions live in package fsm (the run
+// lifecycle, recovery, steering); this package performs their effects.
+// Its own types keep the names the façade gives their public twins
+// (Agent, Options, RunRequest, RunControl, Session, …), so that a reader
+// moving between the two finds the same words.
+package engine

@@ -1,0 +1,189 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/provider"
+)
+
+// turn is one model call's committed result.
+type turn struct {
+	text, reasoning string
+	reasoningBlocks []provider.ReasoningBlock
+	calls           []provider.ToolCall
+	usage           provider.Usage
+	usageReported   bool // the server sent usage figures for this call
+	finish          string
+	media           []provider.OutputMedia // spooled, not yet stored (outputmedia.go)
+}
+
+func (d *driver) callModel(ctx context.Context, step int, req provider.Request) (turn, error) {
+	var t turn
+	var s provider.Stream
+	var err error
+	n := d.native
+	if n != nil && n.next != nil {
+		// A successor the server created after a steer: its
+		// response.created was read, the rest of it is this step's.
+		s, n.next = n.next, nil
+	} else {
+		if n != nil {
+			n.live = ""
+		}
+		s, err = d.p.prov.Stream(ctx, req)
+		if err != nil {
+			var again bool
+			if again, err = d.reauthCodex(ctx, step, err); again {
+				s, err = d.p.prov.Stream(ctx, req)
+			}
+		}
+	}
+	if err != nil {
+		return t, err
+	}
+	defer s.Close()
+	// Native steering (native_steering.go): between events the gate lets
+	// RunControl.Steer into the live response.
+	var g *nativeGate
+	st, steerable := s.(provider.Steerer)
+	if steerable && req.NativeSteering && n != nil {
+		g = d.rc.native
+		g.begin(st)
+		defer g.end()
+	}
+	if d.lifecycleOn() {
+		// The answer's first bytes (its headers) are here.
+		d.lifecycle(protocol.LifecycleReady, nil)
+	}
+	var text strings.Builder
+	var reasoning provider.ReasoningCollector
+	// Echoed credentials are redacted before any delta goes out; a
+	// credential split across deltas is held back until it is whole
+	// (redact.go).
+	textRed, reasonRed := stream{r: d.p.red}, stream{r: d.p.red}
+	for {
+		if g != nil {
+			g.open()
+		}
+		more := s.Next()
+		if g != nil {
+			g.shut()
+		}
+		if !more {
+			break
+		}
+		ev := s.Event()
+		reasoning.Add(ev)
+		switch ev.Kind {
+		case provider.EventText:
+			if out := textRed.Push(ev.Text); out != "" || ev.Text == "" {
+				text.WriteString(out)
+				d.delta(step, protocol.ChannelText, out)
+			}
+		case provider.EventReasoning:
+			if out := reasonRed.Push(ev.Text); out != "" {
+				d.delta(step, protocol.ChannelReasoning, out)
+			}
+		case provider.EventToolCall:
+			t.calls = append(t.calls, d.p.red.call(ev.ToolCall))
+		case provider.EventUsage:
+			t.usage, t.usageReported = ev.Usage, true
+		case provider.EventFinish:
+			t.finish = ev.FinishReason
+		case provider.EventMedia:
+			t.addMedia(ev.Media)
+		case provider.EventResponseCreated:
+			if g != nil {
+				if err := n.created(ev.ID, step); err != nil {
+					return t, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + err.Error()}
+				}
+			}
+		case provider.EventSteerAccepted, provider.EventSteerPending, provider.EventSteerFailed:
+			if g != nil {
+				if err := n.onEvent(ev); err != nil {
+					return t, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + err.Error()}
+				}
+			}
+		}
+	}
+	if g != nil && s.Err() == nil {
+		// Steers still without an outcome: the connection is held for
+		// it (awaitNative reads on).
+		n.follow = st.Follow(ctx)
+	}
+	if out := textRed.Flush(); out != "" {
+		text.WriteString(out)
+		d.delta(step, protocol.ChannelText, out)
+	}
+	if out := reasonRed.Flush(); out != "" {
+		d.delta(step, protocol.ChannelReasoning, out)
+	}
+	// On failure the partial text is returned too: it becomes recovered
+	// output when recovery discards the attempt.
+	t.text, t.reasoning, t.reasoningBlocks = text.String(), d.p.red.String(reasoning.Text()), d.p.red.blocks(reasoning.Blocks())
+	return t, t.settleMedia(s.Err())
+}
+
+// deltaSlab is how many model_delta payloads are allocated at once.
+const deltaSlab = 64
+
+// delta emits a model_delta. model_delta is the hottest event: its
+// payloads come from a slab allocated deltaSlab at a time (each used once,
+// never reused), so that streaming costs one allocation per deltaSlab
+// deltas instead of one per delta. A consumer that keeps one delta keeps
+// its slab alive, and with it the texts of up to deltaSlab-1 other deltas.
+func (d *driver) delta(step int, channel, text string) {
+	if len(d.deltas) == 0 {
+		d.deltas = make([]protocol.ModelDelta, deltaSlab)
+	}
+	m := &d.deltas[0]
+	d.deltas = d.deltas[1:]
+	m.Step, m.Channel, m.Text = step, channel, text
+	d.stream(protocol.TypeModelDelta, m)
+}
+
+// failureMessage explains a turn recovery gave up on.
+func failureMessage(tf *errTurnFailed) string {
+	switch tf.code {
+	case "retries_exhausted":
+		return "the retry budget is exhausted: " + tf.msg
+	case "network_wait_exceeded":
+		return "the provider was unreachable for longer than the maximum network wait; last failure: " + tf.msg
+	}
+	return tf.msg
+}
+
+func providerMessage(err error) string {
+	var pe *provider.Error
+	if errors.As(err, &pe) {
+		return "the provider call failed: " + pe.Error()
+	}
+	return "the provider call failed: " + err.Error()
+}
+
+// account prices one step's usage and emits model_step.
+func (d *driver) account(step int, u provider.Usage) protocol.StepCost {
+	usage := protocol.Usage(u)
+	if usage.TotalTokens == 0 {
+		usage.TotalTokens = usage.InputTokens + usage.OutputTokens
+	}
+	c := priceUsage(d.p.model.Cost, usage)
+	t := &d.total
+	t.Usage.InputTokens += usage.InputTokens
+	t.Usage.OutputTokens += usage.OutputTokens
+	t.Usage.CacheReadTokens += usage.CacheReadTokens
+	t.Usage.CacheWriteTokens += usage.CacheWriteTokens
+	t.Usage.ReasoningTokens += usage.ReasoningTokens
+	t.Usage.TotalTokens += usage.TotalTokens
+	t.Cost.Input += c.Input
+	t.Cost.Output += c.Output
+	t.Cost.CacheRead += c.CacheRead
+	t.Cost.CacheWrite += c.CacheWrite
+	t.Cost.Total += c.Total
+	t.Cost.Currency = c.Currency
+	d.stream(protocol.TypeModelStep, &protocol.ModelStep{Step: step, Model: d.p.model.ID, Usage: usage, Cost: c, Cumulative: *t, UsageUncertain: d.uncertain})
+	return c
+}

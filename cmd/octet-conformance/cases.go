@@ -139,6 +139,7 @@ func (e expect) String() string {
 const (
 	prereqHandshake = "handshake" // hello is answered with a valid handshake, seq 1, one terminal event
 	prereqRun       = "run"       // a run is answered with numbered events up to its one final_result
+	prereqFraming   = "framing"   // a malformed line gets its protocol_error and the host goes on
 )
 
 // caseExt is the file name extension of a case file.
@@ -170,7 +171,7 @@ func loadCaseFS(fsys fs.FS) ([]kcase, error) {
 	}
 	slices.Sort(names)
 	var cs []kcase
-	known := map[string]bool{prereqHandshake: true, prereqRun: true}
+	known := map[string]bool{prereqHandshake: true, prereqRun: true, prereqFraming: true}
 	for _, n := range names {
 		data, err := fs.ReadFile(fsys, n)
 		if err != nil {

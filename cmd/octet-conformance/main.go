@@ -317,9 +317,9 @@ func listCases(w io.Writer, asJSON bool, cases []kcase, fuzz []fuzzCase) {
 		es = append(es, entry{c.name, c.level(), c.rule, c.requires, c.provides})
 	}
 	for _, c := range fuzz {
-		es = append(es, entry{c.name, c.level(), c.rule, []string{prereqHandshake}, nil})
+		es = append(es, entry{c.name, c.level(), c.rule, fuzzRequires, nil})
 	}
-	es = append(es, entry{fuzzEOF.name, fuzzEOF.level, fuzzEOF.rule, []string{prereqHandshake}, nil})
+	es = append(es, entry{fuzzEOF.name, fuzzEOF.level, fuzzEOF.rule, fuzzRequires, nil})
 	for _, e := range es {
 		if asJSON {
 			if e.Requires == nil {
@@ -366,6 +366,11 @@ func (k *kit) verdict(rec record, err error, took time.Duration) {
 // every fuzz line exits 0 at EOF.
 var fuzzEOF = record{name: "fuzz/eof-exits-0", level: "protocol", rule: "CONTRACT §2"}
 
+// fuzzRequires are the prerequisites of every generated case: a host
+// that fails the handshake or does not answer a malformed line would make
+// each of them wait for its timeout.
+var fuzzRequires = []string{prereqHandshake, prereqFraming}
+
 // runFuzz sends the fuzz cases on one host, each followed by a hello
 // probe. After a failure the host is replaced, so one fault does not fail
 // every later case.
@@ -382,7 +387,7 @@ func (k *kit) runFuzz(cases []fuzzCase) {
 			continue
 		}
 		rec := record{c.name, c.level(), c.rule}
-		if why := k.skipReason(c.contract, []string{prereqHandshake}); why != "" {
+		if why := k.skipReason(c.contract, fuzzRequires); why != "" {
 			k.report(rec, verdictSkip, why, 0)
 			continue
 		}

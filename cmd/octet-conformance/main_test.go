@@ -81,6 +81,10 @@ func brokenMain(mode, host string) int {
 				if bytes.Contains(line, []byte(`"type":"hello"`)) {
 					line = nil
 				}
+			case "mute-malformed": // a line without a request_id is never answered
+				if bytes.Contains(line, []byte(`"request_id":null`)) {
+					line = nil
+				}
 			case "reseq": // a gap in seq
 				line = bytes.Replace(line, []byte(`"seq":2,`), []byte(`"seq":3,`), 1)
 			case "drop-final": // a run without its terminal event
@@ -483,5 +487,37 @@ func TestListJSON(t *testing.T) {
 	cases, _ := loadCases()
 	if want := len(cases) + len(fuzzCases(1, 0)) + 1; n != want {
 		t.Errorf("%d entries, want %d", n, want)
+	}
+}
+
+// TestFramingGate: a host that never answers a malformed line fails the
+// framing case once; the cases that send malformed lines, the fuzzer's
+// included, are skipped instead of each waiting for its timeout.
+func TestFramingGate(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	junit := filepath.Join(t.TempDir(), "report.xml")
+	env := []string{brokenEnv + "=mute-malformed", brokenHostEnv + "=" + hostBin}
+	code, out := kitRun(t, env, "-timeout", "2s", "-junit", junit, self)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	if strings.Count(out, "FAIL  ") != 1 || !strings.Contains(out, "FAIL  transcript/framing\n    case line 11: no event within 2s") {
+		t.Fatalf("want transcript/framing as the only failure:\n%s", out)
+	}
+	for _, name := range []string{"transcript/malformed", "transcript/oversized", "fuzz/invalid_utf8/in-string-lone-ff", "fuzz/random/0-"} {
+		if !regexp.MustCompile(`(?m)^skip  ` + regexp.QuoteMeta(name) + `\S* \(prerequisite framing failed in transcript/framing\)$`).MatchString(out) {
+			t.Errorf("%s not skipped for the framing:\n%s", name, out)
+		}
+	}
+	for _, name := range []string{"transcript/hello", "transcript/models", "transcript/run_text", "transcript/run_tool"} {
+		if !strings.Contains(out, "ok    "+name+"\n") {
+			t.Errorf("%s did not pass:\n%s", name, out)
+		}
+	}
+	if d := kitTime(t, junit); d >= 10*time.Second {
+		t.Errorf("the verdict took %v by the kit's clock, want < 10s", d)
 	}
 }

@@ -331,7 +331,7 @@ func listCases(w io.Writer, asJSON bool, cases []kcase, fuzz []fuzzCase) {
 		es = append(es, entry{c.name, c.level(), c.rule, c.requires, c.provides})
 	}
 	for _, c := range fuzz {
-		es = append(es, entry{c.name, c.level(), c.rule, fuzzRequires, nil})
+		es = append(es, entry{c.name, c.level(), c.rule, c.requires(), nil})
 	}
 	es = append(es, entry{fuzzEOF.name, fuzzEOF.level, fuzzEOF.rule, fuzzRequires, nil})
 	for _, e := range es {
@@ -382,8 +382,16 @@ var fuzzEOF = record{name: "fuzz/eof-exits-0", level: "protocol", rule: "CONTRAC
 
 // fuzzRequires are the prerequisites of every generated case: a host
 // that fails the handshake or does not answer a malformed line would make
-// each of them wait for its timeout.
+// each of them wait for its timeout. A line answered by a run's
+// final_result also requires the run prerequisite.
 var fuzzRequires = []string{prereqHandshake, prereqFraming}
+
+func (c fuzzCase) requires() []string {
+	if c.exp.kind == "refused" || c.exp.kind == "run" {
+		return append(slices.Clip(fuzzRequires), prereqRun)
+	}
+	return fuzzRequires
+}
 
 // runFuzz sends the fuzz cases on one host, each followed by a hello
 // probe. After a failure the host is replaced, so one fault does not fail
@@ -401,7 +409,7 @@ func (k *kit) runFuzz(cases []fuzzCase) {
 			continue
 		}
 		rec := record{c.name, c.level(), c.rule}
-		if why := k.skipReason(c.contract, fuzzRequires); why != "" {
+		if why := k.skipReason(c.contract, c.requires()); why != "" {
 			k.report(rec, verdictSkip, why, 0)
 			continue
 		}

@@ -164,7 +164,7 @@ func findCitations(file, text, self string) ([]citation, error) {
 // scanned reports whether a file can hold citations worth checking.
 func scanned(path string) bool {
 	switch filepath.Ext(path) {
-	case ".go", ".md", ".txt", ".mjs", ".tla", ".cfg", ".yaml", ".yml", ".sh", ".py", ".ts", ".js":
+	case ".go", ".md", ".txt", ".txtar", ".mjs", ".tla", ".cfg", ".yaml", ".yml", ".sh", ".py", ".ts", ".js":
 		return true
 	}
 	return filepath.Dir(path) == "scripts" || filepath.Base(path) == "Containerfile"

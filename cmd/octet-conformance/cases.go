@@ -11,29 +11,46 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/spec"
 )
 
-// The cases are embedded, so the kit is one self-contained binary.
+// The cases are embedded, so the kit is one self-contained binary; -cases
+// DIR reads another set from a folder instead.
 //
-//go:embed cases/*.txt
+//go:embed cases/*.txtar
 var caseFiles embed.FS
 
-// A case file drives one host process. Lines, in order:
+// A case file is a txtar archive (see archive): its comment says in prose
+// what the case checks, and its sections are
+//
+//	meta              required: "key: value" lines (below)
+//	transcript        required: the request lines and expectations (below)
+//	script.json       the fake provider's script (fakeprovider.Script)
+//	faults            the fake provider's next answers, one a line:
+//	                  status C [retry_after_ms=N] (HTTP status C)
+//	workspace/NAME    a file of the case's workspace, with this text
+//
+// meta keys:
+//
+//	rule: TEXT        the rule the case checks, as a citation
+//	                  (CONTRACT §N of spec/CONTRACT.md); required
+//	level: L          protocol (the protocol source fixes it) or contract
+//	                  (a decision of this project: skipped by -level
+//	                  protocol); required
+//	requires: P…      prerequisites: when the case providing one failed,
+//	                  this case is skipped, with that reason
+//	provides: P…      the prerequisites this case establishes when it passes
+//
+// transcript lines, in order:
 //
 //	# text                 a comment
-//	level contract         the case checks a decision of this project's
-//	                       contract, not of the protocol source (skipped
-//	                       by -level protocol)
-//	script {JSON}          the fake provider's script (fakeprovider.Script)
-//	fault status C [retry_after_ms=N]
-//	                       the fake provider's next answer is HTTP status C
-//	file NAME "TEXT"       a file of the case's workspace (Go-quoted text)
 //	> LINE                 a request line, sent as is after substituting
 //	                       {{workspace}}, {{session_dir}}, {{base_url}},
 //	                       {{api_key}}
@@ -56,17 +73,29 @@ var caseFiles embed.FS
 //
 // or the word none: the request line gets no answer (the host stopped
 // reading after shutdown). A request line with no expectation after it is
-// an error of the case file.
+// an error of the case file. docs/conformance.md describes the format for
+// host authors.
 
 // kcase is one case: a host session driven through steps.
 type kcase struct {
 	name     string
+	desc     string // the archive's comment
+	rule     string
 	contract bool // a decision of this project's contract (level contract)
+	requires []string
+	provides []string
 	script   *fakeprovider.Script
 	faults   []fakeprovider.Fault
 	files    map[string]string
 	steps    []step
 	exit     *int
+}
+
+func (c kcase) level() string {
+	if c.contract {
+		return "contract"
+	}
+	return "protocol"
 }
 
 // step is one request line and what must answer it.
@@ -105,41 +134,199 @@ func (e expect) String() string {
 	return s
 }
 
+// The prerequisites the kit knows of. A case may provide others, which
+// cases of the same set may then require.
+const (
+	prereqHandshake = "handshake" // hello is answered with a valid handshake, seq 1, one terminal event
+	prereqRun       = "run"       // a run is answered with numbered events up to its one final_result
+	prereqFraming   = "framing"   // a malformed line gets its protocol_error and the host goes on
+)
+
+// caseExt is the file name extension of a case file.
+const caseExt = ".txtar"
+
 // loadCases parses every embedded case file, in name order.
 func loadCases() ([]kcase, error) {
-	names, err := fs.Glob(caseFiles, "cases/*.txt")
+	sub, err := fs.Sub(caseFiles, "cases")
 	if err != nil {
 		return nil, err
 	}
+	return loadCaseFS(sub)
+}
+
+// loadCaseDir parses the case files of a folder.
+func loadCaseDir(dir string) ([]kcase, error) {
+	return loadCaseFS(os.DirFS(dir))
+}
+
+// loadCaseFS parses the *.txtar files at the top of fsys, in name order,
+// and checks that every prerequisite a case requires is known.
+func loadCaseFS(fsys fs.FS) ([]kcase, error) {
+	names, err := fs.Glob(fsys, "*"+caseExt)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no case files (*%s)", caseExt)
+	}
 	slices.Sort(names)
 	var cs []kcase
+	known := map[string]bool{prereqHandshake: true, prereqRun: true, prereqFraming: true}
 	for _, n := range names {
-		data, err := caseFiles.ReadFile(n)
+		data, err := fs.ReadFile(fsys, n)
 		if err != nil {
 			return nil, err
 		}
-		c, err := parseCase("transcript/"+strings.TrimSuffix(path.Base(n), ".txt"), data)
+		c, err := parseCase("transcript/"+strings.TrimSuffix(path.Base(n), caseExt), data)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", n, err)
 		}
+		for _, p := range c.provides {
+			known[p] = true
+		}
 		cs = append(cs, c)
+	}
+	for _, c := range cs {
+		for _, p := range c.requires {
+			if !known[p] {
+				return nil, fmt.Errorf("%s: requires %q, which no case provides", c.name, p)
+			}
+		}
 	}
 	return cs, nil
 }
 
+var prereqName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// parseCase parses one case file (a txtar archive).
 func parseCase(name string, data []byte) (kcase, error) {
-	c := kcase{name: name, files: map[string]string{}}
-	pending := -1 // index of a step still waiting for its expectation
-	lines := bytes.Split(data, []byte("\n"))
-	if len(lines) > 0 && len(lines[len(lines)-1]) == 0 {
-		lines = lines[:len(lines)-1]
-	}
-	for i, raw := range lines {
-		n := i + 1
-		text := string(raw)
-		word, rest, _ := strings.Cut(text, " ")
+	a := parseTxtar(data)
+	c := kcase{name: name, desc: strings.TrimSpace(string(a.comment)), files: map[string]string{}}
+	var meta, transcript *section
+	for i := range a.sections {
+		s := &a.sections[i]
 		bad := func(format string, args ...any) (kcase, error) {
-			return kcase{}, fmt.Errorf("line %d: %s", n, fmt.Sprintf(format, args...))
+			return kcase{}, fmt.Errorf("line %d: section %q: %s", s.line, s.name, fmt.Sprintf(format, args...))
+		}
+		switch {
+		case s.name == "meta" && meta == nil:
+			meta = s
+		case s.name == "transcript" && transcript == nil:
+			transcript = s
+		case s.name == "script.json" && c.script == nil:
+			sc, err := fakeprovider.ParseScript(s.data)
+			if err != nil {
+				return bad("%v", err)
+			}
+			c.script = &sc
+		case s.name == "faults" && c.faults == nil:
+			for j, l := range strings.Split(strings.TrimSuffix(string(s.data), "\n"), "\n") {
+				if strings.TrimSpace(l) == "" {
+					continue
+				}
+				f, err := parseFault(l)
+				if err != nil {
+					return bad("line %d: %v", s.line+1+j, err)
+				}
+				c.faults = append(c.faults, f)
+			}
+			if c.faults == nil {
+				c.faults = []fakeprovider.Fault{}
+			}
+		case strings.HasPrefix(s.name, "workspace/"):
+			fname := strings.TrimPrefix(s.name, "workspace/")
+			if fname == "" || fname == "." || fname == ".." || strings.ContainsAny(fname, "/\\") {
+				return bad("a workspace file needs a plain name")
+			}
+			if _, dup := c.files[fname]; dup {
+				return bad("a second section of this name")
+			}
+			c.files[fname] = string(s.data)
+		default:
+			return bad("unknown or repeated section")
+		}
+	}
+	if meta == nil {
+		return kcase{}, errors.New("no meta section")
+	}
+	if err := c.parseMeta(meta); err != nil {
+		return kcase{}, err
+	}
+	if transcript == nil {
+		return kcase{}, errors.New("no transcript section")
+	}
+	if err := c.parseTranscript(transcript); err != nil {
+		return kcase{}, err
+	}
+	return c, nil
+}
+
+// parseMeta reads the meta section's "key: value" lines.
+func (c *kcase) parseMeta(s *section) error {
+	seen := map[string]bool{}
+	for j, l := range strings.Split(strings.TrimSuffix(string(s.data), "\n"), "\n") {
+		n := s.line + 1 + j
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		key, val, ok := strings.Cut(l, ":")
+		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
+		if !ok || key == "" {
+			return fmt.Errorf("line %d: meta lines are \"key: value\"", n)
+		}
+		if seen[key] {
+			return fmt.Errorf("line %d: meta key %q given twice", n, key)
+		}
+		seen[key] = true
+		switch key {
+		case "rule":
+			if val == "" {
+				return fmt.Errorf("line %d: rule is empty", n)
+			}
+			c.rule = val
+		case "level":
+			if val != "protocol" && val != "contract" {
+				return fmt.Errorf("line %d: level must be protocol or contract", n)
+			}
+			c.contract = val == "contract"
+		case "requires", "provides":
+			names := strings.Fields(val)
+			for _, p := range names {
+				if !prereqName.MatchString(p) {
+					return fmt.Errorf("line %d: %s: %q is not a prerequisite name (lower-case letters, digits, _)", n, key, p)
+				}
+			}
+			if key == "requires" {
+				c.requires = names
+			} else {
+				c.provides = names
+			}
+		default:
+			return fmt.Errorf("line %d: unknown meta key %q", n, key)
+		}
+	}
+	for _, k := range []string{"rule", "level"} {
+		if !seen[k] {
+			return fmt.Errorf("meta has no %s", k)
+		}
+	}
+	for _, p := range c.provides {
+		if slices.Contains(c.requires, p) {
+			return fmt.Errorf("the case both requires and provides %q", p)
+		}
+	}
+	return nil
+}
+
+// parseTranscript reads the transcript section's directives.
+func (c *kcase) parseTranscript(s *section) error {
+	pending := -1 // index of a step still waiting for its expectation
+	lines := strings.Split(strings.TrimSuffix(string(s.data), "\n"), "\n")
+	for i, text := range lines {
+		n := s.line + 1 + i
+		word, rest, _ := strings.Cut(text, " ")
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("line %d: %s", n, fmt.Sprintf(format, args...))
 		}
 		if pending >= 0 && word != "<" {
 			return bad("request line %d has no expectation (< …) after it", c.steps[pending].src)
@@ -152,30 +339,6 @@ func parseCase(name string, data []byte) (kcase, error) {
 			if text != "" && !strings.HasPrefix(text, "# ") && text != "#" {
 				return bad("unknown directive %q", text)
 			}
-		case "level":
-			if rest != "contract" {
-				return bad("level must be contract")
-			}
-			c.contract = true
-		case "script":
-			sc, err := fakeprovider.ParseScript([]byte(rest))
-			if err != nil {
-				return bad("script: %v", err)
-			}
-			c.script = &sc
-		case "fault":
-			f, err := parseFault(rest)
-			if err != nil {
-				return bad("fault: %v", err)
-			}
-			c.faults = append(c.faults, f)
-		case "file":
-			fname, q, _ := strings.Cut(rest, " ")
-			content, err := strconv.Unquote(q)
-			if err != nil || fname == "" || strings.Contains(fname, "/") {
-				return bad("file needs a plain NAME and a Go-quoted TEXT")
-			}
-			c.files[fname] = content
 		case ">":
 			c.steps = append(c.steps, step{src: n, line: []byte(rest)})
 			pending = len(c.steps) - 1
@@ -214,12 +377,12 @@ func parseCase(name string, data []byte) (kcase, error) {
 		}
 	}
 	if pending >= 0 {
-		return kcase{}, fmt.Errorf("request line %d has no expectation (< …) after it", c.steps[pending].src)
+		return fmt.Errorf("request line %d has no expectation (< …) after it", c.steps[pending].src)
 	}
 	if len(c.steps) == 0 {
-		return kcase{}, errors.New("no request lines")
+		return errors.New("no request lines")
 	}
-	return c, nil
+	return nil
 }
 
 func parseFault(s string) (fakeprovider.Fault, error) {
@@ -362,7 +525,13 @@ func (k *kit) runCase(c kcase) error {
 	for _, f := range c.faults {
 		k.fake.InjectFault(f)
 	}
-	s, err := k.newSession()
+	// The case that checks the handshake waits less: hello does no I/O,
+	// and a host that does not answer it fails every other case too.
+	wait := k.cfg.timeout
+	if slices.Contains(c.provides, prereqHandshake) {
+		wait = k.cfg.handshakeTimeout
+	}
+	s, err := k.newSession(wait)
 	if err != nil {
 		return err
 	}
@@ -380,17 +549,18 @@ func (k *kit) runCase(c kcase) error {
 
 // session is one running host and the transcript it wrote so far.
 type session struct {
-	k      *kit
-	h      *hostProc
-	frames []spec.Frame
+	k       *kit
+	h       *hostProc
+	timeout time.Duration // longest wait for one event, and for the exit
+	frames  []spec.Frame
 }
 
-func (k *kit) newSession() (*session, error) {
+func (k *kit) newSession(timeout time.Duration) (*session, error) {
 	h, err := startHost(k.cfg.host, k.cfg.args, k.cfg.env)
 	if err != nil {
 		return nil, err
 	}
-	return &session{k: k, h: h}, nil
+	return &session{k: k, h: h, timeout: timeout}, nil
 }
 
 // failure wraps err with the tail of the host's stderr.
@@ -407,10 +577,10 @@ func (s *session) failure(err error) error {
 // readEvent reads, parses and records the next event, checking the session
 // invariants on the transcript so far.
 func (s *session) readEvent(what string) (*event, error) {
-	line, err := s.h.next(s.k.cfg.timeout)
+	line, err := s.h.next(s.timeout)
 	if err != nil {
 		if errors.Is(err, errTimeout) {
-			return nil, s.failure(fmt.Errorf("no event within %v while waiting for %s", s.k.cfg.timeout, what))
+			return nil, s.failure(fmt.Errorf("no event within %v while waiting for %s", s.timeout, what))
 		}
 		if errors.Is(err, io.EOF) {
 			return nil, s.failure(fmt.Errorf("the host closed stdout while the kit waited for %s", what))
@@ -452,7 +622,7 @@ func (s *session) do(st step, line []byte) error {
 // every request got its terminal event, and the exit status.
 func (s *session) finish(code int) error {
 	s.h.closeStdin()
-	line, err := s.h.next(s.k.cfg.timeout)
+	line, err := s.h.next(s.timeout)
 	switch {
 	case err == nil:
 		if e, perr := parseEvent(line); perr == nil {
@@ -463,14 +633,14 @@ func (s *session) finish(code int) error {
 		}
 		return fmt.Errorf("an event after the last answer: %.300q", line)
 	case errors.Is(err, errTimeout):
-		return s.failure(fmt.Errorf("stdout still open %v after stdin closed", s.k.cfg.timeout))
+		return s.failure(fmt.Errorf("stdout still open %v after stdin closed", s.timeout))
 	case !errors.Is(err, io.EOF):
 		return s.failure(err)
 	}
 	if err := spec.Complete(s.frames); err != nil {
 		return err
 	}
-	got, err := s.h.wait(s.k.cfg.timeout)
+	got, err := s.h.wait(s.timeout)
 	if err != nil {
 		return s.failure(err)
 	}

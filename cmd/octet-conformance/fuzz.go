@@ -14,8 +14,29 @@ import (
 type fuzzCase struct {
 	name     string
 	contract bool
+	rule     string
 	line     []byte
 	exp      expect
+}
+
+func (c fuzzCase) level() string {
+	if c.contract {
+		return "contract"
+	}
+	return "protocol"
+}
+
+// fuzzRule is the rule a generated line checks: framing (CONTRACT §3) for
+// what is not one JSON object, the request rules (§4) for an object, and
+// both for a well-formed line in an unusual shape.
+func fuzzRule(kind, code string) string {
+	switch {
+	case kind != "protocol_error":
+		return "CONTRACT §3, §4"
+	case code == "invalid_utf8" || code == "invalid_json" || code == "not_an_object" || code == "frame_too_large":
+		return "CONTRACT §3"
+	}
+	return "CONTRACT §4"
 }
 
 // member is one member of a request object, its value as JSON text.
@@ -59,7 +80,7 @@ type fuzzGen struct {
 func (g *fuzzGen) id() string { g.n++; return fmt.Sprintf("fz-%d", g.n) }
 
 func (g *fuzzGen) add(name string, line []byte, id *string, kind, code string) {
-	g.cases = append(g.cases, fuzzCase{name: "fuzz/" + name, line: line, exp: expect{id: id, kind: kind, code: code}})
+	g.cases = append(g.cases, fuzzCase{name: "fuzz/" + name, rule: fuzzRule(kind, code), line: line, exp: expect{id: id, kind: kind, code: code}})
 }
 
 // ours marks the case last added as a decision of this project's

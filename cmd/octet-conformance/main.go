@@ -3,14 +3,16 @@
 // program under test as a subprocess, in its own process group (killed
 // whole on a timeout and at the end of each case), and drives it through:
 //
-//   - transcript cases (embedded from cases/): hello, models, shutdown,
-//     EOF, malformed, oversized and duplicate requests, refused runs, and
-//     runs against a fake model provider it starts on loopback (a text
-//     answer, a tool call, a provider retry, a session echo);
-//   - a framing fuzzer: generated malformed and edge lines (invalid UTF-8,
-//     lines over 1 MiB, non-objects, duplicate and unknown members, bad
-//     ids, wrong types), each of which must get its protocol_error while
-//     the host keeps serving, checked by a hello probe after each line.
+//   - transcript cases: txtar files (cases/*.txtar, embedded; -cases DIR
+//     reads another folder) for hello, models, shutdown, EOF, malformed,
+//     oversized and duplicate requests, refused runs, and runs against a
+//     fake model provider it starts on loopback (a text answer, a tool
+//     call, a provider retry, a provider error, a session echo);
+//   - a framing fuzzer, generated in Go: malformed and edge lines (invalid
+//     UTF-8, lines over 1 MiB, non-objects, duplicate and unknown members,
+//     bad ids, wrong types) and seeded mutants, each of which must get its
+//     answer while the host keeps serving, checked by a hello probe after
+//     each line.
 //
 // Every event is checked against the event envelope and, as it arrives,
 // against the session invariants of package octet.dev/host/spec (seq
@@ -20,14 +22,23 @@
 // sdk_version, feature flags other than the two the protocol fixes, the
 // catalog, the number of model_delta events — is never compared.
 //
+// Some cases establish prerequisites the others require (the handshake,
+// the framing of a malformed line's answer, a run's numbered events up to
+// its final_result). They run first; when one fails, the cases requiring
+// what it provides are skipped with that reason, so one cause is reported
+// once instead of every case waiting out its timeout.
+//
 // Usage:
 //
 //	octet-conformance [flags] HOST [HOST-ARGS...]
 //	octet-conformance [flags] -host HOST [HOST-ARGS...]
 //
-// It prints one line per case (ok, FAIL with the reason, or skip) and a
-// summary line "N passed, N failed", and exits 0 when every case passed, 1
-// when one failed, 2 on bad usage.
+// It prints one line per case (ok, FAIL with the reason, or skip with
+// the reason) and a summary line "N passed, N failed", followed by
+// ", N skipped" when a case was skipped. -json prints one JSON object per
+// case instead (the summary then goes to stderr), -junit FILE also writes
+// a JUnit XML report. It exits 0 when every case that ran passed, 1 when
+// one failed or none ran, 2 on bad usage.
 //
 // -level protocol checks only what the protocol source fixes: it skips
 // the cases of this project's own decisions (an empty line is an error,
@@ -36,9 +47,13 @@
 // snake_case error code. The default, -level contract, also requires this
 // project's error codes (README: "Protocol error codes" and "Run error
 // codes").
+//
+// docs/conformance.md of the repository is the guide for host authors:
+// the levels, the reports, the case file format.
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -46,7 +61,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"strings"
+	"slices"
 	"time"
 
 	"octet.dev/host/runtime/fakeprovider"
@@ -58,15 +73,19 @@ func main() {
 
 // config is what the flags select.
 type config struct {
-	host    string
-	args    []string
-	env     []string
-	level   string
-	timeout time.Duration
-	filter  *regexp.Regexp
-	seed    uint64
-	fuzzN   int
-	list    bool
+	host             string
+	args             []string
+	env              []string
+	level            string
+	timeout          time.Duration
+	handshakeTimeout time.Duration
+	filter           *regexp.Regexp
+	seed             uint64
+	fuzzN            int
+	list             bool
+	json             bool
+	junit            string
+	casesDir         string
 }
 
 // kit runs the cases and counts the outcomes.
@@ -75,13 +94,24 @@ type kit struct {
 	out                     io.Writer
 	fake                    *fakeprovider.Server
 	tmp                     string
+	results                 []result
 	passed, failed, skipped int
+	// failedPrereq maps a prerequisite whose providing case failed to
+	// that case's name: the cases requiring it are skipped.
+	failedPrereq map[string]string
 }
 
 // fakeAPIKey is the key the fake provider requires; run cases send it.
 const fakeAPIKey = "conformance-key-0123456789"
 
 func (k *kit) contract() bool { return k.cfg.level == "contract" }
+
+// Exit statuses.
+const (
+	exitPass  = 0 // every case that ran passed
+	exitFail  = 1 // a case failed, or none ran
+	exitUsage = 2 // bad flags or arguments, an unreadable case folder
+)
 
 func usage(fs *flag.FlagSet) func() {
 	return func() {
@@ -91,6 +121,9 @@ func usage(fs *flag.FlagSet) func() {
 		fmt.Fprintln(w, "Usage:")
 		fmt.Fprintln(w, "  octet-conformance [flags] HOST [HOST-ARGS...]")
 		fmt.Fprintln(w, "  octet-conformance [flags] -host HOST [HOST-ARGS...]")
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Exit status: 0 every case that ran passed, 1 a case failed (or none ran), 2 bad usage.")
+		fmt.Fprintln(w, "See docs/conformance.md of octet-host for the case format and the reports.")
 		fmt.Fprintln(w)
 		fmt.Fprintln(w, "Flags:")
 		fs.PrintDefaults()
@@ -105,20 +138,25 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 	host := fs.String("host", "", "path of the program under test (else the first argument); the remaining arguments are its own")
 	level := fs.String("level", "contract", "what to hold the host to: protocol (the protocol source) or contract (also this project's decisions and error codes)")
 	timeout := fs.Duration("timeout", 30*time.Second, "longest wait for one event, and for the host's exit")
+	handshake := fs.Duration("handshake-timeout", 5*time.Second, "longest wait in the case that checks the handshake (hello does no I/O); at most -timeout")
 	filter := fs.String("run", "", "run only the cases whose name matches this regular expression")
 	seed := fs.Uint64("seed", 1, "seed of the framing fuzzer's random mutants")
 	fuzzN := fs.Int("fuzz", 60, "number of random mutants the framing fuzzer sends, besides its fixed edge cases")
-	list := fs.Bool("list", false, "list the cases and exit")
+	list := fs.Bool("list", false, "list the cases (level, rule, name) and exit; with -json, as JSON lines")
+	jsonOut := fs.Bool("json", false, "report one JSON object per case on stdout (name, level, rule, verdict, evidence, time); the summary line goes to stderr")
+	junit := fs.String("junit", "", "also write a JUnit XML report to this file")
+	casesDir := fs.String("cases", "", "read the transcript cases (*.txtar) from this folder instead of the embedded ones")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return 0
+			return exitPass
 		}
-		return 2
+		return exitUsage
 	}
-	cfg := config{host: *host, args: fs.Args(), env: env, level: *level, timeout: *timeout, seed: *seed, fuzzN: *fuzzN, list: *list}
+	cfg := config{host: *host, args: fs.Args(), env: env, level: *level, timeout: *timeout, handshakeTimeout: *handshake,
+		seed: *seed, fuzzN: *fuzzN, list: *list, json: *jsonOut, junit: *junit, casesDir: *casesDir}
 	bad := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "octet-conformance: "+format+"\n", a...)
-		return 2
+		return exitUsage
 	}
 	if cfg.host == "" && !cfg.list {
 		if len(cfg.args) == 0 {
@@ -132,6 +170,10 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 	if cfg.timeout <= 0 {
 		return bad("-timeout must be positive")
 	}
+	if cfg.handshakeTimeout <= 0 {
+		return bad("-handshake-timeout must be positive")
+	}
+	cfg.handshakeTimeout = min(cfg.handshakeTimeout, cfg.timeout)
 	if cfg.fuzzN < 0 || cfg.fuzzN > 100000 {
 		return bad("-fuzz must be 0..100000")
 	}
@@ -149,22 +191,32 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 		}
 		cfg.host = p
 	}
-	cases, err := loadCases()
-	if err != nil {
+	var cases []kcase
+	var err error
+	if cfg.casesDir != "" {
+		if cases, err = loadCaseDir(cfg.casesDir); err != nil {
+			return bad("-cases %s: %v", cfg.casesDir, err)
+		}
+	} else if cases, err = loadCases(); err != nil {
 		return bad("embedded cases: %v", err) // a build of the kit with a broken case file
 	}
+	cases = ordered(cases)
 	fuzz := fuzzCases(cfg.seed, cfg.fuzzN)
 	if cfg.list {
-		for _, c := range cases {
-			fmt.Fprintln(stdout, c.name)
+		listCases(stdout, cfg.json, cases, fuzz)
+		return exitPass
+	}
+	var junitFile *os.File
+	if cfg.junit != "" {
+		// Created before the run, so that a bad path is a usage error,
+		// not an hour's results lost.
+		if junitFile, err = os.Create(cfg.junit); err != nil {
+			return bad("-junit: %v", err)
 		}
-		for _, c := range fuzz {
-			fmt.Fprintln(stdout, c.name)
-		}
-		return 0
+		defer junitFile.Close()
 	}
 
-	k := &kit{cfg: cfg, out: stdout}
+	k := &kit{cfg: cfg, out: stdout, failedPrereq: map[string]string{}}
 	k.tmp, err = os.MkdirTemp("", "octet-conformance-")
 	if err != nil {
 		return bad("%v", err)
@@ -176,48 +228,169 @@ func run(args, env []string, stdout, stderr io.Writer) int {
 	}
 	defer k.fake.Close()
 
+	started := time.Now()
 	for _, c := range cases {
 		if !k.selected(c.name) {
 			continue
 		}
-		if c.contract && !k.contract() {
-			k.skip(c.name)
+		rec := record{c.name, c.level(), c.rule}
+		if why := k.skipReason(c.contract, c.requires); why != "" {
+			k.report(rec, verdictSkip, why, 0)
 			continue
 		}
-		k.report(c.name, k.runCase(c))
+		t0 := time.Now()
+		err := k.runCase(c)
+		k.verdict(rec, err, time.Since(t0))
+		if err != nil {
+			for _, p := range c.provides {
+				k.failedPrereq[p] = c.name
+			}
+		}
 	}
 	k.runFuzz(fuzz)
-	fmt.Fprintf(stdout, "%d passed, %d failed", k.passed, k.failed)
-	if k.skipped > 0 {
-		fmt.Fprintf(stdout, ", %d skipped (-level %s)", k.skipped, k.cfg.level)
+	took := time.Since(started)
+
+	sum := stdout
+	if cfg.json {
+		sum = stderr // stdout carries JSON lines only
 	}
-	fmt.Fprintln(stdout)
+	fmt.Fprintln(sum, k.summary())
 	if k.passed+k.failed == 0 {
 		fmt.Fprintln(stderr, "octet-conformance: no case ran (see -list and -run)")
 	}
-	if k.failed > 0 || k.passed == 0 {
-		return 1
+	if junitFile != nil {
+		if err := k.writeJUnit(junitFile, started, took); err == nil {
+			err = junitFile.Close()
+		} else {
+			fmt.Fprintf(stderr, "octet-conformance: -junit: %v\n", err)
+			return exitFail
+		}
 	}
-	return 0
+	if k.failed > 0 || k.passed == 0 {
+		return exitFail
+	}
+	return exitPass
+}
+
+// ordered returns the cases with every case after the cases providing
+// what it requires (each in name order otherwise), so that a failed
+// prerequisite is known before the cases that depend on it run.
+func ordered(cases []kcase) []kcase {
+	providers := map[string][]int{}
+	for i, c := range cases {
+		for _, p := range c.provides {
+			providers[p] = append(providers[p], i)
+		}
+	}
+	depth := make([]int, len(cases)) // 0: not yet computed; else 1 + depth
+	var visit func(i int, seen map[int]bool) int
+	visit = func(i int, seen map[int]bool) int {
+		if depth[i] > 0 {
+			return depth[i]
+		}
+		if seen[i] {
+			return 1 // a cycle: broken here, ordered by name
+		}
+		seen[i] = true
+		d := 1
+		for _, p := range cases[i].requires {
+			for _, j := range providers[p] {
+				d = max(d, 1+visit(j, seen))
+			}
+		}
+		depth[i] = d
+		return d
+	}
+	for i := range cases {
+		visit(i, map[int]bool{})
+	}
+	idx := make([]int, len(cases))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return depth[a] - depth[b] })
+	out := make([]kcase, len(cases))
+	for i, j := range idx {
+		out[i] = cases[j]
+	}
+	return out
+}
+
+// listCases prints the cases: level, rule and name per line, or with
+// -json one object per case.
+func listCases(w io.Writer, asJSON bool, cases []kcase, fuzz []fuzzCase) {
+	type entry struct {
+		Name     string   `json:"name"`
+		Level    string   `json:"level"`
+		Rule     string   `json:"rule"`
+		Requires []string `json:"requires"`
+		Provides []string `json:"provides"`
+	}
+	var es []entry
+	for _, c := range cases {
+		es = append(es, entry{c.name, c.level(), c.rule, c.requires, c.provides})
+	}
+	for _, c := range fuzz {
+		es = append(es, entry{c.name, c.level(), c.rule, c.requires(), nil})
+	}
+	es = append(es, entry{fuzzEOF.name, fuzzEOF.level, fuzzEOF.rule, fuzzRequires, nil})
+	for _, e := range es {
+		if asJSON {
+			if e.Requires == nil {
+				e.Requires = []string{}
+			}
+			if e.Provides == nil {
+				e.Provides = []string{}
+			}
+			b, _ := json.Marshal(e)
+			fmt.Fprintf(w, "%s\n", b)
+			continue
+		}
+		fmt.Fprintf(w, "%-8s  %-18s  %s\n", e.Level, e.Rule, e.Name)
+	}
 }
 
 func (k *kit) selected(name string) bool {
 	return k.cfg.filter == nil || k.cfg.filter.MatchString(name)
 }
 
-func (k *kit) skip(name string) {
-	k.skipped++
-	fmt.Fprintf(k.out, "skip  %s (a decision of this project's contract; run with -level contract)\n", name)
+// skipReason says why a case does not run, or "" when it does.
+func (k *kit) skipReason(contract bool, requires []string) string {
+	if contract && !k.contract() {
+		return "a decision of this project's contract; run with -level contract"
+	}
+	for _, p := range requires {
+		if by, ok := k.failedPrereq[p]; ok {
+			return fmt.Sprintf("prerequisite %s failed in %s", p, by)
+		}
+	}
+	return ""
 }
 
-func (k *kit) report(name string, err error) {
+// verdict reports a case that ran: it passed when err is nil.
+func (k *kit) verdict(rec record, err error, took time.Duration) {
 	if err == nil {
-		k.passed++
-		fmt.Fprintf(k.out, "ok    %s\n", name)
+		k.report(rec, verdictPass, "", took)
 		return
 	}
-	k.failed++
-	fmt.Fprintf(k.out, "FAIL  %s\n    %s\n", name, strings.ReplaceAll(err.Error(), "\n", "\n    "))
+	k.report(rec, verdictFail, err.Error(), took)
+}
+
+// fuzzEOF is the last case of the framing fuzzer: the host that served
+// every fuzz line exits 0 at EOF.
+var fuzzEOF = record{name: "fuzz/eof-exits-0", level: "protocol", rule: "CONTRACT §2"}
+
+// fuzzRequires are the prerequisites of every generated case: a host
+// that fails the handshake or does not answer a malformed line would make
+// each of them wait for its timeout. A line answered by a run's
+// final_result also requires the run prerequisite.
+var fuzzRequires = []string{prereqHandshake, prereqFraming}
+
+func (c fuzzCase) requires() []string {
+	if c.exp.kind == "refused" || c.exp.kind == "run" {
+		return append(slices.Clip(fuzzRequires), prereqRun)
+	}
+	return fuzzRequires
 }
 
 // runFuzz sends the fuzz cases on one host, each followed by a hello
@@ -235,14 +408,16 @@ func (k *kit) runFuzz(cases []fuzzCase) {
 		if !k.selected(c.name) {
 			continue
 		}
-		if c.contract && !k.contract() {
-			k.skip(c.name)
+		rec := record{c.name, c.level(), c.rule}
+		if why := k.skipReason(c.contract, c.requires()); why != "" {
+			k.report(rec, verdictSkip, why, 0)
 			continue
 		}
+		t0 := time.Now()
 		if s == nil {
 			var err error
-			if s, err = k.newSession(); err != nil {
-				k.report(c.name, err)
+			if s, err = k.newSession(k.cfg.timeout); err != nil {
+				k.verdict(rec, err, time.Since(t0))
 				continue
 			}
 		}
@@ -259,10 +434,11 @@ func (k *kit) runFuzz(cases []fuzzCase) {
 			s.h.kill()
 			s = nil
 		}
-		k.report(c.name, err)
+		k.verdict(rec, err, time.Since(t0))
 	}
 	if s != nil {
-		k.report("fuzz/eof-exits-0", s.finish(0))
+		t0 := time.Now()
+		k.verdict(fuzzEOF, s.finish(0), time.Since(t0))
 	}
 }
 

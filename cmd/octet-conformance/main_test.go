@@ -3,14 +3,18 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
+	"encoding/xml"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"octet.dev/host/internal/schematest"
 )
@@ -62,6 +66,7 @@ func brokenMain(mode, host string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	seqAny := regexp.MustCompile(`"seq":\d+,`)
 	terminal := regexp.MustCompile(`"type":"(final_result|protocol_error|hello|models|shutdown)"`)
 	echoedID := regexp.MustCompile(`^(\{"protocol_version":1,"request_id":)"[^"]*"`)
 	w := bufio.NewWriter(os.Stdout)
@@ -70,6 +75,16 @@ func brokenMain(mode, host string) int {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
 			switch mode {
+			case "seq2": // every event numbered 2
+				line = seqAny.ReplaceAll(line, []byte(`"seq":2,`))
+			case "no-hello": // hello never answered
+				if bytes.Contains(line, []byte(`"type":"hello"`)) {
+					line = nil
+				}
+			case "mute-malformed": // a line without a request_id is never answered
+				if bytes.Contains(line, []byte(`"request_id":null`)) {
+					line = nil
+				}
 			case "reseq": // a gap in seq
 				line = bytes.Replace(line, []byte(`"seq":2,`), []byte(`"seq":3,`), 1)
 			case "drop-final": // a run without its terminal event
@@ -241,6 +256,10 @@ func TestUsage(t *testing.T) {
 		{[]string{"-run", "(", "x"}, 2, "-run:"},
 		{[]string{"/nonexistent/octet-host"}, 2, "host \"/nonexistent/octet-host\""},
 		{[]string{"-timeout", "0s", "x"}, 2, "-timeout must be positive"},
+		{[]string{"-handshake-timeout", "-1s", "x"}, 2, "-handshake-timeout must be positive"},
+		{[]string{"-cases", "/nonexistent/cases", "/bin/true"}, 2, "-cases /nonexistent/cases"},
+		{[]string{"-junit", "/nonexistent/dir/report.xml", "/bin/true"}, 2, "-junit:"},
+		{[]string{"-bogus"}, 2, "flag provided but not defined"},
 		{[]string{"-help"}, 0, "Usage:"},
 	} {
 		var out, errOut bytes.Buffer
@@ -258,6 +277,254 @@ func TestList(t *testing.T) {
 	for _, name := range []string{"transcript/hello\n", "fuzz/invalid_utf8/between-tokens\n", "fuzz/random/2-"} {
 		if !strings.Contains(out.String(), name) {
 			t.Errorf("no %q in the list:\n%s", name, out.String())
+		}
+	}
+}
+
+// kitTime is the kit's own measure of a run: the time attribute of the
+// JUnit report's testsuite.
+func kitTime(t *testing.T, junitFile string) time.Duration {
+	t.Helper()
+	suites := readJUnit(t, junitFile)
+	d, err := time.ParseDuration(suites.Suites[0].Time + "s")
+	if err != nil {
+		t.Fatalf("testsuite time %q: %v", suites.Suites[0].Time, err)
+	}
+	return d
+}
+
+func readJUnit(t *testing.T, file string) junitSuites {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s junitSuites
+	if err := xml.Unmarshal(b, &s); err != nil {
+		t.Fatalf("the JUnit report is not XML: %v\n%s", err, b)
+	}
+	if len(s.Suites) != 1 {
+		t.Fatalf("%d testsuite elements, want 1", len(s.Suites))
+	}
+	return s
+}
+
+// TestFailFast: against a host that fails the handshake, at default
+// settings, the kit says so in one failure, skips every other case with
+// that reason, and gives its verdict well within 10 s by its own clock
+// (the handshake waits 5 s at most; the bound leaves room for a loaded
+// machine).
+func TestFailFast(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ mode, why string }{
+		{"seq2", "SeqGapless"},                       // seq numbered wrongly from the first event
+		{"no-hello", "no event within 5s"},           // the handshake never answered
+		{"in-band-abort", `"in_band_abort" is true`}, // a handshake the protocol forbids
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			junit := filepath.Join(t.TempDir(), "report.xml")
+			env := []string{brokenEnv + "=" + tc.mode, brokenHostEnv + "=" + hostBin}
+			code, out := kitRun(t, env, "-junit", junit, self)
+			if code != 1 {
+				t.Fatalf("exit %d, want 1:\n%s", code, out)
+			}
+			if d := kitTime(t, junit); d >= 10*time.Second {
+				t.Errorf("the verdict took %v by the kit's clock, want < 10s", d)
+			}
+			if strings.Count(out, "FAIL  ") != 1 || !strings.Contains(out, "FAIL  transcript/hello\n") {
+				t.Fatalf("want transcript/hello as the only failure:\n%s", out)
+			}
+			if !strings.Contains(out, tc.why) {
+				t.Errorf("the failure does not name %q:\n%s", tc.why, out)
+			}
+			m := regexp.MustCompile(`(?m)^0 passed, 1 failed, (\d+) skipped$`).FindStringSubmatch(out)
+			if m == nil {
+				t.Fatalf("no summary with skips:\n%s", out)
+			}
+			skips := regexp.MustCompile(`(?m)^skip  \S+ \(prerequisite handshake failed in transcript/hello\)$`).FindAllString(out, -1)
+			if len(skips) != atoi(m[1]) || len(skips) < 100 {
+				t.Errorf("%d cases skipped for the handshake, summary says %s:\n%s", len(skips), m[1], out)
+			}
+		})
+	}
+}
+
+// TestReports validates the JSON and JUnit reports of one run that has
+// each verdict: hello passes, run_text fails (events without run_id), and
+// run_tool, which requires a working run, is skipped.
+func TestReports(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	junit := filepath.Join(t.TempDir(), "report.xml")
+	env := append(append(os.Environ(), "HOME="+t.TempDir()), brokenEnv+"=no-run-id", brokenHostEnv+"="+hostBin)
+	var out, errOut bytes.Buffer
+	code := run([]string{"-json", "-junit", junit, "-run", "transcript/(hello|run_text|run_tool)", self}, env, &out, &errOut)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s\n%s", code, out.String(), errOut.String())
+	}
+	if got := strings.TrimSpace(errOut.String()); got != "1 passed, 1 failed, 1 skipped" {
+		t.Errorf("stderr %q, want the summary line only", got)
+	}
+	verdicts := map[string]string{}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	for _, l := range lines {
+		var r map[string]any
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("a stdout line is not JSON: %v: %q", err, l)
+		}
+		for _, f := range []string{"name", "level", "rule", "verdict", "evidence"} {
+			if _, ok := r[f].(string); !ok {
+				t.Errorf("no string %q in %s", f, l)
+			}
+		}
+		if tm, ok := r["time"].(float64); !ok || tm < 0 {
+			t.Errorf("no time in seconds in %s", l)
+		}
+		verdicts[r["name"].(string)] = r["verdict"].(string)
+		switch r["verdict"] {
+		case "pass":
+			if r["evidence"] != "" {
+				t.Errorf("a pass with evidence: %s", l)
+			}
+		case "fail", "skip":
+			if r["evidence"] == "" {
+				t.Errorf("no evidence: %s", l)
+			}
+		default:
+			t.Errorf("verdict %v", r["verdict"])
+		}
+	}
+	want := map[string]string{"transcript/hello": "pass", "transcript/run_text": "fail", "transcript/run_tool": "skip"}
+	if !maps.Equal(verdicts, want) {
+		t.Errorf("verdicts %v, want %v", verdicts, want)
+	}
+
+	s := readJUnit(t, junit)
+	ts := s.Suites[0]
+	if s.Tests != 3 || s.Failures != 1 || s.Skipped != 1 || ts.Tests != 3 || ts.Failures != 1 || ts.Skipped != 1 || len(ts.Cases) != 3 {
+		t.Errorf("counts: testsuites %d/%d/%d, testsuite %d/%d/%d with %d testcases", s.Tests, s.Failures, s.Skipped, ts.Tests, ts.Failures, ts.Skipped, len(ts.Cases))
+	}
+	for _, c := range ts.Cases {
+		switch c.Name {
+		case "transcript/hello":
+			if c.Failure != nil || c.Skipped != nil {
+				t.Errorf("hello: %+v", c)
+			}
+		case "transcript/run_text":
+			if c.Failure == nil || !strings.Contains(c.Failure.Text, "run event without run_id") || c.Failure.Type != "CONTRACT §9" {
+				t.Errorf("run_text: %+v", c.Failure)
+			}
+		case "transcript/run_tool":
+			if c.Skipped == nil || c.Skipped.Message != "prerequisite run failed in transcript/run_text" {
+				t.Errorf("run_tool: %+v", c.Skipped)
+			}
+		default:
+			t.Errorf("testcase %q", c.Name)
+		}
+	}
+	// The raw XML has the elements CI tools read.
+	b, _ := os.ReadFile(junit)
+	for _, el := range []string{"<testsuites ", "<testsuite ", "<testcase ", "<failure ", "<skipped "} {
+		if !bytes.Contains(b, []byte(el)) {
+			t.Errorf("no %s in:\n%s", el, b)
+		}
+	}
+}
+
+// TestCasesDir runs a case copied from the embedded set out of a folder:
+// the kit runs that folder's cases instead of its own.
+func TestCasesDir(t *testing.T) {
+	dir := t.TempDir()
+	b, err := caseFiles.ReadFile("cases/run_tool.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "my_tool.txtar"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out := kitRun(t, nil, "-cases", dir, "-run", "^transcript/", hostBin)
+	if code != 0 || out != "ok    transcript/my_tool\n1 passed, 0 failed\n" {
+		t.Fatalf("exit %d, want 0 and one passing case:\n%s", code, out)
+	}
+	var list bytes.Buffer
+	if code := run([]string{"-list", "-cases", dir, "-fuzz", "0"}, nil, &list, io.Discard); code != 0 || !regexp.MustCompile(`(?m)^protocol +CONTRACT §10 +transcript/my_tool$`).MatchString(list.String()) {
+		t.Errorf("-list -cases: exit %d:\n%s", code, list.String())
+	}
+	// A case file with an error is a usage error, named.
+	if err := os.WriteFile(filepath.Join(dir, "broken.txtar"), []byte("-- meta --\nrule: x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var errOut bytes.Buffer
+	if code := run([]string{"-cases", dir, hostBin}, nil, io.Discard, &errOut); code != 2 || !strings.Contains(errOut.String(), "broken.txtar: meta has no level") {
+		t.Errorf("a broken case: exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+func TestListJSON(t *testing.T) {
+	var out bytes.Buffer
+	if code := run([]string{"-list", "-json", "-fuzz", "0"}, nil, &out, io.Discard); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	n := 0
+	for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+		var e struct {
+			Name, Level, Rule  string
+			Requires, Provides []string
+		}
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("%v: %q", err, l)
+		}
+		if e.Name == "" || (e.Level != "protocol" && e.Level != "contract") || !strings.HasPrefix(e.Rule, "CONTRACT §") || e.Requires == nil || e.Provides == nil {
+			t.Errorf("entry %s", l)
+		}
+		n++
+	}
+	cases, _ := loadCases()
+	if want := len(cases) + len(fuzzCases(1, 0)) + 1; n != want {
+		t.Errorf("%d entries, want %d", n, want)
+	}
+}
+
+// TestFramingGate: a host that never answers a malformed line fails the
+// framing case once; the cases that send malformed lines, the fuzzer's
+// included, are skipped instead of each waiting for its timeout.
+func TestFramingGate(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	junit := filepath.Join(t.TempDir(), "report.xml")
+	env := []string{brokenEnv + "=mute-malformed", brokenHostEnv + "=" + hostBin}
+	code, out := kitRun(t, env, "-timeout", "2s", "-junit", junit, self)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1:\n%s", code, out)
+	}
+	if strings.Count(out, "FAIL  ") != 1 || !strings.Contains(out, "FAIL  transcript/framing\n    case line 11: no event within 2s") {
+		t.Fatalf("want transcript/framing as the only failure:\n%s", out)
+	}
+	for _, name := range []string{"transcript/malformed", "transcript/oversized", "fuzz/invalid_utf8/in-string-lone-ff", "fuzz/random/0-"} {
+		if !regexp.MustCompile(`(?m)^skip  ` + regexp.QuoteMeta(name) + `\S* \(prerequisite framing failed in transcript/framing\)$`).MatchString(out) {
+			t.Errorf("%s not skipped for the framing:\n%s", name, out)
+		}
+	}
+	for _, name := range []string{"transcript/hello", "transcript/models", "transcript/run_text", "transcript/run_tool"} {
+		if !strings.Contains(out, "ok    "+name+"\n") {
+			t.Errorf("%s did not pass:\n%s", name, out)
+		}
+	}
+	// One wait ran out, not one per malformed line: the skipped cases
+	// took no time.
+	if n := strings.Count(out, "no event within"); n != 1 {
+		t.Errorf("%d waits ran out, want 1:\n%s", n, out)
+	}
+	for _, c := range readJUnit(t, junit).Suites[0].Cases {
+		if c.Skipped != nil && c.Time != "0.000" {
+			t.Errorf("skipped %s took %ss", c.Name, c.Time)
 		}
 	}
 }

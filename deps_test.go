@@ -23,6 +23,7 @@ var rules = []struct {
 	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}},
 	{"runtime/copilot", []string{"runtime"}},                                                  // the Copilot login of the CLI, over runtime's seam
 	{"runtime/internal/copilot", []string{"runtime/internal"}},                                // the Copilot device flow, exchange, inventory, transport
+	{"runtime/internal/provider/providertest", []string{"runtime/internal/provider"}},         // the wire suites' shared harness: imported by their tests only (testOnly)
 	{"runtime/internal/credfile", []string{"internal/linuxonly", "runtime/internal/sysfile"}}, // the credential store's file primitives
 	{"internal/linuxonly", nil},
 	{"runtime/internal/sysfile", []string{"internal/linuxonly"}},     // flock(2), directory fsync: a leaf, shared by the store and codex
@@ -47,7 +48,7 @@ var rules = []struct {
 // them (TestTestOnly). The rules above judge the imports of non-test
 // files alone (go list's Imports); test files may import these, and any
 // package of the module.
-var testOnly = []string{"internal/testbin", "internal/schematest"}
+var testOnly = []string{"internal/testbin", "internal/schematest", "runtime/internal/provider/providertest", "runtime/internal/provider/edge/edgetest"}
 
 // forbiddenStd are standard packages that pure machines must not import:
 // I/O, clocks, randomness, processes, logging (DESIGN §1). Each also
@@ -176,19 +177,26 @@ func TestRulesBite(t *testing.T) {
 	}
 }
 
-// TestTestOnly fails when a non-test file imports a test-support package.
-// (A package's own rule could allow it by prefix: "runtime" covers
-// everything below runtime/.)
+// TestTestOnly fails when a non-test file imports a test-support package
+// (test-support packages may build on each other). A package's own rule
+// could allow it by prefix: "runtime" covers everything below runtime/.
 func TestTestOnly(t *testing.T) {
 	for _, p := range goList(t) {
 		from, _ := rel(p.ImportPath)
+		support := false
+		for _, o := range testOnly {
+			support = support || under(from, o)
+		}
+		if support {
+			continue
+		}
 		for _, imp := range p.Imports {
 			to, ok := rel(imp)
 			if !ok {
 				continue
 			}
 			for _, o := range testOnly {
-				if under(to, o) && !under(from, o) {
+				if under(to, o) {
 					t.Errorf("%s imports %s, which is for tests only", from, to)
 				}
 			}

@@ -23,12 +23,14 @@ var rules = []struct {
 	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}},
 	{"runtime/copilot", []string{"runtime"}},                                                  // the Copilot login of the CLI, over runtime's seam
 	{"runtime/internal/copilot", []string{"runtime/internal"}},                                // the Copilot device flow, exchange, inventory, transport
+	{"runtime/internal/provider/providertest", []string{"runtime/internal/provider"}},         // the wire suites' shared harness: imported by their tests only (testOnly)
 	{"runtime/internal/credfile", []string{"internal/linuxonly", "runtime/internal/sysfile"}}, // the credential store's file primitives
 	{"internal/linuxonly", nil},
 	{"runtime/internal/sysfile", []string{"internal/linuxonly"}},     // flock(2), directory fsync: a leaf, shared by the store and codex
 	{"runtime/internal/customheader", []string{"internal/textutil"}}, // custom_headers rules: shared by catalog, the run validator and edge
 	{"internal/textutil", nil},                                       // UTF-8-safe cuts: a leaf, shared by the wire and the runtime
 	{"internal/schematest", []string{"spec/schema"}},                 // tests' schema validation
+	{"internal/testbin", nil},                                        // tests' builds of the commands, shared by a go test run: a leaf, imported by tests only (testOnly)
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm", "protocol"}},
 	{"internal/operator", []string{"runtime"}}, // the operator flags and process set-up both binaries share
 	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "internal/operator", "runtime", "protocol", "spec/schema", "."}}, // ".": the root package alone (its embedded documentation)
@@ -41,6 +43,12 @@ var rules = []struct {
 	{"proptest", []string{"proptest", "fsm", "wire", "runtime", "internal/host", "spec", "protocol"}},
 	{"", []string{""}}, // the root package (this doc) only: see ruleFor
 }
+
+// testOnly are the test-support packages: only _test.go files may import
+// them (TestTestOnly). The rules above judge the imports of non-test
+// files alone (go list's Imports); test files may import these, and any
+// package of the module.
+var testOnly = []string{"internal/testbin", "internal/schematest", "runtime/internal/provider/providertest", "runtime/internal/provider/edge/edgetest"}
 
 // forbiddenStd are standard packages that pure machines must not import:
 // I/O, clocks, randomness, processes, logging (DESIGN §1). Each also
@@ -165,6 +173,33 @@ func TestRulesBite(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("machines may import %s", imp)
+		}
+	}
+}
+
+// TestTestOnly fails when a non-test file imports a test-support package
+// (test-support packages may build on each other). A package's own rule
+// could allow it by prefix: "runtime" covers everything below runtime/.
+func TestTestOnly(t *testing.T) {
+	for _, p := range goList(t) {
+		from, _ := rel(p.ImportPath)
+		support := false
+		for _, o := range testOnly {
+			support = support || under(from, o)
+		}
+		if support {
+			continue
+		}
+		for _, imp := range p.Imports {
+			to, ok := rel(imp)
+			if !ok {
+				continue
+			}
+			for _, o := range testOnly {
+				if under(to, o) {
+					t.Errorf("%s imports %s, which is for tests only", from, to)
+				}
+			}
 		}
 	}
 }

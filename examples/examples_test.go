@@ -16,27 +16,16 @@ import (
 	"testing"
 	"time"
 
+	"octet.dev/host/internal/testbin"
 	"octet.dev/host/runtime/fakeprovider"
 )
 
 var hostBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "octet-examples-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	hostBin = filepath.Join(dir, "octet-host")
-	cmd := exec.Command("go", "build", "-o", hostBin, "octet.dev/host/cmd/octet-host")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building octet-host:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	hostBin = testbin.MustBuild(testbin.Host)
 	code := m.Run()
-	os.RemoveAll(dir)
+	testbin.Cleanup()
 	os.Exit(code)
 }
 

@@ -10,13 +10,13 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"octet.dev/host/internal/schematest"
+	"octet.dev/host/internal/testbin"
 )
 
 // hostBin is the real octet-host, built once by TestMain.
@@ -34,21 +34,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(brokenEnv); mode != "" {
 		os.Exit(brokenMain(mode, os.Getenv(brokenHostEnv)))
 	}
-	dir, err := os.MkdirTemp("", "octet-conformance-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	hostBin = filepath.Join(dir, "octet-host")
-	cmd := exec.Command("go", "build", "-o", hostBin, "octet.dev/host/cmd/octet-host")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building octet-host:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	hostBin = testbin.MustBuild(testbin.Host)
 	code := m.Run()
-	os.RemoveAll(dir)
+	testbin.Cleanup()
 	os.Exit(code)
 }
 

@@ -16,27 +16,17 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"octet.dev/host/internal/testbin"
 )
 
 // bin is the command, built once by TestMain.
 var bin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "octet-fake-provider")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "octet-fake-provider")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building octet-fake-provider:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	bin = testbin.MustBuild(testbin.FakeProvider)
 	code := m.Run()
-	os.RemoveAll(dir)
+	testbin.Cleanup()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)

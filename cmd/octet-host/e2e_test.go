@@ -5,11 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"octet.dev/host/internal/schematest"
+	"octet.dev/host/internal/testbin"
 )
 
 // Binaries built once by TestMain: the real host, and one built with the
@@ -24,28 +23,12 @@ import (
 var hostBin, strayBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "octet-host-e2e")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	hostBin = filepath.Join(dir, "octet-host")
-	strayBin = filepath.Join(dir, "octet-host-stray")
-	for _, b := range []struct{ out, tags string }{{hostBin, ""}, {strayBin, "straytest"}} {
-		args := []string{"build", "-o", b.out}
-		if b.tags != "" {
-			args = append(args, "-tags", b.tags)
-		}
-		cmd := exec.Command("go", append(args, ".")...)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "building octet-host:", err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
-	}
+	hostBin = testbin.MustBuild(testbin.Host)
+	stray := testbin.Host
+	stray.Tags = []string{"straytest"}
+	strayBin = testbin.MustBuild(stray)
 	code := m.Run()
-	os.RemoveAll(dir)
+	testbin.Cleanup()
 	os.Exit(code)
 }
 

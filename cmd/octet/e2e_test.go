@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"octet.dev/host/internal/testbin"
 	"octet.dev/host/runtime/fakeprovider"
 )
 
@@ -25,25 +26,11 @@ import (
 var octetBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "octet-e2e")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	octetBin = filepath.Join(dir, "octet")
-	args := []string{"build", "-o", octetBin}
-	if os.Getenv("OCTET_E2E_RACE") != "" {
-		args = append(args, "-race") // the binary under the race detector too
-	}
-	cmd := exec.Command("go", append(args, ".")...)
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building octet:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
+	spec := testbin.Octet
+	spec.Race = os.Getenv("OCTET_E2E_RACE") != "" // the binary under the race detector too
+	octetBin = testbin.MustBuild(spec)
 	code := m.Run()
-	os.RemoveAll(dir)
+	testbin.Cleanup()
 	os.Exit(code)
 }
 

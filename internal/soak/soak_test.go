@@ -3,20 +3,20 @@ package soak
 import (
 	"context"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"octet.dev/host/internal/testbin"
 )
 
-// buildHost builds octet-host into a temporary directory.
+// buildHost returns the octet-host binary (testbin builds it once a test
+// run).
 func buildHost(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "octet-host")
-	cmd := exec.Command("go", "build", "-o", bin, "octet.dev/host/cmd/octet-host")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building octet-host: %v\n%s", err, out)
+	bin, err := testbin.Build(testbin.Host)
+	if err != nil {
+		t.Fatalf("building octet-host: %v", err)
 	}
 	return bin
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"octet.dev/host/internal/schematest"
+	"octet.dev/host/internal/testbin"
 )
 
 // hostBin is the octet-host binary built by TestMain; hostBuildErr says
@@ -30,14 +29,9 @@ func TestMain(m *testing.M) {
 	if scenario := os.Getenv(fakeEnv); scenario != "" {
 		os.Exit(runFake(scenario))
 	}
-	dir, err := os.MkdirTemp("", "octet-client-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	hostBin, hostBuildErr = buildHost(dir)
+	hostBin, hostBuildErr = testbin.Build(testbin.Host)
 	code := m.Run()
-	os.RemoveAll(dir)
+	testbin.Cleanup()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintln(os.Stderr, "goleak:", err)
@@ -45,44 +39,6 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
-}
-
-// buildHost builds ./cmd/octet-host of the enclosing module into dir.
-func buildHost(dir string) (string, error) {
-	root, err := moduleRoot()
-	if err != nil {
-		return "", err
-	}
-	goTool := "go"
-	if p, err := exec.LookPath("go"); err == nil {
-		goTool = p
-	} else if gr := os.Getenv("GOROOT"); gr != "" {
-		goTool = filepath.Join(gr, "bin", "go")
-	}
-	bin := filepath.Join(dir, "octet-host")
-	cmd := exec.Command(goTool, "build", "-o", bin, "./cmd/octet-host")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/octet-host: %v\n%s", err, out)
-	}
-	return bin, nil
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the test's working directory")
-		}
-		dir = parent
-	}
 }
 
 // realConfig returns a Config for the real host with an isolated HOME.

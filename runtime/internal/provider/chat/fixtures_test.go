@@ -2,7 +2,6 @@ package chat
 
 import (
 	"bytes"
-	"context"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/internal/provider/providertest"
 )
 
 func TestMain(m *testing.M) {
@@ -23,31 +23,21 @@ func TestMain(m *testing.M) {
 // summary is what a consumer ends up with after a whole stream.
 type summary = edgetest.Summary
 
+// suite is what the shared checks need of this package.
+var suite = providertest.Suite{Key: testKey, Request: simpleRequest}
+
 // drain reads a stream to its end, checking the ordering rules every stream
-// must keep: nothing after EventFinish, usage before finish, a finish
-// exactly when Err is nil.
+// must keep (providertest.Suite.Drain).
 func drain(t *testing.T, s provider.Stream) (summary, []provider.StreamEvent, error) {
 	t.Helper()
-	return edgetest.Drain(t, s, nil)
+	return suite.Drain(t, s)
 }
 
 // testProvider returns a Provider aimed at srv with a transport of its own,
 // closed when the test ends so goleak sees no idle connection.
 func testProvider(t *testing.T, srv *httptest.Server, mod func(*Config)) *Provider {
 	t.Helper()
-	cfg := Config{
-		BaseURL:    srv.URL + "/v1",
-		APIKey:     testKey,
-		HTTPClient: edgetest.Client(t),
-	}
-	if mod != nil {
-		mod(&cfg)
-	}
-	p, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return providertest.New(t, New, Config{BaseURL: srv.URL + "/v1", APIKey: testKey, HTTPClient: edgetest.Client(t)}, mod)
 }
 
 const testKey = "sk-test-0123456789abcdefSECRET"
@@ -71,16 +61,10 @@ var simpleRequest = provider.Request{
 
 func streamFrom(t *testing.T, p *Provider) (summary, []provider.StreamEvent, error) {
 	t.Helper()
-	s, err := p.Stream(context.Background(), simpleRequest)
-	if err != nil {
-		t.Fatalf("Stream: %v", err)
-	}
-	return drain(t, s)
+	return suite.StreamFrom(t, p)
 }
 
-func usage(in, out, total, cached, reasoning int64) *provider.Usage {
-	return &provider.Usage{InputTokens: in, OutputTokens: out, TotalTokens: total, CacheReadTokens: cached, ReasoningTokens: reasoning}
-}
+var usage = providertest.Usage
 
 const nanoText = "**Holiday Name:** Harmony Day\n\n" +
 	"**Date:** Celebrated annually on the first Saturday of May\n\n" +
@@ -200,10 +184,7 @@ func TestFixtures(t *testing.T) {
 // TestFixtureEventOrder pins the exact event sequence of two fixtures: text
 // as it arrives, tool calls at finish_reason, usage, then finish.
 func TestFixtureEventOrder(t *testing.T) {
-	tests := []struct {
-		file string
-		want []provider.StreamEvent
-	}{
+	providertest.CheckEventOrder(t, []providertest.EventOrder{
 		{"vercel_anthropic-openai-compat-tool-call.sse", []provider.StreamEvent{
 			{Kind: provider.EventText, Text: "Reading"},
 			{Kind: provider.EventText, Text: " it."},
@@ -221,28 +202,17 @@ func TestFixtureEventOrder(t *testing.T) {
 			{Kind: provider.EventUsage, Usage: *usage(210, 15, 225, 0, 0)},
 			{Kind: provider.EventFinish, FinishReason: provider.FinishToolCalls},
 		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.file, func(t *testing.T) {
-			_, got, err := drainDecoder(t, fixtureBody(t, tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
+	}, decodeFixture)
+}
+
+// decodeFixture runs the wire decoder alone over a fixture.
+func decodeFixture(t *testing.T, file string) (summary, []provider.StreamEvent, error) {
+	t.Helper()
+	return drainDecoder(t, fixtureBody(t, file))
 }
 
 // drainDecoder runs the wire decoder alone over body.
 func drainDecoder(t *testing.T, body []byte) (summary, []provider.StreamEvent, error) {
 	t.Helper()
-	return drain(t, &decoderStream{decodeStream(bytes.NewReader(body), 0)})
+	return suite.DrainDecoder(t, decodeStream(bytes.NewReader(body), 0))
 }
-
-// decoderStream adapts a bare decoder to provider.Stream for drain.
-type decoderStream struct{ *decoder }
-
-func (d *decoderStream) Err() error   { return d.err }
-func (d *decoderStream) Close() error { return nil }

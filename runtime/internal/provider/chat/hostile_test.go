@@ -9,6 +9,7 @@ import (
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/internal/provider/providertest"
 )
 
 // The hostile shapes of issue 10 for the Chat Completions decoder; see
@@ -39,13 +40,7 @@ func finishEvent(reason string) string {
 	return `data: {"choices":[{"index":0,"delta":{},"finish_reason":"` + reason + `"}]}` + "\n\n"
 }
 
-var hostileChat = []struct {
-	name string
-	body string
-	// check, when set, says what the outcome must be besides the
-	// invariants.
-	check func(t *testing.T, o edgetest.Outcome)
-}{
+var hostileChat = []providertest.HostileCase{
 	{"endless text in one event", chunkEvent(`{"content":"`+strings.Repeat("a", hostileBound)+`"}`) + chatDone,
 		edgetest.WantFailure(provider.FailDecode)},
 	{"text just under the bound", chunkEvent(`{"content":"`+strings.Repeat("é", (hostileBound-100)/2)+`"}`) + chatDone,
@@ -106,17 +101,11 @@ var hostileChat = []struct {
 	{"empty body", "", edgetest.WantFailure(provider.FailStreamCut)},
 }
 
+// hostile is the decoder with its hostile shapes.
+var hostile = providertest.Hostile{Open: openHostile, Bound: hostileBound, Cases: hostileChat}
+
 // TestHostileShapes runs every hostile shape through the decoder.
-func TestHostileShapes(t *testing.T) {
-	for _, tc := range hostileChat {
-		t.Run(tc.name, func(t *testing.T) {
-			o := edgetest.CheckHostile(t, []byte(tc.body), openHostile, hostileBound)
-			if tc.check != nil {
-				tc.check(t, o)
-			}
-		})
-	}
-}
+func TestHostileShapes(t *testing.T) { hostile.Run(t) }
 
 // TestEndlessStreams: a provider that never stops, in one event or in
 // deltas, costs bounded memory.
@@ -136,19 +125,8 @@ func TestEndlessStreams(t *testing.T) {
 // shapes and what the fuzzer makes of them, reshaped event by event by
 // ops (edgetest.Mutate), and checks edgetest.CheckHostile's invariants.
 func FuzzDecodeHostile(f *testing.F) {
-	for _, s := range edgetest.HostileSeeds(f, "testdata/openai-chat", hostileBound, func(tb testing.TB, _ string, raw []byte) []byte {
+	hostile.Fuzz(f, "testdata/openai-chat", func(tb testing.TB, _ string, raw []byte) []byte {
 		return edgetest.DataEvents(tb, raw)
-	}) {
-		f.Add(s, []byte{})
-		f.Add(s, []byte{1, 2, 2, 3, 4, 5})
-	}
-	for _, tc := range hostileChat {
-		if len(tc.body) <= 2*hostileBound {
-			f.Add([]byte(tc.body), []byte{})
-		}
-	}
-	f.Fuzz(func(t *testing.T, body, ops []byte) {
-		edgetest.CheckHostile(t, edgetest.Mutate(body, ops), openHostile, hostileBound)
 	})
 }
 

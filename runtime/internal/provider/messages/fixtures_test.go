@@ -3,7 +3,6 @@ package messages
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,6 +16,7 @@ import (
 
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/internal/provider/providertest"
 )
 
 func TestMain(m *testing.M) {
@@ -26,31 +26,21 @@ func TestMain(m *testing.M) {
 // summary is what a consumer ends up with after a whole stream.
 type summary = edgetest.Summary
 
+// suite is what the shared checks need of this package.
+var suite = providertest.Suite{Key: testKey, Request: simpleRequest, Check: checkNonEmpty}
+
 // drain reads a stream to its end, checking the ordering rules every stream
-// must keep: nothing after EventFinish, usage before finish, a finish
-// exactly when Err is nil, no empty content events.
+// must keep (providertest.Suite.Drain) and checkNonEmpty.
 func drain(t *testing.T, s provider.Stream) (summary, []provider.StreamEvent, error) {
 	t.Helper()
-	return edgetest.Drain(t, s, checkNonEmpty)
+	return suite.Drain(t, s)
 }
 
 // testProvider returns a Provider aimed at srv with a transport of its own,
 // closed when the test ends so goleak sees no idle connection.
 func testProvider(t *testing.T, srv *httptest.Server, mod func(*Config)) *Provider {
 	t.Helper()
-	cfg := Config{
-		BaseURL:    srv.URL,
-		APIKey:     testKey,
-		HTTPClient: edgetest.Client(t),
-	}
-	if mod != nil {
-		mod(&cfg)
-	}
-	p, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return providertest.New(t, New, Config{BaseURL: srv.URL, APIKey: testKey, HTTPClient: edgetest.Client(t)}, mod)
 }
 
 const testKey = "sk-ant-api03-test-0123456789abcdefSECRET"
@@ -108,11 +98,7 @@ var simpleRequest = provider.Request{
 
 func streamFrom(t *testing.T, p *Provider) (summary, []provider.StreamEvent, error) {
 	t.Helper()
-	s, err := p.Stream(context.Background(), simpleRequest)
-	if err != nil {
-		t.Fatalf("Stream: %v", err)
-	}
-	return drain(t, s)
+	return suite.StreamFrom(t, p)
 }
 
 // usage builds the expected neutral usage from the wire figures: input is
@@ -309,10 +295,7 @@ func TestFixtures(t *testing.T) {
 // tool call once its block is complete, then usage and finish.
 func TestFixtureEventOrder(t *testing.T) {
 	text := func(s string) provider.StreamEvent { return provider.StreamEvent{Kind: provider.EventText, Text: s} }
-	tests := []struct {
-		file string
-		want []provider.StreamEvent
-	}{
+	providertest.CheckEventOrder(t, []providertest.EventOrder{
 		{"anthropic-sdk-python_tool-use.sse", []provider.StreamEvent{
 			text("I"),
 			text("'ll check the current weather in Paris for you."),
@@ -342,31 +325,20 @@ func TestFixtureEventOrder(t *testing.T) {
 			{Kind: provider.EventUsage, Usage: *usage(20, 0, 0, 0, 0)},
 			{Kind: provider.EventFinish, FinishReason: provider.FinishRefusal},
 		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.file, func(t *testing.T) {
-			_, got, err := drainDecoder(t, fixtureBody(t, tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
+	}, decodeFixture)
+}
+
+// decodeFixture runs the wire decoder alone over a fixture.
+func decodeFixture(t *testing.T, file string) (summary, []provider.StreamEvent, error) {
+	t.Helper()
+	return drainDecoder(t, fixtureBody(t, file))
 }
 
 // drainDecoder runs the wire decoder alone over body.
 func drainDecoder(t *testing.T, body []byte) (summary, []provider.StreamEvent, error) {
 	t.Helper()
-	return drain(t, &decoderStream{decodeStream(bytes.NewReader(body), 0)})
+	return suite.DrainDecoder(t, decodeStream(bytes.NewReader(body), 0))
 }
-
-// decoderStream adapts a bare decoder to provider.Stream for drain.
-type decoderStream struct{ *decoder }
-
-func (d *decoderStream) Err() error   { return d.err }
-func (d *decoderStream) Close() error { return nil }
 
 // checkNonEmpty is this package's own drain rule: no empty content events.
 func checkNonEmpty(t testing.TB, ev provider.StreamEvent) {

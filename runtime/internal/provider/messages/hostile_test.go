@@ -9,6 +9,7 @@ import (
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/internal/provider/providertest"
 )
 
 // The hostile shapes of issue 10 for the Messages decoder; see
@@ -47,11 +48,7 @@ func hostileEnd(reason string) string {
 		hostileEv("message_stop", `{"type":"message_stop"}`)
 }
 
-var hostileMessages = []struct {
-	name  string
-	body  string
-	check func(t *testing.T, o edgetest.Outcome)
-}{
+var hostileMessages = []providertest.HostileCase{
 	{"endless text in one event", hostileStart + hostileTextStart(0) + hostileTextDelta(0, strings.Repeat("a", hostileBound)) + hostileStop(0) + hostileEnd("end_turn"),
 		edgetest.WantFailure(provider.FailDecode)},
 	{"giant tool arguments in pieces", hostileStart + hostileToolStart(0, `"toolu_1"`, `"read"`) +
@@ -104,17 +101,11 @@ var hostileMessages = []struct {
 	{"empty body", "", edgetest.WantFailure(provider.FailStreamCut)},
 }
 
+// hostile is the decoder with its hostile shapes.
+var hostile = providertest.Hostile{Open: openHostile, Bound: hostileBound, Cases: hostileMessages}
+
 // TestHostileShapes runs every hostile shape through the decoder.
-func TestHostileShapes(t *testing.T) {
-	for _, tc := range hostileMessages {
-		t.Run(tc.name, func(t *testing.T) {
-			o := edgetest.CheckHostile(t, []byte(tc.body), openHostile, hostileBound)
-			if tc.check != nil {
-				tc.check(t, o)
-			}
-		})
-	}
-}
+func TestHostileShapes(t *testing.T) { hostile.Run(t) }
 
 // TestEndlessStreams: a provider that never stops, in one event or in
 // deltas, costs bounded memory.
@@ -136,20 +127,7 @@ func TestEndlessStreams(t *testing.T) {
 // FuzzDecodeHostile feeds the decoder the recorded streams, the hostile
 // shapes and what the fuzzer makes of them, reshaped event by event by
 // ops (edgetest.Mutate), and checks edgetest.CheckHostile's invariants.
-func FuzzDecodeHostile(f *testing.F) {
-	for _, s := range edgetest.HostileSeeds(f, "testdata/anthropic", hostileBound, edgetest.TypedEvents) {
-		f.Add(s, []byte{})
-		f.Add(s, []byte{1, 2, 2, 3, 4, 5})
-	}
-	for _, tc := range hostileMessages {
-		if len(tc.body) <= 2*hostileBound {
-			f.Add([]byte(tc.body), []byte{})
-		}
-	}
-	f.Fuzz(func(t *testing.T, body, ops []byte) {
-		edgetest.CheckHostile(t, edgetest.Mutate(body, ops), openHostile, hostileBound)
-	})
-}
+func FuzzDecodeHostile(f *testing.F) { hostile.Fuzz(f, "testdata/anthropic", edgetest.TypedEvents) }
 
 // TestManyToolCallsLinear: thousands of tool_use blocks cost time in
 // proportion to the stream.

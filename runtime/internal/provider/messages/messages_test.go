@@ -2,11 +2,8 @@ package messages
 
 import (
 	"context"
-	"errors"
 	"io"
-	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,8 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"octet.dev/host/runtime/internal/provider"
-	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/internal/provider/providertest"
 )
 
 // captured is what the fake server saw of one request.
@@ -550,114 +547,83 @@ var errorOpts = cmpopts.IgnoreFields(provider.Error{}, "Err")
 func TestHTTPErrors(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	fixture := func(name string) string {
-		b, err := os.ReadFile(filepath.Join("testdata", "anthropic", "errors", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+		return string(edgetest.ReadFixture(t, filepath.Join("testdata", "anthropic", "errors"), name))
 	}
 	longMsg := strings.Repeat("é", 600)
-	tests := []struct {
-		name    string
-		status  int
-		headers map[string]string
-		body    string
-		want    provider.Error
-	}{
+	tests := []providertest.HTTPError{
 		{
-			name: "400 missing tool_result fixture", status: 400, body: fixture("vercel_400-invalid-request-missing-tool-result.json"),
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_request_error", RequestWritten: true,
+			Name: "400 missing tool_result fixture", Status: 400, Body: fixture("vercel_400-invalid-request-missing-tool-result.json"),
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_request_error", RequestWritten: true,
 				Message: "messages.1: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_issue8112_custom. Each `tool_use` block must have a corresponding `tool_result` block in the next message."},
 		},
 		{
-			name: "400 unexpected tool_use_id fixture", status: 400, body: fixture("vercel_400-invalid-request-tool-result.json"),
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_request_error", RequestWritten: true,
+			Name: "400 unexpected tool_use_id fixture", Status: 400, Body: fixture("vercel_400-invalid-request-tool-result.json"),
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_request_error", RequestWritten: true,
 				Message: "messages.2.content.0: unexpected `tool_use_id` found in `tool_result` blocks: srvtoolu_issue_17366_invalid. Each `tool_result` block must have a corresponding `tool_use` block in the previous message."},
 		},
 		{
-			name: "529 overloaded", status: 529,
-			body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 529, Code: "overloaded_error", RequestWritten: true, Message: "Overloaded"},
+			Name: "529 overloaded", Status: 529,
+			Body: `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_011CSHoEeqs5C35K2UUqR7Fy"}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 529, Code: "overloaded_error", RequestWritten: true, Message: "Overloaded"},
 		},
 		{
-			name: "429 Retry-After seconds", status: 429, headers: map[string]string{"Retry-After": "7", "anthropic-ratelimit-requests-remaining": "0"},
-			body: `{"type": "error", "error": {"type": "rate_limit_error", "message": "Number of request tokens has exceeded your per-minute rate limit"}}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
+			Name: "429 Retry-After seconds", Status: 429, Headers: map[string]string{"Retry-After": "7", "anthropic-ratelimit-requests-remaining": "0"},
+			Body: `{"type": "error", "error": {"type": "rate_limit_error", "message": "Number of request tokens has exceeded your per-minute rate limit"}}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
 				Message: "Number of request tokens has exceeded your per-minute rate limit", RetryAfter: 7 * time.Second},
 		},
 		{
-			name: "429 Retry-After HTTP-date", status: 429, headers: map[string]string{"Retry-After": now.Add(30 * time.Second).Format(http.TimeFormat)},
-			body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
+			Name: "429 Retry-After HTTP-date", Status: 429, Headers: map[string]string{"Retry-After": now.Add(30 * time.Second).Format(http.TimeFormat)},
+			Body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
 				Message: "slow down", RetryAfter: 30 * time.Second},
 		},
 		{
-			name: "429 retry-after-ms wins", status: 429, headers: map[string]string{"retry-after-ms": "1500", "Retry-After": "9"},
-			body: `{"type":"error","error":{"type":"rate_limit_error","message":"later"}}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
+			Name: "429 retry-after-ms wins", Status: 429, Headers: map[string]string{"retry-after-ms": "1500", "Retry-After": "9"},
+			Body: `{"type":"error","error":{"type":"rate_limit_error","message":"later"}}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
 				Message: "later", RetryAfter: 1500 * time.Millisecond},
 		},
 		{
-			name: "500 api_error", status: 500,
-			body: `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 500, Code: "api_error", RequestWritten: true, Message: "Internal server error"},
+			Name: "500 api_error", Status: 500,
+			Body: `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 500, Code: "api_error", RequestWritten: true, Message: "Internal server error"},
 		},
 		{
-			name: "413 request_too_large", status: 413,
-			body: `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 413, Code: "request_too_large", RequestWritten: true,
+			Name: "413 request_too_large", Status: 413,
+			Body: `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 413, Code: "request_too_large", RequestWritten: true,
 				Message: "Request exceeds the maximum allowed number of bytes."},
 		},
 		{
-			name: "gateway OpenAI-style envelope", status: 400,
-			body: `{"error":{"message":"bad input","code":"invalid_value"}}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_value", RequestWritten: true, Message: "bad input"},
+			Name: "gateway OpenAI-style envelope", Status: 400,
+			Body: `{"error":{"message":"bad input","code":"invalid_value"}}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_value", RequestWritten: true, Message: "bad input"},
 		},
 		{
-			name: "top-level fields", status: 404,
-			body: `{"type":"not_found","message":"model: claude-nope"}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 404, Code: "not_found", RequestWritten: true, Message: "model: claude-nope"},
+			Name: "top-level fields", Status: 404,
+			Body: `{"type":"not_found","message":"model: claude-nope"}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 404, Code: "not_found", RequestWritten: true, Message: "model: claude-nope"},
 		},
 		{
-			name: "503 plain text", status: 503, headers: map[string]string{"Retry-After": "2"},
-			body: "upstream connect error\r\nor disconnect\x00",
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 503, RequestWritten: true,
+			Name: "503 plain text", Status: 503, Headers: map[string]string{"Retry-After": "2"},
+			Body: "upstream connect error\r\nor disconnect\x00",
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 503, RequestWritten: true,
 				Message: "upstream connect error  or disconnect", RetryAfter: 2 * time.Second},
 		},
 		{
-			name: "502 empty body", status: 502,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 502, RequestWritten: true, Message: "Bad Gateway"},
+			Name: "502 empty body", Status: 502,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 502, RequestWritten: true, Message: "Bad Gateway"},
 		},
 		{
-			name: "long message bounded", status: 400, body: `{"type":"error","error":{"type":"invalid_request_error","message":"` + longMsg + `"}}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_request_error", RequestWritten: true,
+			Name: "long message bounded", Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"` + longMsg + `"}}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_request_error", RequestWritten: true,
 				Message: strings.Repeat("é", 254) + "…"},
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := edgetest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
-				for k, v := range tc.headers {
-					w.Header().Set(k, v)
-				}
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(tc.status)
-				_, _ = io.WriteString(w, tc.body)
-			})
-			p := testProvider(t, srv, func(c *Config) { c.Now = func() time.Time { return now } })
-			s, err := p.Stream(context.Background(), simpleRequest)
-			if s != nil {
-				t.Fatal("Stream returned a stream for an error status")
-			}
-			pe := edgetest.AsProviderError(t, err)
-			if diff := cmp.Diff(&tc.want, pe, errorOpts); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-			if len(pe.Message) > edge.MaxMessage {
-				t.Errorf("message is %d bytes", len(pe.Message))
-			}
-		})
-	}
+	providertest.CheckHTTPErrors(t, suite, tests, func(t *testing.T, h http.HandlerFunc) provider.Provider {
+		return testProvider(t, edgetest.NewServer(t, h), func(c *Config) { c.Now = func() time.Time { return now } })
+	})
 }
 
 // TestKeyNeverInErrors: a server that echoes the key (whole or masked) must
@@ -683,35 +649,11 @@ func TestKeyNeverInErrors(t *testing.T) {
 			_, _ = io.WriteString(w, `{"type":"error","error":{"type":"authentication_error","message":"`+echo+`"}}`)
 		},
 	}
-	for name, h := range bodies {
-		t.Run(name, func(t *testing.T) {
-			srv := edgetest.NewServer(t, h)
-			p := testProvider(t, srv, func(c *Config) {
-				c.Headers = map[string]string{"X-Gateway-Key": "header-secret-value"}
-			})
-			var err error
-			s, serr := p.Stream(context.Background(), simpleRequest)
-			if serr != nil {
-				err = serr
-			} else {
-				_, _, err = drain(t, s)
-			}
-			if err == nil {
-				t.Fatal("no error")
-			}
-			pe := edgetest.AsProviderError(t, err)
-			for _, text := range []string{err.Error(), pe.Message, pe.Code} {
-				for _, secret := range []string{testKey, testKey[len(testKey)-8:], masked[len(masked)-4:], "header-secret-value"} {
-					if strings.Contains(text, secret) {
-						t.Errorf("error text %q contains %q", text, secret)
-					}
-				}
-			}
-			if !strings.Contains(pe.Message, "invalid x-api-key") {
-				t.Errorf("message lost its useful part: %q", pe.Message)
-			}
+	providertest.CheckKeyNeverInErrors(t, suite, masked, "invalid x-api-key", bodies, func(t *testing.T, h http.HandlerFunc) provider.Provider {
+		return testProvider(t, edgetest.NewServer(t, h), func(c *Config) {
+			c.Headers = map[string]string{"X-Gateway-Key": providertest.HeaderSecret}
 		})
-	}
+	})
 }
 
 // startHel is the start of a message with one text delta.
@@ -721,147 +663,100 @@ const startHel = "event: message_start\ndata: {\"type\":\"message_start\",\"mess
 	"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hel\"}}\n\n"
 
 func TestStreamFailures(t *testing.T) {
-	tests := []struct {
-		name     string
-		handler  http.HandlerFunc
-		idle     time.Duration
-		wantText string
-		want     provider.Error
-	}{
+	tests := []providertest.StreamFailure{
 		{
-			name: "mid-stream overloaded_error event",
-			handler: edgetest.SSEHandler([]byte(startHel +
+			Name: "mid-stream overloaded_error event",
+			Handler: edgetest.SSEHandler([]byte(startHel +
 				"event: error\ndata: {\"type\": \"error\", \"error\": {\"type\": \"overloaded_error\", \"message\": \"Overloaded\"}}\n\n")),
-			wantText: "Hel",
-			want: provider.Error{Kind: provider.FailErrorEvent, Code: "overloaded_error", RequestWritten: true, ContentStarted: true,
+			WantText: "Hel",
+			Want: provider.Error{Kind: provider.FailErrorEvent, Code: "overloaded_error", RequestWritten: true, ContentStarted: true,
 				Message: "Overloaded"},
 		},
 		{
-			name:    "error event before content",
-			handler: edgetest.SSEHandler([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"Internal server error\"}}\n\n")),
-			want:    provider.Error{Kind: provider.FailErrorEvent, Code: "api_error", RequestWritten: true, Message: "Internal server error"},
+			Name:    "error event before content",
+			Handler: edgetest.SSEHandler([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"Internal server error\"}}\n\n")),
+			Want:    provider.Error{Kind: provider.FailErrorEvent, Code: "api_error", RequestWritten: true, Message: "Internal server error"},
 		},
 		{
-			name:     "cut after content",
-			handler:  edgetest.SSEHandler([]byte(startHel)),
-			wantText: "Hel",
-			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before message_stop"},
+			Name:     "cut after content",
+			Handler:  edgetest.SSEHandler([]byte(startHel)),
+			WantText: "Hel",
+			Want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before message_stop"},
 		},
 		{
-			name: "cut after message_delta",
-			handler: edgetest.SSEHandler([]byte(startHel + "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+			Name: "cut after message_delta",
+			Handler: edgetest.SSEHandler([]byte(startHel + "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
 				"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n")),
-			wantText: "Hel",
-			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before message_stop"},
+			WantText: "Hel",
+			Want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before message_stop"},
 		},
 		{
-			name:    "empty body",
-			handler: edgetest.SSEHandler(nil),
-			want:    provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, Message: "stream ended before message_stop"},
+			Name:    "empty body",
+			Handler: edgetest.SSEHandler(nil),
+			Want:    provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, Message: "stream ended before message_stop"},
 		},
 		{
-			name:     "cut inside an event",
-			handler:  edgetest.SSEHandler([]byte(startHel + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"lo\"}}")),
-			wantText: "Hel",
-			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before message_stop"},
+			Name:     "cut inside an event",
+			Handler:  edgetest.SSEHandler([]byte(startHel + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"lo\"}}")),
+			WantText: "Hel",
+			Want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before message_stop"},
 		},
 		{
-			name:     "invalid JSON",
-			handler:  edgetest.SSEHandler([]byte(startHel + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n\n")),
-			wantText: "Hel",
-			want:     provider.Error{Kind: provider.FailDecode, RequestWritten: true, ContentStarted: true, Message: "invalid event JSON"},
+			Name:     "invalid JSON",
+			Handler:  edgetest.SSEHandler([]byte(startHel + "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\n\n")),
+			WantText: "Hel",
+			Want:     provider.Error{Kind: provider.FailDecode, RequestWritten: true, ContentStarted: true, Message: "invalid event JSON"},
 		},
 		{
-			name:     "idle after content",
-			handler:  edgetest.StallAfter(startHel),
-			idle:     100 * time.Millisecond,
-			wantText: "Hel",
-			want:     provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, ContentStarted: true, Message: "no stream data for 100ms"},
+			Name:     "idle after content",
+			Handler:  edgetest.StallAfter(startHel),
+			Idle:     100 * time.Millisecond,
+			WantText: "Hel",
+			Want:     provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, ContentStarted: true, Message: "no stream data for 100ms"},
 		},
 		{
-			name:    "idle before any byte",
-			handler: edgetest.StallAfter(""),
-			idle:    100 * time.Millisecond,
-			want:    provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, Message: "no stream data for 100ms"},
+			Name:    "idle before any byte",
+			Handler: edgetest.StallAfter(""),
+			Idle:    100 * time.Millisecond,
+			Want:    provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, Message: "no stream data for 100ms"},
 		},
 		{
-			name: "200 JSON error body",
-			handler: func(w http.ResponseWriter, r *http.Request) {
+			Name: "200 JSON error body",
+			Handler: func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json; charset=utf-8")
 				_, _ = io.WriteString(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
 			},
-			want: provider.Error{Kind: provider.FailErrorEvent, Status: 200, Code: "overloaded_error", RequestWritten: true, Message: "Overloaded"},
+			Want: provider.Error{Kind: provider.FailErrorEvent, Status: 200, Code: "overloaded_error", RequestWritten: true, Message: "Overloaded"},
 		},
 		{
-			name: "200 JSON message",
-			handler: func(w http.ResponseWriter, r *http.Request) {
+			Name: "200 JSON message",
+			Handler: func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = io.WriteString(w, `{"type":"message","content":[{"type":"text","text":"hi"}]}`)
 			},
-			want: provider.Error{Kind: provider.FailDecode, Status: 200, RequestWritten: true, Message: "expected text/event-stream, got application/json"},
+			Want: provider.Error{Kind: provider.FailDecode, Status: 200, RequestWritten: true, Message: "expected text/event-stream, got application/json"},
 		},
 		{
-			name: "connection dropped after the request",
-			handler: func(w http.ResponseWriter, r *http.Request) {
+			Name: "connection dropped after the request",
+			Handler: func(w http.ResponseWriter, r *http.Request) {
 				_, _ = io.Copy(io.Discard, r.Body)
 				conn, _, err := w.(http.Hijacker).Hijack()
 				if err == nil {
 					conn.Close()
 				}
 			},
-			want: provider.Error{Kind: provider.FailStreamCut, RequestWritten: true},
+			Want: provider.Error{Kind: provider.FailStreamCut, RequestWritten: true},
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := edgetest.NewServer(t, tc.handler)
-			p := testProvider(t, srv, func(c *Config) { c.IdleTimeout = tc.idle })
-			var (
-				err error
-				sum summary
-			)
-			s, serr := p.Stream(context.Background(), simpleRequest)
-			if serr != nil {
-				err = serr
-			} else {
-				sum, _, err = drain(t, s)
-			}
-			if sum.Text != tc.wantText {
-				t.Errorf("text = %q, want %q", sum.Text, tc.wantText)
-			}
-			pe := edgetest.AsProviderError(t, err)
-			opts := []cmp.Option{errorOpts}
-			if tc.want.Message == "" {
-				opts = append(opts, cmpopts.IgnoreFields(provider.Error{}, "Message"))
-			}
-			if diff := cmp.Diff(&tc.want, pe, opts...); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
+	providertest.CheckStreamFailures(t, suite, tests, func(t *testing.T, h http.HandlerFunc, idle time.Duration) provider.Provider {
+		return testProvider(t, edgetest.NewServer(t, h), func(c *Config) { c.IdleTimeout = idle })
+	})
 }
 
 func TestConnectionRefused(t *testing.T) {
-	addr := edgetest.RefusedAddr(t)
-	p, err := New(Config{BaseURL: "http://" + addr, APIKey: testKey, HTTPClient: edgetest.Client(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := p.Stream(context.Background(), simpleRequest)
-	if s != nil {
-		t.Fatal("got a stream from a closed port")
-	}
-	pe := edgetest.AsProviderError(t, err)
-	if pe.Kind != provider.FailConnect || pe.RequestWritten || pe.ContentStarted || pe.Status != 0 {
-		t.Errorf("got %+v, want FailConnect with RequestWritten false", pe)
-	}
-	var opErr *net.OpError
-	if !errors.As(err, &opErr) {
-		t.Errorf("underlying error %v is not a *net.OpError", pe.Err)
-	}
-	if strings.Contains(err.Error(), testKey) {
-		t.Error("key in error")
-	}
+	providertest.CheckConnectionRefused(t, suite, func(addr string) (provider.Provider, error) {
+		return New(Config{BaseURL: "http://" + addr, APIKey: testKey, HTTPClient: edgetest.Client(t)})
+	})
 }
 
 func TestCancel(t *testing.T) {

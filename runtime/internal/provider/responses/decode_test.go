@@ -12,6 +12,7 @@ import (
 
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/internal/provider/providertest"
 )
 
 // dataOnly frames each payload as one data: event, without event lines.
@@ -286,7 +287,7 @@ func deltaStream(n int) []byte {
 func BenchmarkDecodeDeltas(b *testing.B) {
 	const n = 20000
 	edgetest.BenchDecodeDeltas(b, deltaStream(n), n, func(r io.Reader) provider.Stream {
-		return &decoderStream{decodeStream(r, 0)}
+		return providertest.DecoderStream(decodeStream(r, 0))
 	})
 }
 

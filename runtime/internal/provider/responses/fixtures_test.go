@@ -2,7 +2,6 @@ package responses
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +15,7 @@ import (
 
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/internal/provider/providertest"
 )
 
 func TestMain(m *testing.M) {
@@ -29,31 +29,21 @@ var fixtureDir = filepath.Join("testdata", "openai-responses")
 // summary is what a consumer ends up with after a whole stream.
 type summary = edgetest.Summary
 
+// suite is what the shared checks need of this package.
+var suite = providertest.Suite{Key: testKey, Request: simpleRequest, Check: checkNonEmpty}
+
 // drain reads a stream to its end, checking the ordering rules every stream
-// must keep: nothing after EventFinish, usage before finish, a finish
-// exactly when Err is nil.
+// must keep (providertest.Suite.Drain) and checkNonEmpty.
 func drain(t *testing.T, s provider.Stream) (summary, []provider.StreamEvent, error) {
 	t.Helper()
-	return edgetest.Drain(t, s, checkNonEmpty)
+	return suite.Drain(t, s)
 }
 
 // testProvider returns a Provider aimed at srv with a transport of its own,
 // closed when the test ends so goleak sees no idle connection.
 func testProvider(t *testing.T, srv *httptest.Server, mod func(*Config)) *Provider {
 	t.Helper()
-	cfg := Config{
-		BaseURL:    srv.URL + "/v1",
-		APIKey:     testKey,
-		HTTPClient: edgetest.Client(t),
-	}
-	if mod != nil {
-		mod(&cfg)
-	}
-	p, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return providertest.New(t, New, Config{BaseURL: srv.URL + "/v1", APIKey: testKey, HTTPClient: edgetest.Client(t)}, mod)
 }
 
 const testKey = "sk-test-0123456789abcdefSECRET"
@@ -90,16 +80,10 @@ var simpleRequest = provider.Request{
 
 func streamFrom(t *testing.T, p *Provider) (summary, []provider.StreamEvent, error) {
 	t.Helper()
-	s, err := p.Stream(context.Background(), simpleRequest)
-	if err != nil {
-		t.Fatalf("Stream: %v", err)
-	}
-	return drain(t, s)
+	return suite.StreamFrom(t, p)
 }
 
-func usage(in, out, total, cached, reasoning int64) *provider.Usage {
-	return &provider.Usage{InputTokens: in, OutputTokens: out, TotalTokens: total, CacheReadTokens: cached, ReasoningTokens: reasoning}
-}
+var usage = providertest.Usage
 
 // step1Signature is the encrypted_content of the reasoning item's
 // output_item.done in vercel_gpt-5.1-codex-max_step1 (its output_item.added
@@ -293,10 +277,7 @@ func TestFixtureEventOrder(t *testing.T) {
 		provider.StreamEvent{Kind: provider.EventUsage, Usage: *usage(182, 61, 243, 2, 48)},
 		provider.StreamEvent{Kind: provider.EventFinish, FinishReason: provider.FinishToolCalls},
 	)
-	tests := []struct {
-		file string
-		want []provider.StreamEvent
-	}{
+	providertest.CheckEventOrder(t, []providertest.EventOrder{
 		{lmFile, lm},
 		{"llm-openai-plugin_function-call.sse", []provider.StreamEvent{
 			{Kind: provider.EventToolCall, ToolCall: provider.ToolCall{ID: "call_sNntVegw8ViC8Zc4EIjqEKbo", Name: "simple_tool", Arguments: `{"number":"5"}`}},
@@ -308,18 +289,7 @@ func TestFixtureEventOrder(t *testing.T) {
 			{Kind: provider.EventUsage, Usage: *usage(7112, 463, 7575, 3072, 64)},
 			{Kind: provider.EventFinish, FinishReason: provider.FinishStop},
 		}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.file, func(t *testing.T) {
-			_, got, err := drainDecoder(t, fixtureBody(t, tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
+	}, decodeFixture)
 }
 
 // TestFixtureSignatureOrder: the encrypted reasoning comes after the
@@ -374,17 +344,17 @@ func deltasOf(t *testing.T, file, typ string, mk func(string) provider.StreamEve
 	return out
 }
 
+// decodeFixture runs the wire decoder alone over a fixture.
+func decodeFixture(t *testing.T, file string) (summary, []provider.StreamEvent, error) {
+	t.Helper()
+	return drainDecoder(t, fixtureBody(t, file))
+}
+
 // drainDecoder runs the wire decoder alone over body.
 func drainDecoder(t *testing.T, body []byte) (summary, []provider.StreamEvent, error) {
 	t.Helper()
-	return drain(t, &decoderStream{decodeStream(bytes.NewReader(body), 0)})
+	return suite.DrainDecoder(t, decodeStream(bytes.NewReader(body), 0))
 }
-
-// decoderStream adapts a bare decoder to provider.Stream for drain.
-type decoderStream struct{ *decoder }
-
-func (d *decoderStream) Err() error   { return d.err }
-func (d *decoderStream) Close() error { return nil }
 
 // checkNonEmpty is this package's own drain rule: no empty content events.
 func checkNonEmpty(t testing.TB, ev provider.StreamEvent) {

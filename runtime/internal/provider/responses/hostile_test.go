@@ -9,6 +9,7 @@ import (
 	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/internal/provider/providertest"
 )
 
 // The hostile shapes of issue 10 for the Responses decoder; see
@@ -39,11 +40,7 @@ func hostileCallDone(i int, callID, name string) string {
 
 var hostileCompleted = hostileEv("response.completed", `{"type":"response.completed","response":{"status":"completed","usage":{"input_tokens":10,"output_tokens":5,"total_tokens":15}}}`)
 
-var hostileResponses = []struct {
-	name  string
-	body  string
-	check func(t *testing.T, o edgetest.Outcome)
-}{
+var hostileResponses = []providertest.HostileCase{
 	{"endless text in one event", hostileText(0, strings.Repeat("a", hostileBound)) + hostileCompleted, edgetest.WantFailure(provider.FailDecode)},
 	{"giant tool arguments in pieces", hostileCallAdded(0, `"call_1"`, `"read"`) +
 		strings.Repeat(hostileArgs(0, `"`+strings.Repeat("x", 4000)+`"`), 12) + hostileCallDone(0, `"call_1"`, `"read"`) + hostileCompleted,
@@ -91,17 +88,11 @@ var hostileResponses = []struct {
 	{"empty body", "", edgetest.WantFailure(provider.FailStreamCut)},
 }
 
+// hostile is the decoder with its hostile shapes.
+var hostile = providertest.Hostile{Open: openHostile, Bound: hostileBound, Cases: hostileResponses}
+
 // TestHostileShapes runs every hostile shape through the decoder.
-func TestHostileShapes(t *testing.T) {
-	for _, tc := range hostileResponses {
-		t.Run(tc.name, func(t *testing.T) {
-			o := edgetest.CheckHostile(t, []byte(tc.body), openHostile, hostileBound)
-			if tc.check != nil {
-				tc.check(t, o)
-			}
-		})
-	}
-}
+func TestHostileShapes(t *testing.T) { hostile.Run(t) }
 
 // TestEndlessStreams: a provider that never stops, in one event or in
 // deltas, costs bounded memory.
@@ -123,18 +114,7 @@ func TestEndlessStreams(t *testing.T) {
 // shapes and what the fuzzer makes of them, reshaped event by event by
 // ops (edgetest.Mutate), and checks edgetest.CheckHostile's invariants.
 func FuzzDecodeHostile(f *testing.F) {
-	for _, s := range edgetest.HostileSeeds(f, "testdata/openai-responses", hostileBound, edgetest.TypedEvents) {
-		f.Add(s, []byte{})
-		f.Add(s, []byte{1, 2, 2, 3, 4, 5})
-	}
-	for _, tc := range hostileResponses {
-		if len(tc.body) <= 2*hostileBound {
-			f.Add([]byte(tc.body), []byte{})
-		}
-	}
-	f.Fuzz(func(t *testing.T, body, ops []byte) {
-		edgetest.CheckHostile(t, edgetest.Mutate(body, ops), openHostile, hostileBound)
-	})
+	hostile.Fuzz(f, "testdata/openai-responses", edgetest.TypedEvents)
 }
 
 // TestManyToolCallsLinear: thousands of function-call items cost time in

@@ -2,10 +2,8 @@ package responses
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,8 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"octet.dev/host/runtime/internal/provider"
-	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/internal/provider/providertest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden request bodies")
@@ -318,97 +316,66 @@ var errorFixtures = []string{
 func TestHTTPErrors(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	fixture := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(fixtureDir, "errors", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+		return string(edgetest.ReadFixture(t, filepath.Join(fixtureDir, "errors"), name))
 	}
-	tests := []struct {
-		name    string
-		status  int
-		headers map[string]string
-		body    string
-		want    provider.Error
-	}{
+	tests := []providertest.HTTPError{
 		{
-			name: "400 unsupported parameter fixture", status: 400, body: fixture(errorFixtures[0]),
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_request_error", RequestWritten: true,
+			Name: "400 unsupported parameter fixture", Status: 400, Body: fixture(errorFixtures[0]),
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_request_error", RequestWritten: true,
 				Message: "Unsupported parameter: 'temperature' is not supported with this model."},
 		},
 		{
-			name: "429 insufficient quota fixture", status: 429, body: fixture(errorFixtures[1]),
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "insufficient_quota", RequestWritten: true,
+			Name: "429 insufficient quota fixture", Status: 429, Body: fixture(errorFixtures[1]),
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "insufficient_quota", RequestWritten: true,
 				Message: quotaMessage},
 		},
 		{
-			name: "429 Retry-After seconds", status: 429, headers: map[string]string{"Retry-After": "7"},
-			body: `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_exceeded", RequestWritten: true,
+			Name: "429 Retry-After seconds", Status: 429, Headers: map[string]string{"Retry-After": "7"},
+			Body: `{"error":{"message":"Rate limit reached","type":"requests","param":null,"code":"rate_limit_exceeded"}}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_exceeded", RequestWritten: true,
 				Message: "Rate limit reached", RetryAfter: 7 * time.Second},
 		},
 		{
-			name: "429 Retry-After HTTP-date", status: 429, headers: map[string]string{"Retry-After": now.Add(30 * time.Second).Format(http.TimeFormat)},
-			body: `{"error":{"message":"slow down","type":"rate_limit_error","code":null}}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
+			Name: "429 Retry-After HTTP-date", Status: 429, Headers: map[string]string{"Retry-After": now.Add(30 * time.Second).Format(http.TimeFormat)},
+			Body: `{"error":{"message":"slow down","type":"rate_limit_error","code":null}}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
 				Message: "slow down", RetryAfter: 30 * time.Second},
 		},
 		{
-			name: "429 retry-after-ms wins", status: 429, headers: map[string]string{"retry-after-ms": "1500", "Retry-After": "9"},
-			body: `{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "insufficient_quota", RequestWritten: true,
+			Name: "429 retry-after-ms wins", Status: 429, Headers: map[string]string{"retry-after-ms": "1500", "Retry-After": "9"},
+			Body: `{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "insufficient_quota", RequestWritten: true,
 				Message: "quota", RetryAfter: 1500 * time.Millisecond},
 		},
 		{
-			name: "500 envelope", status: 500,
-			body: `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 500, Code: "server_error", RequestWritten: true,
+			Name: "500 envelope", Status: 500,
+			Body: `{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 500, Code: "server_error", RequestWritten: true,
 				Message: "The server had an error while processing your request. Sorry about that!"},
 		},
 		{
-			name: "503 plain text", status: 503, headers: map[string]string{"Retry-After": "2"},
-			body: "upstream connect error\r\nor disconnect\x00",
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 503, RequestWritten: true,
+			Name: "503 plain text", Status: 503, Headers: map[string]string{"Retry-After": "2"},
+			Body: "upstream connect error\r\nor disconnect\x00",
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 503, RequestWritten: true,
 				Message: "upstream connect error  or disconnect", RetryAfter: 2 * time.Second},
 		},
 		{
-			name: "502 empty body", status: 502,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 502, RequestWritten: true, Message: "Bad Gateway"},
+			Name: "502 empty body", Status: 502,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 502, RequestWritten: true, Message: "Bad Gateway"},
 		},
 		{
-			name: "400 body that is not an envelope", status: 400, body: `{"detail":"bad"}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, RequestWritten: true, Message: `{"detail":"bad"}`},
+			Name: "400 body that is not an envelope", Status: 400, Body: `{"detail":"bad"}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, RequestWritten: true, Message: `{"detail":"bad"}`},
 		},
 		{
-			name: "long message bounded", status: 400, body: `{"error":{"message":"` + strings.Repeat("é", 600) + `"}}`,
-			want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, RequestWritten: true,
+			Name: "long message bounded", Status: 400, Body: `{"error":{"message":"` + strings.Repeat("é", 600) + `"}}`,
+			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, RequestWritten: true,
 				Message: strings.Repeat("é", 254) + "…"},
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := edgetest.NewServer(t, func(w http.ResponseWriter, r *http.Request) {
-				for k, v := range tc.headers {
-					w.Header().Set(k, v)
-				}
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(tc.status)
-				_, _ = io.WriteString(w, tc.body)
-			})
-			p := testProvider(t, srv, func(c *Config) { c.Now = func() time.Time { return now } })
-			s, err := p.Stream(context.Background(), simpleRequest)
-			if s != nil {
-				t.Fatal("Stream returned a stream for an error status")
-			}
-			pe := edgetest.AsProviderError(t, err)
-			if diff := cmp.Diff(&tc.want, pe, errorOpts); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-			if len(pe.Message) > edge.MaxMessage {
-				t.Errorf("message is %d bytes", len(pe.Message))
-			}
-		})
-	}
+	providertest.CheckHTTPErrors(t, suite, tests, func(t *testing.T, h http.HandlerFunc) provider.Provider {
+		return testProvider(t, edgetest.NewServer(t, h), func(c *Config) { c.Now = func() time.Time { return now } })
+	})
 }
 
 // TestKeyNeverInErrors: a server that echoes the key (whole or masked the
@@ -438,35 +405,11 @@ func TestKeyNeverInErrors(t *testing.T) {
 			_, _ = io.WriteString(w, `{"error":{"message":"`+echo+`"}}`)
 		},
 	}
-	for name, h := range bodies {
-		t.Run(name, func(t *testing.T) {
-			srv := edgetest.NewServer(t, h)
-			p := testProvider(t, srv, func(c *Config) {
-				c.Headers = map[string]string{"api-key": "header-secret-value"}
-			})
-			var err error
-			s, serr := p.Stream(context.Background(), simpleRequest)
-			if serr != nil {
-				err = serr
-			} else {
-				_, _, err = drain(t, s)
-			}
-			if err == nil {
-				t.Fatal("no error")
-			}
-			pe := edgetest.AsProviderError(t, err)
-			for _, text := range []string{err.Error(), pe.Message, pe.Code} {
-				for _, secret := range []string{testKey, testKey[len(testKey)-8:], masked[len(masked)-4:], "header-secret-value"} {
-					if strings.Contains(text, secret) {
-						t.Errorf("error text %q contains %q", text, secret)
-					}
-				}
-			}
-			if !strings.Contains(pe.Message, "Incorrect API key provided") {
-				t.Errorf("message lost its useful part: %q", pe.Message)
-			}
+	providertest.CheckKeyNeverInErrors(t, suite, masked, "Incorrect API key provided", bodies, func(t *testing.T, h http.HandlerFunc) provider.Provider {
+		return testProvider(t, edgetest.NewServer(t, h), func(c *Config) {
+			c.Headers = map[string]string{"api-key": providertest.HeaderSecret}
 		})
-	}
+	})
 }
 
 // ev frames one event the way the API does, event line included.
@@ -492,163 +435,130 @@ var oneTextEvent = textDelta(0, "Hel")
 func TestStreamFailures(t *testing.T) {
 	callAdded := ev("response.output_item.added", `{"type":"response.output_item.added","output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":""}}`)
 	argsDelta := ev("response.function_call_arguments.delta", `{"type":"response.function_call_arguments.delta","output_index":1,"delta":"{\"a\":"}`)
-	tests := []struct {
-		name     string
-		handler  http.HandlerFunc
-		idle     time.Duration
-		wantText string
-		want     provider.Error
-	}{
+	tests := []providertest.StreamFailure{
 		{
-			name:     "cut after content",
-			handler:  edgetest.SSEHandler([]byte(oneTextEvent + textDelta(0, "lo"))),
-			wantText: "Hello",
-			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
+			Name:     "cut after content",
+			Handler:  edgetest.SSEHandler([]byte(oneTextEvent + textDelta(0, "lo"))),
+			WantText: "Hello",
+			Want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
 		},
 		{
-			name:    "cut inside a function call",
-			handler: edgetest.SSEHandler([]byte(callAdded + argsDelta)),
-			want:    provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
+			Name:    "cut inside a function call",
+			Handler: edgetest.SSEHandler([]byte(callAdded + argsDelta)),
+			Want:    provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
 		},
 		{
-			name:    "empty body",
-			handler: edgetest.SSEHandler(nil),
-			want:    provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, Message: "stream ended before response.completed"},
+			Name:    "empty body",
+			Handler: edgetest.SSEHandler(nil),
+			Want:    provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, Message: "stream ended before response.completed"},
 		},
 		{
-			name:     "cut inside an event",
-			handler:  edgetest.SSEHandler([]byte(oneTextEvent + `data: {"type":"response.output_text.delta","output_index":0,"delta":"lo"}`)),
-			wantText: "Hel",
-			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
+			Name:     "cut inside an event",
+			Handler:  edgetest.SSEHandler([]byte(oneTextEvent + `data: {"type":"response.output_text.delta","output_index":0,"delta":"lo"}`)),
+			WantText: "Hel",
+			Want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
 		},
 		{
-			name:     "cut inside the terminal event's JSON",
-			handler:  edgetest.SSEHandler([]byte(oneTextEvent + `data: {"type":"response.completed","response":{"status":"comp`)),
-			wantText: "Hel",
-			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
+			Name:     "cut inside the terminal event's JSON",
+			Handler:  edgetest.SSEHandler([]byte(oneTextEvent + `data: {"type":"response.completed","response":{"status":"comp`)),
+			WantText: "Hel",
+			Want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
 		},
 		{
-			name:     "[DONE] is not an end",
-			handler:  edgetest.SSEHandler([]byte(oneTextEvent + "data: [DONE]\n\n")),
-			wantText: "Hel",
-			want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
+			Name:     "[DONE] is not an end",
+			Handler:  edgetest.SSEHandler([]byte(oneTextEvent + "data: [DONE]\n\n")),
+			WantText: "Hel",
+			Want:     provider.Error{Kind: provider.FailStreamCut, RequestWritten: true, ContentStarted: true, Message: "stream ended before response.completed"},
 		},
 		{
-			name: "response.failed",
-			handler: edgetest.SSEHandler([]byte(oneTextEvent + ev("response.failed",
+			Name: "response.failed",
+			Handler: edgetest.SSEHandler([]byte(oneTextEvent + ev("response.failed",
 				`{"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model failed to generate a response."},"usage":null}}`))),
-			wantText: "Hel",
-			want: provider.Error{Kind: provider.FailErrorEvent, Code: "server_error", RequestWritten: true, ContentStarted: true,
+			WantText: "Hel",
+			Want: provider.Error{Kind: provider.FailErrorEvent, Code: "server_error", RequestWritten: true, ContentStarted: true,
 				Message: "The model failed to generate a response."},
 		},
 		{
-			name:    "response.failed without an error object",
-			handler: edgetest.SSEHandler([]byte(ev("response.failed", `{"type":"response.failed","response":{"status":"failed","error":null}}`))),
-			want:    provider.Error{Kind: provider.FailErrorEvent, RequestWritten: true, Message: "response failed"},
+			Name:    "response.failed without an error object",
+			Handler: edgetest.SSEHandler([]byte(ev("response.failed", `{"type":"response.failed","response":{"status":"failed","error":null}}`))),
+			Want:    provider.Error{Kind: provider.FailErrorEvent, RequestWritten: true, Message: "response failed"},
 		},
 		{
-			name: "error event, documented top-level shape",
-			handler: edgetest.SSEHandler([]byte(oneTextEvent + ev("error",
+			Name: "error event, documented top-level shape",
+			Handler: edgetest.SSEHandler([]byte(oneTextEvent + ev("error",
 				`{"type":"error","code":"rate_limit_exceeded","message":"Rate limit reached","param":null,"sequence_number":3}`))),
-			wantText: "Hel",
-			want: provider.Error{Kind: provider.FailErrorEvent, Code: "rate_limit_exceeded", RequestWritten: true, ContentStarted: true,
+			WantText: "Hel",
+			Want: provider.Error{Kind: provider.FailErrorEvent, Code: "rate_limit_exceeded", RequestWritten: true, ContentStarted: true,
 				Message: "Rate limit reached"},
 		},
 		{
-			name: "error event, nested shape with type only",
-			handler: edgetest.SSEHandler([]byte(ev("error",
+			Name: "error event, nested shape with type only",
+			Handler: edgetest.SSEHandler([]byte(ev("error",
 				`{"type":"error","error":{"type":"server_error","code":null,"message":"Internal error","param":null}}`))),
-			want: provider.Error{Kind: provider.FailErrorEvent, Code: "server_error", RequestWritten: true, Message: "Internal error"},
+			Want: provider.Error{Kind: provider.FailErrorEvent, Code: "server_error", RequestWritten: true, Message: "Internal error"},
 		},
 		{
-			name:    "error event without JSON type",
-			handler: edgetest.SSEHandler([]byte("event: error\ndata: {\"error\":{\"message\":\"overloaded\",\"type\":\"overloaded_error\"}}\n\n")),
-			want:    provider.Error{Kind: provider.FailErrorEvent, Code: "overloaded_error", RequestWritten: true, Message: "overloaded"},
+			Name:    "error event without JSON type",
+			Handler: edgetest.SSEHandler([]byte("event: error\ndata: {\"error\":{\"message\":\"overloaded\",\"type\":\"overloaded_error\"}}\n\n")),
+			Want:    provider.Error{Kind: provider.FailErrorEvent, Code: "overloaded_error", RequestWritten: true, Message: "overloaded"},
 		},
 		{
-			name:     "invalid JSON",
-			handler:  edgetest.SSEHandler([]byte(oneTextEvent + "data: {\"type\":\n\n")),
-			wantText: "Hel",
-			want:     provider.Error{Kind: provider.FailDecode, RequestWritten: true, ContentStarted: true, Message: "invalid event JSON"},
+			Name:     "invalid JSON",
+			Handler:  edgetest.SSEHandler([]byte(oneTextEvent + "data: {\"type\":\n\n")),
+			WantText: "Hel",
+			Want:     provider.Error{Kind: provider.FailDecode, RequestWritten: true, ContentStarted: true, Message: "invalid event JSON"},
 		},
 		{
-			name:     "known event of the wrong shape",
-			handler:  edgetest.SSEHandler([]byte(oneTextEvent + `data: {"type":"response.output_text.delta","output_index":0,"delta":{"text":"x"}}` + "\n\n")),
-			wantText: "Hel",
-			want: provider.Error{Kind: provider.FailDecode, RequestWritten: true, ContentStarted: true,
+			Name:     "known event of the wrong shape",
+			Handler:  edgetest.SSEHandler([]byte(oneTextEvent + `data: {"type":"response.output_text.delta","output_index":0,"delta":{"text":"x"}}` + "\n\n")),
+			WantText: "Hel",
+			Want: provider.Error{Kind: provider.FailDecode, RequestWritten: true, ContentStarted: true,
 				Message: "invalid response.output_text.delta event"},
 		},
 		{
-			name:     "idle after content",
-			handler:  edgetest.StallAfter(oneTextEvent),
-			idle:     100 * time.Millisecond,
-			wantText: "Hel",
-			want:     provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, ContentStarted: true, Message: "no stream data for 100ms"},
+			Name:     "idle after content",
+			Handler:  edgetest.StallAfter(oneTextEvent),
+			Idle:     100 * time.Millisecond,
+			WantText: "Hel",
+			Want:     provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, ContentStarted: true, Message: "no stream data for 100ms"},
 		},
 		{
-			name:    "idle before any byte",
-			handler: edgetest.StallAfter(""),
-			idle:    100 * time.Millisecond,
-			want:    provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, Message: "no stream data for 100ms"},
+			Name:    "idle before any byte",
+			Handler: edgetest.StallAfter(""),
+			Idle:    100 * time.Millisecond,
+			Want:    provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, Message: "no stream data for 100ms"},
 		},
 		{
-			name: "200 JSON error body",
-			handler: func(w http.ResponseWriter, r *http.Request) {
+			Name: "200 JSON error body",
+			Handler: func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json; charset=utf-8")
 				_, _ = io.WriteString(w, `{"error":{"message":"busy","code":"overloaded"}}`)
 			},
-			want: provider.Error{Kind: provider.FailErrorEvent, Status: 200, Code: "overloaded", RequestWritten: true, Message: "busy"},
+			Want: provider.Error{Kind: provider.FailErrorEvent, Status: 200, Code: "overloaded", RequestWritten: true, Message: "busy"},
 		},
 		{
-			name: "200 JSON response",
-			handler: func(w http.ResponseWriter, r *http.Request) {
+			Name: "200 JSON response",
+			Handler: func(w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = io.WriteString(w, `{"object":"response","output":[]}`)
 			},
-			want: provider.Error{Kind: provider.FailDecode, Status: 200, RequestWritten: true, Message: "expected text/event-stream, got application/json"},
+			Want: provider.Error{Kind: provider.FailDecode, Status: 200, RequestWritten: true, Message: "expected text/event-stream, got application/json"},
 		},
 		{
-			name: "connection dropped after the request",
-			handler: func(w http.ResponseWriter, r *http.Request) {
+			Name: "connection dropped after the request",
+			Handler: func(w http.ResponseWriter, r *http.Request) {
 				_, _ = io.Copy(io.Discard, r.Body)
 				conn, _, err := w.(http.Hijacker).Hijack()
 				if err == nil {
 					conn.Close()
 				}
 			},
-			want: provider.Error{Kind: provider.FailStreamCut, RequestWritten: true},
+			Want: provider.Error{Kind: provider.FailStreamCut, RequestWritten: true},
 		},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := edgetest.NewServer(t, tc.handler)
-			p := testProvider(t, srv, func(c *Config) { c.IdleTimeout = tc.idle })
-			var (
-				err error
-				sum summary
-			)
-			s, serr := p.Stream(context.Background(), simpleRequest)
-			if serr != nil {
-				err = serr
-			} else {
-				sum, _, err = drain(t, s)
-			}
-			if sum.Text != tc.wantText {
-				t.Errorf("text = %q, want %q", sum.Text, tc.wantText)
-			}
-			if len(sum.ToolCalls) != 0 {
-				t.Errorf("a failed stream emitted tool calls %+v", sum.ToolCalls)
-			}
-			pe := edgetest.AsProviderError(t, err)
-			opts := []cmp.Option{errorOpts}
-			if tc.want.Message == "" {
-				opts = append(opts, cmpopts.IgnoreFields(provider.Error{}, "Message"))
-			}
-			if diff := cmp.Diff(&tc.want, pe, opts...); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
+	providertest.CheckStreamFailures(t, suite, tests, func(t *testing.T, h http.HandlerFunc, idle time.Duration) provider.Provider {
+		return testProvider(t, edgetest.NewServer(t, h), func(c *Config) { c.IdleTimeout = idle })
+	})
 }
 
 // TestIncomplete: response.incomplete ends the stream normally with the
@@ -714,26 +624,9 @@ func TestIncomplete(t *testing.T) {
 }
 
 func TestConnectionRefused(t *testing.T) {
-	addr := edgetest.RefusedAddr(t)
-	p, err := New(Config{BaseURL: "http://" + addr + "/v1", APIKey: testKey, HTTPClient: edgetest.Client(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := p.Stream(context.Background(), simpleRequest)
-	if s != nil {
-		t.Fatal("got a stream from a closed port")
-	}
-	pe := edgetest.AsProviderError(t, err)
-	if pe.Kind != provider.FailConnect || pe.RequestWritten || pe.ContentStarted || pe.Status != 0 {
-		t.Errorf("got %+v, want FailConnect with RequestWritten false", pe)
-	}
-	var opErr *net.OpError
-	if !errors.As(err, &opErr) {
-		t.Errorf("underlying error %v is not a *net.OpError", pe.Err)
-	}
-	if strings.Contains(err.Error(), testKey) {
-		t.Error("key in error")
-	}
+	providertest.CheckConnectionRefused(t, suite, func(addr string) (provider.Provider, error) {
+		return New(Config{BaseURL: "http://" + addr + "/v1", APIKey: testKey, HTTPClient: edgetest.Client(t)})
+	})
 }
 
 func TestCancel(t *testing.T) {

@@ -1,0 +1,308 @@
+package providertest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/internal/provider/edge"
+	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+)
+
+// Summary is what a consumer ends up with after a whole stream.
+type Summary = edgetest.Summary
+
+// ErrorOpts compares provider errors without the wrapped cause.
+var ErrorOpts = cmpopts.IgnoreFields(provider.Error{}, "Err")
+
+// Suite is what a wire suite's checks need of it.
+type Suite struct {
+	// Key is the API key the suite's providers are configured with.
+	Key string
+	// Request is the request the checks send.
+	Request provider.Request
+	// Check is the suite's own rule for every event Drain reads (nil:
+	// none beyond edgetest.Drain's).
+	Check func(testing.TB, provider.StreamEvent)
+}
+
+// Drain reads a stream to its end, checking the ordering rules every stream
+// must keep (nothing after EventFinish, usage before finish, a finish
+// exactly when Err is nil) and the suite's own.
+func (s Suite) Drain(t testing.TB, st provider.Stream) (Summary, []provider.StreamEvent, error) {
+	t.Helper()
+	return edgetest.Drain(t, st, s.Check)
+}
+
+// StreamFrom streams the suite's request through p and drains it; a
+// failure to start fails t.
+func (s Suite) StreamFrom(t testing.TB, p provider.Provider) (Summary, []provider.StreamEvent, error) {
+	t.Helper()
+	st, err := p.Stream(context.Background(), s.Request)
+	if err != nil {
+		t.Fatalf("Stream: %v", err)
+	}
+	return s.Drain(t, st)
+}
+
+// Outcome streams the suite's request through p and returns what the
+// consumer got: the error of Stream, or the drained stream's.
+func (s Suite) Outcome(t testing.TB, p provider.Provider) (Summary, error) {
+	t.Helper()
+	st, err := p.Stream(context.Background(), s.Request)
+	if err != nil {
+		return Summary{}, err
+	}
+	sum, _, err := s.Drain(t, st)
+	return sum, err
+}
+
+// DrainDecoder runs a bare wire decoder over its input and drains it.
+func (s Suite) DrainDecoder(t testing.TB, d edge.Decoder) (Summary, []provider.StreamEvent, error) {
+	t.Helper()
+	return s.Drain(t, DecoderStream(d))
+}
+
+// DecoderStream adapts a bare decoder to provider.Stream (Close does
+// nothing).
+func DecoderStream(d edge.Decoder) provider.Stream { return decoderStream{d} }
+
+type decoderStream struct{ edge.Decoder }
+
+func (decoderStream) Close() error { return nil }
+
+// New builds a provider with newProvider from cfg changed by mod (when
+// set), failing t on error.
+func New[C, P any](t testing.TB, newProvider func(C) (P, error), cfg C, mod func(*C)) P {
+	t.Helper()
+	if mod != nil {
+		mod(&cfg)
+	}
+	p, err := newProvider(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Usage is the neutral usage of the OpenAI wires' figures.
+func Usage(in, out, total, cached, reasoning int64) *provider.Usage {
+	return &provider.Usage{InputTokens: in, OutputTokens: out, TotalTokens: total, CacheReadTokens: cached, ReasoningTokens: reasoning}
+}
+
+// EventOrder is the exact event sequence a fixture decodes to. (This and
+// the other case types are aliases of struct literal types, so that the
+// suites' tables may stay positional.)
+type EventOrder = struct {
+	File string
+	Want []provider.StreamEvent
+}
+
+// CheckEventOrder decodes each case's fixture with decode and compares
+// the events.
+func CheckEventOrder(t *testing.T, cases []EventOrder, decode func(t *testing.T, file string) (Summary, []provider.StreamEvent, error)) {
+	for _, tc := range cases {
+		t.Run(tc.File, func(t *testing.T) {
+			_, got, err := decode(t, tc.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.Want, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// HTTPError is a server answering the request with an error status.
+type HTTPError = struct {
+	Name    string
+	Status  int
+	Headers map[string]string
+	Body    string
+	Want    provider.Error
+}
+
+// CheckHTTPErrors serves each case as a JSON body with its status and
+// headers to a provider from open: Stream must return no stream and
+// exactly the case's error, its message bounded.
+func CheckHTTPErrors(t *testing.T, s Suite, cases []HTTPError, open func(t *testing.T, h http.HandlerFunc) provider.Provider) {
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			p := open(t, func(w http.ResponseWriter, r *http.Request) {
+				for k, v := range tc.Headers {
+					w.Header().Set(k, v)
+				}
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.Status)
+				_, _ = io.WriteString(w, tc.Body)
+			})
+			st, err := p.Stream(context.Background(), s.Request)
+			if st != nil {
+				t.Fatal("Stream returned a stream for an error status")
+			}
+			pe := edgetest.AsProviderError(t, err)
+			if diff := cmp.Diff(&tc.Want, pe, ErrorOpts); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if len(pe.Message) > edge.MaxMessage {
+				t.Errorf("message is %d bytes", len(pe.Message))
+			}
+		})
+	}
+}
+
+// StreamFailure is a server failing the stream, and what the consumer
+// must get.
+type StreamFailure = struct {
+	Name     string
+	Handler  http.HandlerFunc
+	Idle     time.Duration // the provider's idle timeout (0: its default)
+	WantText string
+	Want     provider.Error // an empty Message is not compared
+}
+
+// CheckStreamFailures runs each case against a provider from open (given
+// the case's idle timeout): the text received before the failure and the
+// failure must be the case's.
+func CheckStreamFailures(t *testing.T, s Suite, cases []StreamFailure, open func(t *testing.T, h http.HandlerFunc, idle time.Duration) provider.Provider) {
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			sum, err := s.Outcome(t, open(t, tc.Handler, tc.Idle))
+			if sum.Text != tc.WantText {
+				t.Errorf("text = %q, want %q", sum.Text, tc.WantText)
+			}
+			pe := edgetest.AsProviderError(t, err)
+			opts := []cmp.Option{ErrorOpts}
+			if tc.Want.Message == "" {
+				opts = append(opts, cmpopts.IgnoreFields(provider.Error{}, "Message"))
+			}
+			if diff := cmp.Diff(&tc.Want, pe, opts...); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// HeaderSecret is the value of the custom header CheckKeyNeverInErrors's
+// providers must be configured with.
+const HeaderSecret = "header-secret-value"
+
+// CheckKeyNeverInErrors serves each body (servers echoing the key, whole
+// or masked, and HeaderSecret) to a provider from open, configured with
+// s.Key and a header carrying HeaderSecret: the error must contain none of
+// them, yet keep the message's useful part (useful) (CONTRACT §11).
+func CheckKeyNeverInErrors(t *testing.T, s Suite, masked, useful string, bodies map[string]http.HandlerFunc, open func(t *testing.T, h http.HandlerFunc) provider.Provider) {
+	for name, h := range bodies {
+		t.Run(name, func(t *testing.T) {
+			_, err := s.Outcome(t, open(t, h))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			pe := edgetest.AsProviderError(t, err)
+			for _, text := range []string{err.Error(), pe.Message, pe.Code} {
+				for _, secret := range []string{s.Key, s.Key[len(s.Key)-8:], masked[len(masked)-4:], HeaderSecret} {
+					if strings.Contains(text, secret) {
+						t.Errorf("error text %q contains %q", text, secret)
+					}
+				}
+			}
+			if !strings.Contains(pe.Message, useful) {
+				t.Errorf("message lost its useful part: %q", pe.Message)
+			}
+		})
+	}
+}
+
+// CheckConnectionRefused aims a provider from newAt at a closed port:
+// Stream must fail with FailConnect, nothing written, wrapping the
+// *net.OpError, without the key.
+func CheckConnectionRefused(t *testing.T, s Suite, newAt func(hostport string) (provider.Provider, error)) {
+	p, err := newAt(edgetest.RefusedAddr(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := p.Stream(context.Background(), s.Request)
+	if st != nil {
+		t.Fatal("got a stream from a closed port")
+	}
+	pe := edgetest.AsProviderError(t, err)
+	if pe.Kind != provider.FailConnect || pe.RequestWritten || pe.ContentStarted || pe.Status != 0 {
+		t.Errorf("got %+v, want FailConnect with RequestWritten false", pe)
+	}
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) {
+		t.Errorf("underlying error %v is not a *net.OpError", pe.Err)
+	}
+	if strings.Contains(err.Error(), s.Key) {
+		t.Error("key in error")
+	}
+}
+
+// CheckToolArrayBytes: the size size reports for the budget is the size of
+// the tools member of a real request body (from build), byte for byte.
+func CheckToolArrayBytes(t *testing.T, build func(provider.Request) ([]byte, error), size func([]provider.ToolSpec) (int, error)) {
+	specs := []provider.ToolSpec{
+		{Name: "read", Description: "Read a file <with> \"quotes\" & more", Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
+		{Name: "noop"},
+	}
+	req := provider.Request{Model: "m", MaxOutputTokens: 100, Messages: []provider.Message{{Role: provider.RoleUser, Text: "hi"}}, Tools: specs}
+	body, err := build(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Tools jsontext.Value `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &got, json.RejectUnknownMembers(false)); err != nil {
+		t.Fatal(err)
+	}
+	n, err := size(specs)
+	if err != nil || n != len(got.Tools) || n == 0 {
+		t.Errorf("ToolArrayBytes = %d, %v; the body's tools member is %d bytes: %s", n, err, len(got.Tools), got.Tools)
+	}
+	if n, err := size(nil); n != 0 || err != nil {
+		t.Errorf("no tools: %d, %v", n, err)
+	}
+	if _, err := size([]provider.ToolSpec{{Name: "bad", Parameters: []byte("{")}}); err == nil {
+		t.Error("invalid parameters JSON: no error")
+	}
+}
+
+// CheckCallIDsUnique: a history with a repeated or malformed tool-call id
+// (written before the host assigned ids) is sent by build with unique,
+// well-formed ids, each result answering its own call (issue 10, item 16),
+// and the caller's history is left alone.
+func CheckCallIDsUnique(t *testing.T, build func(provider.Request) ([]byte, error)) {
+	req := provider.Request{Model: "m", Messages: []provider.Message{
+		{Role: provider.RoleUser, Text: "go"},
+		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "dup", Name: "ls", Arguments: "{}"}, {ID: "dup", Name: "ls", Arguments: "{}"}}},
+		{Role: provider.RoleTool, ToolCallID: "dup", ToolName: "ls", Text: "first"},
+		{Role: provider.RoleTool, ToolCallID: "dup", ToolName: "ls", Text: "second"},
+		{Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "bad id/x", Name: "ls", Arguments: "{}"}}},
+		{Role: provider.RoleTool, ToolCallID: "bad id/x", ToolName: "ls", Text: "third"},
+	}}
+	body, err := build(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(body)
+	if strings.Count(s, "\"dup\"") != 2 || strings.Contains(s, "bad id") ||
+		strings.Count(s, "\"call_h1_1\"") != 2 || strings.Count(s, "\"call_h4_0\"") != 2 {
+		t.Errorf("body %s", s)
+	}
+	if req.Messages[1].ToolCalls[1].ID != "dup" {
+		t.Error("the caller's history was modified")
+	}
+}

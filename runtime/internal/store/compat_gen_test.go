@@ -347,4 +347,16 @@ func TestWriteCompat(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeCompatSessions(t, compatDir)
+	// What this build reads back from them (TestCompatRead).
+	files, err := filepath.Glob(filepath.Join(compatDir, "*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		s, _ := openCompatCopy(t, f, nil)
+		if err := os.WriteFile(strings.TrimSuffix(f, ".jsonl")+".read.txt", []byte(describeSession(s)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
 }

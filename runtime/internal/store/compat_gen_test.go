@@ -121,51 +121,51 @@ var compatScenarios = []struct {
 			Record{Body: RunStart{RunID: "run-1", DisplayText: "Look at this picture"}},
 			Record{Body: ModelChange{Model: "openai/gpt-5.4", Provider: "openai", ProviderMode: "openai-responses"}},
 			Record{Body: ReasoningChange{Effort: "medium"}},
-			Record{Body: Message{RunID: "run-1", Message: provider.Message{
-				Role: provider.RoleUser, Text: "What is in the picture? Also \"quote\" \\ back\\slash, ctrl \x01\x1f, \u2028, <&>, é😀",
-				Media: []provider.Media{
+			Record{Body: Message{RunID: "run-1", Message: MessageV1{
+				Role: RoleUser, Text: "What is in the picture? Also \"quote\" \\ back\\slash, ctrl \x01\x1f, \u2028, <&>, é😀",
+				Media: []MediaV1{
 					{Type: provider.MediaImage, MIMEType: "image/png", Format: "png", SHA256: img, Bytes: 11},
 					{Type: provider.MediaAudio, MIMEType: "audio/wav", Format: "wav", SHA256: wav, Bytes: 11},
 				},
 			}}},
-			Record{Body: Message{RunID: "run-1", Message: provider.Message{
-				Role:      provider.RoleAssistant,
+			Record{Body: Message{RunID: "run-1", Message: MessageV1{
+				Role:      RoleAssistant,
 				Text:      "Let me read the notes first.",
 				Reasoning: "The user wants a description; reading notes.",
-				ReasoningBlocks: []provider.ReasoningBlock{
+				ReasoningBlocks: []ReasoningBlockV1{
 					{Text: "The user wants a description;", Signature: "EqQBCkgIARABGAIiQ==", Wire: provider.WireMessages, Model: "anthropic/claude"},
 					{Redacted: "EmwKAhgBEgy3va3pzix", AfterToolCalls: 1, Wire: provider.WireMessages, Model: "anthropic/claude"},
 					{Text: "reading notes.", Signature: "gAAAAABencrypted", ID: "rs_123", AfterToolCalls: 2},
 				},
-				ToolCalls: []provider.ToolCall{
+				ToolCalls: []ToolCallV1{
 					{ID: "call_1", Name: "read", Arguments: `{"path":"NOTES.md"}`},
 					{ID: "call_2", Name: "bash", Arguments: `{"command":"ls -l"}`},
 					{ID: "call_3", Name: "broken", Arguments: `{"unterminated`},
 				},
 			}}},
-			Record{Body: Message{RunID: "run-1", Message: provider.Message{Role: provider.RoleTool, ToolCallID: "call_1", ToolName: "read", Text: compatLong}}},
-			Record{Body: Message{RunID: "run-1", Message: provider.Message{Role: provider.RoleTool, ToolCallID: "call_2", ToolName: "bash", Text: "permission denied", IsError: true}}},
-			Record{Body: Message{RunID: "run-1", Message: provider.Message{Role: provider.RoleTool, ToolCallID: "call_3", ToolName: "broken", Text: "", IsError: true}}},
-			Record{Body: Usage{RunID: "run-1", Step: 1, Model: "openai/gpt-5.4", Usage: provider.Usage{
+			Record{Body: Message{RunID: "run-1", Message: MessageV1{Role: RoleTool, ToolCallID: "call_1", ToolName: "read", Text: compatLong}}},
+			Record{Body: Message{RunID: "run-1", Message: MessageV1{Role: RoleTool, ToolCallID: "call_2", ToolName: "bash", Text: "permission denied", IsError: true}}},
+			Record{Body: Message{RunID: "run-1", Message: MessageV1{Role: RoleTool, ToolCallID: "call_3", ToolName: "broken", Text: "", IsError: true}}},
+			Record{Body: Usage{RunID: "run-1", Step: 1, Model: "openai/gpt-5.4", Usage: UsageV1{
 				InputTokens: 1200, OutputTokens: 80, CacheReadTokens: 1000, CacheWriteTokens: 7, ReasoningTokens: 20, TotalTokens: 1280,
 			}, CostUSD: 0.00123}},
 		)
 		w.append(
-			Record{Body: Message{RunID: "run-1", Origin: "steering", Message: provider.Message{Role: provider.RoleUser, Text: "also check the audio"}}},
-			Record{Body: Message{RunID: "run-1", Message: provider.Message{
-				Role: provider.RoleDeveloper, Text: "Reasoning effort is now high.", ReasoningEffort: "high",
+			Record{Body: Message{RunID: "run-1", Origin: "steering", Message: MessageV1{Role: RoleUser, Text: "also check the audio"}}},
+			Record{Body: Message{RunID: "run-1", Message: MessageV1{
+				Role: RoleDeveloper, Text: "Reasoning effort is now high.", ReasoningEffort: "high",
 			}}},
-			Record{Body: Message{RunID: "run-1", Message: provider.Message{
-				Role: provider.RoleAssistant, Text: "Here is a drawing and a spoken answer.",
-				OutputMedia: []provider.Media{
+			Record{Body: Message{RunID: "run-1", Message: MessageV1{
+				Role: RoleAssistant, Text: "Here is a drawing and a spoken answer.",
+				OutputMedia: []MediaV1{
 					{Type: provider.MediaImage, MIMEType: "image/webp", Format: "webp", SHA256: compatDigest("out image"), Bytes: 9},
 					{Type: provider.MediaAudio, MIMEType: "audio/mpeg", Format: "mp3", SHA256: compatDigest("out audio"), Bytes: 0},
 				},
 			}}},
-			Record{Body: Usage{RunID: "run-1", Step: 2, Model: "openai/gpt-5.4", Usage: provider.Usage{InputTokens: 1, TotalTokens: 1}, CostUSD: 1e-9}},
-			Record{Body: Usage{RunID: "run-1", Step: 2, Operation: "terminal_gate", Model: "openai/gpt-5.4-mini", Usage: provider.Usage{OutputTokens: 3}, CostUSD: 0.1 + 0.2}},
-			Record{Body: Usage{RunID: "run-1", Step: 3, Model: "openai/gpt-5.4", Usage: provider.Usage{InputTokens: 9_000_000_000}, CostUSD: 12345.678, Discarded: true}},
-			Record{Body: Message{RunID: "run-1", Origin: "terminal_gate", Message: provider.Message{Role: provider.RoleUser, Text: "The task is not done: the audio was not checked."}}},
+			Record{Body: Usage{RunID: "run-1", Step: 2, Model: "openai/gpt-5.4", Usage: UsageV1{InputTokens: 1, TotalTokens: 1}, CostUSD: 1e-9}},
+			Record{Body: Usage{RunID: "run-1", Step: 2, Operation: "terminal_gate", Model: "openai/gpt-5.4-mini", Usage: UsageV1{OutputTokens: 3}, CostUSD: 0.1 + 0.2}},
+			Record{Body: Usage{RunID: "run-1", Step: 3, Model: "openai/gpt-5.4", Usage: UsageV1{InputTokens: 9_000_000_000}, CostUSD: 12345.678, Discarded: true}},
+			Record{Body: Message{RunID: "run-1", Origin: "terminal_gate", Message: MessageV1{Role: RoleUser, Text: "The task is not done: the audio was not checked."}}},
 			Record{Body: RunEnd{RunID: "run-1", Status: "completed"}},
 		)
 		if err := w.s.RecordUsageUncertainty("codex", "openai/gpt-5.4", "assistant_turn"); err != nil {
@@ -175,13 +175,13 @@ var compatScenarios = []struct {
 			Record{Body: RunStart{RunID: "run-2"}},
 			Record{Body: ReasoningChange{Effort: "", Ultra: false}},
 			Record{Body: ReasoningChange{Effort: "xhigh", Ultra: true}},
-			Record{Body: Message{RunID: "run-2", Message: provider.Message{Role: provider.RoleUser, Text: "second prompt"}}},
-			Record{Body: Message{RunID: "run-2", Origin: "follow_up", Message: provider.Message{Role: provider.RoleUser, Text: "and a follow-up"}}},
-			Record{Body: Usage{Step: 0, Usage: provider.Usage{}}},
+			Record{Body: Message{RunID: "run-2", Message: MessageV1{Role: RoleUser, Text: "second prompt"}}},
+			Record{Body: Message{RunID: "run-2", Origin: "follow_up", Message: MessageV1{Role: RoleUser, Text: "and a follow-up"}}},
+			Record{Body: Usage{Step: 0, Usage: UsageV1{}}},
 			Record{Body: RunEnd{RunID: "run-2", Status: "blocked", Code: "approval_required"}},
 			Record{Body: RunEnd{RunID: "run-2", Status: "error", Code: "output_too_large"}},
 			Record{Body: ModelChange{Model: "local/qwen"}},
-			Record{Body: Message{Message: provider.Message{Role: provider.RoleAssistant}}},
+			Record{Body: Message{Message: MessageV1{Role: RoleAssistant}}},
 			Record{TS: time.Date(2026, 3, 4, 5, 6, 7, 120000000, time.FixedZone("X", 3600)), Body: RunEnd{RunID: "run-3", Status: "error", Code: "provider_error"}},
 		)
 		w.close()
@@ -190,22 +190,22 @@ var compatScenarios = []struct {
 		w.open()
 		w.append(
 			Record{Body: RunStart{RunID: "r1"}},
-			Record{Body: Message{RunID: "r1", Message: provider.Message{Role: provider.RoleUser, Text: "first"}}},  // 2
-			Record{Body: Message{RunID: "r1", Message: provider.Message{Role: provider.RoleAssistant, Text: "one"}}}, // 3
-			Record{Body: Usage{RunID: "r1", Step: 1, Model: "m", Usage: provider.Usage{InputTokens: 10, OutputTokens: 2, TotalTokens: 12}}},
+			Record{Body: Message{RunID: "r1", Message: MessageV1{Role: RoleUser, Text: "first"}}},    // 2
+			Record{Body: Message{RunID: "r1", Message: MessageV1{Role: RoleAssistant, Text: "one"}}}, // 3
+			Record{Body: Usage{RunID: "r1", Step: 1, Model: "m", Usage: UsageV1{InputTokens: 10, OutputTokens: 2, TotalTokens: 12}}},
 			Record{Body: RunEnd{RunID: "r1", Status: "completed"}},
 			Record{Body: RunStart{RunID: "r2"}},
-			Record{Body: Message{RunID: "r2", Message: provider.Message{Role: provider.RoleUser, Text: "second"}}},   // 7
-			Record{Body: Message{RunID: "r2", Message: provider.Message{Role: provider.RoleAssistant, Text: "two"}}}, // 8
-			Record{Body: Usage{RunID: "r2", Step: 1, Model: "m", Usage: provider.Usage{InputTokens: 20, OutputTokens: 2, TotalTokens: 22}}},
+			Record{Body: Message{RunID: "r2", Message: MessageV1{Role: RoleUser, Text: "second"}}},   // 7
+			Record{Body: Message{RunID: "r2", Message: MessageV1{Role: RoleAssistant, Text: "two"}}}, // 8
+			Record{Body: Usage{RunID: "r2", Step: 1, Model: "m", Usage: UsageV1{InputTokens: 20, OutputTokens: 2, TotalTokens: 22}}},
 			Record{Body: Compaction{
 				Kind: "local", Reason: "threshold", Summary: "## Goal\nanswer twice\n\n<read-files>\na.go\n</read-files>", SummaryText: "## Goal\nanswer twice",
 				ReadFiles: []string{"a.go", "dir/b c.go"}, ModifiedFiles: []string{"z.go"}, FirstKept: 2,
 				TokensBefore: 24100, TokensAfterEstimate: 5200,
-				Usage: &provider.Usage{InputTokens: 300, OutputTokens: 40, CacheReadTokens: 1, CacheWriteTokens: 2, ReasoningTokens: 3, TotalTokens: 340},
+				Usage: &UsageV1{InputTokens: 300, OutputTokens: 40, CacheReadTokens: 1, CacheWriteTokens: 2, ReasoningTokens: 3, TotalTokens: 340},
 			}}, // 10
-			Record{Body: Usage{RunID: "r2", Step: 1, Operation: "local_compaction", Model: "m", Usage: provider.Usage{InputTokens: 300, OutputTokens: 40, TotalTokens: 340}, CostUSD: 0.5}},
-			Record{Body: Message{RunID: "r2", Message: provider.Message{Role: provider.RoleAssistant, Text: "after the checkpoint"}}}, // 12
+			Record{Body: Usage{RunID: "r2", Step: 1, Operation: "local_compaction", Model: "m", Usage: UsageV1{InputTokens: 300, OutputTokens: 40, TotalTokens: 340}, CostUSD: 0.5}},
+			Record{Body: Message{RunID: "r2", Message: MessageV1{Role: RoleAssistant, Text: "after the checkpoint"}}}, // 12
 			Record{Body: RunEnd{RunID: "r2", Status: "completed"}},
 			Record{Body: Compaction{Reason: "overflow", Summary: "", FirstKept: 0}}, // 14: an older build's checkpoint, no kind
 		)
@@ -214,9 +214,9 @@ var compatScenarios = []struct {
 		}
 		w.append(
 			Record{Body: RunStart{RunID: "r3", DisplayText: "retry"}},
-			Record{Body: Message{RunID: "r3", Message: provider.Message{Role: provider.RoleUser, Text: "second, again"}}},
-			Record{Body: Message{RunID: "r3", Message: provider.Message{Role: provider.RoleAssistant, Text: "two, again"}}},
-			Record{Body: Usage{RunID: "r3", Step: 1, Model: "m", Usage: provider.Usage{InputTokens: 30, OutputTokens: 3, TotalTokens: 33}}},
+			Record{Body: Message{RunID: "r3", Message: MessageV1{Role: RoleUser, Text: "second, again"}}},
+			Record{Body: Message{RunID: "r3", Message: MessageV1{Role: RoleAssistant, Text: "two, again"}}},
+			Record{Body: Usage{RunID: "r3", Step: 1, Model: "m", Usage: UsageV1{InputTokens: 30, OutputTokens: 3, TotalTokens: 33}}},
 			Record{Body: RunEnd{RunID: "r3", Status: "completed"}},
 		)
 		if err := w.s.Checkout(0); err != nil {
@@ -229,7 +229,7 @@ var compatScenarios = []struct {
 		if err != nil {
 			w.t.Fatal(err)
 		}
-		if err := f.Append(Record{Body: Message{RunID: "r9", Message: provider.Message{Role: provider.RoleUser, Text: "in the fork"}}}); err != nil {
+		if err := f.Append(Record{Body: Message{RunID: "r9", Message: MessageV1{Role: RoleUser, Text: "in the fork"}}}); err != nil {
 			w.t.Fatal(err)
 		}
 		if err := f.Close(); err != nil {
@@ -242,17 +242,17 @@ var compatScenarios = []struct {
 		w.append(
 			Record{Body: ModelChange{Model: "openai/gpt-5.4", Provider: "openai", ProviderMode: "openai-responses"}},
 			Record{Body: RunStart{RunID: "n1"}},
-			Record{Body: Message{RunID: "n1", Message: provider.Message{Role: provider.RoleUser, Text: "hello"}}},
-			Record{Body: Message{RunID: "n1", Message: provider.Message{Role: provider.RoleAssistant, Text: "hi"}}},
+			Record{Body: Message{RunID: "n1", Message: MessageV1{Role: RoleUser, Text: "hello"}}},
+			Record{Body: Message{RunID: "n1", Message: MessageV1{Role: RoleAssistant, Text: "hi"}}},
 			Record{Body: Compaction{
 				Kind: "native", Reason: "threshold", FirstKept: 2, TokensBefore: 90000,
 				Items: jsontext.Value(`[{"type":"compaction","encrypted_content":"gAAAA"},{"type":"message","role":"user","content":[{"type":"input_text","text":"hello"}]}]`),
 				Route: "openai/gpt-5.4",
 			}},
-			Record{Body: Usage{RunID: "n1", Step: 1, Operation: "native_compaction", Model: "openai/gpt-5.4", Usage: provider.Usage{InputTokens: 5}}},
+			Record{Body: Usage{RunID: "n1", Step: 1, Operation: "native_compaction", Model: "openai/gpt-5.4", Usage: UsageV1{InputTokens: 5}}},
 			Record{Body: NativeSteering{IntentID: "ns-1", Event: NativeIntent, RunID: "n1", PreviousResponseID: "resp_1", InputSHA256: compatDigest("steer")}},
 			Record{Body: NativeSteering{IntentID: "ns-1", Event: NativeAccepted, SteerID: "steer_1"}},
-			Record{Body: Message{RunID: "n1", Origin: "steering", Message: provider.Message{Role: provider.RoleUser, Text: "steer"}}},
+			Record{Body: Message{RunID: "n1", Origin: "steering", Message: MessageV1{Role: RoleUser, Text: "steer"}}},
 			Record{Body: NativeSteering{IntentID: "ns-1", Event: NativeLinked, ResponseID: "resp_2", Step: 2}},
 			Record{Body: NativeSteering{IntentID: "ns-1", Event: NativeSettled, Outcome: NativeOutcomeDelivered}},
 			Record{Body: NativeSteering{IntentID: "ns-2", Event: NativeIntent, RunID: "n1", PreviousResponseID: "resp_2", InputSHA256: compatDigest("steer 2")}},
@@ -260,7 +260,7 @@ var compatScenarios = []struct {
 			Record{Body: NativeSteering{IntentID: "ns-3", Event: NativeIntent, RunID: "n1", PreviousResponseID: "resp_2", InputSHA256: compatDigest("steer 3")}},
 			Record{Body: NativeSteering{IntentID: "ns-3", Event: NativeUnknown}},
 			Record{Body: Compaction{Kind: "native", Reason: "overflow", FirstKept: 3, Items: jsontext.Value(`[]`), Route: "other/route"}},
-			Record{Body: Message{RunID: "n1", Message: provider.Message{Role: provider.RoleAssistant, Text: "done"}}},
+			Record{Body: Message{RunID: "n1", Message: MessageV1{Role: RoleAssistant, Text: "done"}}},
 			Record{Body: RunEnd{RunID: "n1", Status: "error", Code: "steering_unknown"}},
 		)
 		w.close()
@@ -269,7 +269,7 @@ var compatScenarios = []struct {
 		w.open()
 		w.append(
 			Record{Body: RunStart{RunID: "f1"}},
-			Record{Body: Message{RunID: "f1", Message: provider.Message{Role: provider.RoleUser, Text: "hi"}}},
+			Record{Body: Message{RunID: "f1", Message: MessageV1{Role: RoleUser, Text: "hi"}}},
 		)
 		w.close()
 		// Records of a newer build: an unknown type, and known types with
@@ -280,7 +280,7 @@ var compatScenarios = []struct {
 		w.open()
 		w.append(
 			Record{Body: RunStart{RunID: "f2"}},
-			Record{Body: Message{RunID: "f2", Message: provider.Message{Role: provider.RoleUser, Text: "today again"}}},
+			Record{Body: Message{RunID: "f2", Message: MessageV1{Role: RoleUser, Text: "today again"}}},
 			Record{Body: RunEnd{RunID: "f2", Status: "completed"}},
 		)
 		w.close()
@@ -292,7 +292,7 @@ var compatScenarios = []struct {
 		compatTorn(w)
 		w.open()
 		w.append(
-			Record{Body: Message{RunID: "t1", Message: provider.Message{Role: provider.RoleAssistant, Text: "after the crash"}}},
+			Record{Body: Message{RunID: "t1", Message: MessageV1{Role: RoleAssistant, Text: "after the crash"}}},
 			Record{Body: RunEnd{RunID: "t1", Status: "error", Code: "interrupted"}},
 		)
 		w.close()
@@ -304,7 +304,7 @@ func compatTorn(w *compatWriter) {
 	w.open()
 	w.append(
 		Record{Body: RunStart{RunID: "t1"}},
-		Record{Body: Message{RunID: "t1", Message: provider.Message{Role: provider.RoleUser, Text: "before the crash"}}},
+		Record{Body: Message{RunID: "t1", Message: MessageV1{Role: RoleUser, Text: "before the crash"}}},
 	)
 	w.close()
 	w.raw(`{"type":"message","ts":"2026-03-04T05:06:08Z","run_id":"t1","message":{"role":"assis`)

@@ -270,4 +270,4 @@ func describeCompaction(c Compaction) string {
 }
 
 // compatProviderMessage is the conversation message of a message record.
-func compatProviderMessage(m Message) provider.Message { return m.Message }
+func compatProviderMessage(m Message) provider.Message { return m.Message.Provider() }

@@ -276,7 +276,7 @@ func (d *driver) compact(ctx context.Context, step int, msgs *[]provider.Message
 	cp := store.Compaction{
 		Kind: protocol.CompactionLocal, Reason: reason, Summary: handoff, SummaryText: summary,
 		ReadFiles: read, ModifiedFiles: modified, FirstKept: d.firstKept(pl, len(*msgs)),
-		TokensBefore: tokensBefore, TokensAfterEstimate: after, Usage: &usage,
+		TokensBefore: tokensBefore, TokensAfterEstimate: after, Usage: new(store.NewUsageV1(usage)),
 	}
 	// Durable before the in-memory context is replaced.
 	if err := d.p.sess.Append(store.Record{Body: cp}); err != nil {
@@ -410,7 +410,7 @@ func (d *driver) recordAuxUsage(step int, op string, a summaryAttempt) error {
 		return nil
 	}
 	cost := priceUsage(d.p.model.Cost, protocol.Usage(a.usage))
-	return d.p.sess.Append(store.Record{Body: store.Usage{RunID: d.p.req.RunID, Operation: op, Step: step, Model: d.p.model.ID, Usage: a.usage, CostUSD: cost.Total}})
+	return d.p.sess.Append(store.Record{Body: store.Usage{RunID: d.p.req.RunID, Operation: op, Step: step, Model: d.p.model.ID, Usage: store.NewUsageV1(a.usage), CostUSD: cost.Total}})
 }
 
 func addUsage(sum *provider.Usage, u provider.Usage) {

@@ -297,7 +297,7 @@ func (d *driver) wouldStop(ctx context.Context, step int, msgs *[]provider.Messa
 	// meanwhile (the turn goes on: follow-ups wait for a candidate the gate
 	// accepts).
 	reason := provider.Message{Role: provider.RoleUser, Text: gateFeedback(dec.Reason, d.p.gate.rejections)}
-	if err := p.sess.Append(store.Record{Body: store.Message{RunID: p.req.RunID, Origin: originTerminalGate, Message: reason}}); err != nil {
+	if err := p.sess.Append(store.Record{Body: store.Message{RunID: p.req.RunID, Origin: originTerminalGate, Message: store.NewMessageV1(reason)}}); err != nil {
 		return writeFailed(err, "")
 	}
 	*msgs = append(*msgs, reason)
@@ -432,7 +432,7 @@ func (d *driver) askModelGate(ctx context.Context, g *ModelGate, in GateInput) (
 	}
 	if ans.usageReported {
 		u := store.Usage{RunID: d.p.req.RunID, Step: in.Step, Model: r.model.ID, Operation: operationTerminalGate,
-			Usage: ans.usage, CostUSD: callCost(r.model.Cost, ans.usage)}
+			Usage: store.NewUsageV1(ans.usage), CostUSD: callCost(r.model.Cost, ans.usage)}
 		if err := d.p.sess.Append(store.Record{Body: u}); err != nil {
 			return GateDecision{}, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + err.Error()}
 		}

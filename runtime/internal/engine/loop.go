@@ -34,7 +34,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		recs = append(recs, *rec)
 	}
 	for _, h := range p.req.History {
-		recs = append(recs, store.Record{Body: store.Message{Message: provider.Message{Role: provider.Role(h.Role), Text: h.Content}}})
+		recs = append(recs, store.Record{Body: store.Message{Message: store.NewMessageV1(provider.Message{Role: provider.Role(h.Role), Text: h.Content})}})
 	}
 	// Media bytes are stored beside the session before the message that
 	// refers to them.
@@ -43,7 +43,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			return fail(protocol.CodeSessionWriteFailed, "the session's media could not be written: "+err.Error())
 		}
 	}
-	recs = append(recs, store.Record{Body: store.Message{RunID: p.req.RunID, Message: provider.Message{Role: provider.RoleUser, Text: p.req.Prompt, Media: p.media}}})
+	recs = append(recs, store.Record{Body: store.Message{RunID: p.req.RunID, Message: store.NewMessageV1(provider.Message{Role: provider.RoleUser, Text: p.req.Prompt, Media: p.media})}})
 	if err := p.sess.Append(recs...); err != nil {
 		return writeFailed(err)
 	}
@@ -154,8 +154,8 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		}
 		cost := d.account(step, turn.usage)
 		if err := p.sess.Append(
-			store.Record{Body: store.Message{RunID: p.req.RunID, Message: assistant}},
-			store.Record{Body: store.Usage{RunID: p.req.RunID, Step: step, Model: p.model.ID, Usage: turn.usage, CostUSD: cost.Total}},
+			store.Record{Body: store.Message{RunID: p.req.RunID, Message: store.NewMessageV1(assistant)}},
+			store.Record{Body: store.Usage{RunID: p.req.RunID, Step: step, Model: p.model.ID, Usage: store.NewUsageV1(turn.usage), CostUSD: cost.Total}},
 		); err != nil {
 			return writeFailed(err)
 		}
@@ -206,7 +206,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		var b boundaryOutcome
 		for i, call := range turn.calls {
 			result := d.runTool(ctx, step, call)
-			if err := p.sess.Append(store.Record{Body: store.Message{RunID: p.req.RunID, Message: result}}); err != nil {
+			if err := p.sess.Append(store.Record{Body: store.Message{RunID: p.req.RunID, Message: store.NewMessageV1(result)}}); err != nil {
 				return writeFailed(err)
 			}
 			msgs = append(msgs, result)

@@ -93,7 +93,7 @@ func (d *driver) compactNative(ctx context.Context, step int, c provider.Compact
 	usage := res.Usage
 	cp := store.Compaction{
 		Kind: protocol.CompactionNative, Reason: reason, Items: res.Items, Route: d.routeKey(),
-		FirstKept: d.p.sess.MessageCount(), TokensBefore: tokensBefore, TokensAfterEstimate: after, Usage: &usage,
+		FirstKept: d.p.sess.MessageCount(), TokensBefore: tokensBefore, TokensAfterEstimate: after, Usage: new(store.NewUsageV1(usage)),
 	}
 	if err := d.p.sess.Append(store.Record{Body: cp}); err != nil {
 		fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound("the checkpoint could not be written: " + err.Error())}

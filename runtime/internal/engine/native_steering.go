@@ -176,7 +176,7 @@ func (n *nativeSteering) fire(it *nativeIntent, tr steering.NativeTrigger, respI
 		case steering.NEffLink:
 			msg := provider.Message{Role: provider.RoleUser, Text: it.text}
 			if err := app(
-				store.Record{Body: store.Message{RunID: runID, Origin: KindSteering, Message: msg}},
+				store.Record{Body: store.Message{RunID: runID, Origin: KindSteering, Message: store.NewMessageV1(msg)}},
 				store.Record{Body: store.NativeSteering{IntentID: it.id, Event: store.NativeLinked, ResponseID: respID, Step: it.step}},
 			); err != nil {
 				return err

@@ -46,7 +46,7 @@ func (d *driver) modelTurnFitting(ctx context.Context, step int, msgs *[]provide
 			// The answer is discarded as a replaced attempt's is; the
 			// call was billed all the same.
 			d.discardTurn(step, t)
-			if werr := d.p.sess.Append(store.Record{Body: store.Usage{RunID: d.p.req.RunID, Operation: operationAssistantTurn, Discarded: true, Step: step, Model: d.p.model.ID, Usage: t.usage,
+			if werr := d.p.sess.Append(store.Record{Body: store.Usage{RunID: d.p.req.RunID, Operation: operationAssistantTurn, Discarded: true, Step: step, Model: d.p.model.ID, Usage: store.NewUsageV1(t.usage),
 				CostUSD: priceUsage(d.p.model.Cost, protocol.Usage(t.usage)).Total}}); werr != nil {
 				return turn{}, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + werr.Error()}
 			}

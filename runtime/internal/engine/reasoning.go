@@ -262,7 +262,7 @@ func (d *driver) boundaryReasoning(ctx context.Context, step int, msgs *[]provid
 	update, baseline := d.reasoningChange(*c)
 	switch {
 	case update != nil:
-		if err := d.p.sess.Append(store.Record{Body: store.Message{RunID: d.p.req.RunID, Message: *update}}); err != nil {
+		if err := d.p.sess.Append(store.Record{Body: store.Message{RunID: d.p.req.RunID, Message: store.NewMessageV1(*update)}}); err != nil {
 			return err
 		}
 		*msgs = append(*msgs, *update)
@@ -290,7 +290,7 @@ func (d *driver) endReasoning() (rec *store.Record, commit func()) {
 	update, baseline := d.reasoningChange(*pending)
 	switch {
 	case update != nil:
-		rec = &store.Record{Body: store.Message{RunID: d.p.req.RunID, Message: *update}}
+		rec = &store.Record{Body: store.Message{RunID: d.p.req.RunID, Message: store.NewMessageV1(*update)}}
 	case baseline != nil:
 		rec = &store.Record{Body: *baseline}
 	default:

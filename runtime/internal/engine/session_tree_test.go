@@ -58,7 +58,7 @@ func TestStatisticsAuxiliaryOperations(t *testing.T) {
 	f.runOn("aux", "run-1", "q")
 	s := f.openT(f.agent, "aux")
 	summarizer := store.Usage{RunID: "run-1", Step: 1, Operation: operationLocalCompaction, Model: "local-model", CostUSD: 0.5,
-		Usage: ProviderUsage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 600, TotalTokens: 1200}}
+		Usage: store.NewUsageV1(ProviderUsage{InputTokens: 1000, OutputTokens: 200, CacheReadTokens: 600, TotalTokens: 1200})}
 	if err := s.s.Append(store.Record{Body: summarizer}, store.Record{Body: summarizer}); err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ func TestSessionStatistics(t *testing.T) {
 	}
 	// A priced call with a reported total: both are summed as recorded.
 	priced := store.Usage{RunID: "run-3", Step: 1, Model: "m", CostUSD: 0.25,
-		Usage: ProviderUsage{InputTokens: 3, OutputTokens: 2, CacheWriteTokens: 1, ReasoningTokens: 1, TotalTokens: 7}}
+		Usage: store.NewUsageV1(ProviderUsage{InputTokens: 3, OutputTokens: 2, CacheWriteTokens: 1, ReasoningTokens: 1, TotalTokens: 7})}
 	if err := s.s.Append(store.Record{Body: priced}); err != nil {
 		t.Fatal(err)
 	}

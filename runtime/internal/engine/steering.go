@@ -189,7 +189,7 @@ func (d *driver) deliver(step int, msgs *[]provider.Message, queued []QueuedMess
 	}
 	recs := make([]store.Record, len(queued))
 	for i, q := range queued {
-		recs[i] = store.Record{Body: store.Message{RunID: d.p.req.RunID, Origin: q.Kind, Message: provider.Message{Role: provider.RoleUser, Text: q.Text}}}
+		recs[i] = store.Record{Body: store.Message{RunID: d.p.req.RunID, Origin: q.Kind, Message: store.NewMessageV1(provider.Message{Role: provider.RoleUser, Text: q.Text})}}
 	}
 	if err := d.p.sess.Append(recs...); err != nil {
 		return err
@@ -215,7 +215,7 @@ func (d *driver) skipTools(msgs *[]provider.Message, calls []provider.ToolCall) 
 	results := make([]provider.Message, len(calls))
 	for i, c := range calls {
 		results[i] = provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Text: skippedResult, IsError: true}
-		recs[i] = store.Record{Body: store.Message{RunID: d.p.req.RunID, Message: results[i]}}
+		recs[i] = store.Record{Body: store.Message{RunID: d.p.req.RunID, Message: store.NewMessageV1(results[i])}}
 	}
 	if err := d.p.sess.Append(recs...); err != nil {
 		return err

@@ -5,8 +5,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"octet.dev/host/runtime/internal/provider"
 )
 
 // realisticRecords returns n records shaped like an agent session: runs of a
@@ -37,23 +35,23 @@ func realisticRecords(n int) []Record {
 		switch {
 		case step == 0:
 			recs = append(recs, Record{Body: RunStart{RunID: runID}},
-				Record{Body: Message{RunID: runID, Message: provider.Message{Role: provider.RoleUser, Text: text()}}})
+				Record{Body: Message{RunID: runID, Message: MessageV1{Role: RoleUser, Text: text()}}})
 		case step%4 == 1:
 			thought := text()[:150]
-			recs = append(recs, Record{Body: Message{RunID: runID, Message: provider.Message{
-				Role: provider.RoleAssistant, Reasoning: thought, ReasoningBlocks: []provider.ReasoningBlock{{Text: thought, Signature: "EqQBCkgIARABGAIiQ"}},
-				ToolCalls: []provider.ToolCall{{ID: "call_" + runID, Name: "read", Arguments: `{"path":"internal/store/session.go"}`}},
+			recs = append(recs, Record{Body: Message{RunID: runID, Message: MessageV1{
+				Role: RoleAssistant, Reasoning: thought, ReasoningBlocks: []ReasoningBlockV1{{Text: thought, Signature: "EqQBCkgIARABGAIiQ"}},
+				ToolCalls: []ToolCallV1{{ID: "call_" + runID, Name: "read", Arguments: `{"path":"internal/store/session.go"}`}},
 			}}})
 		case step%4 == 2:
-			recs = append(recs, Record{Body: Message{RunID: runID, Message: provider.Message{
-				Role: provider.RoleTool, ToolCallID: "call_" + runID, ToolName: "read", Text: text(),
+			recs = append(recs, Record{Body: Message{RunID: runID, Message: MessageV1{
+				Role: RoleTool, ToolCallID: "call_" + runID, ToolName: "read", Text: text(),
 			}}})
 		case step%4 == 3:
-			recs = append(recs, Record{Body: Usage{RunID: runID, Step: step, Model: "gpt-5.6", Usage: provider.Usage{
+			recs = append(recs, Record{Body: Usage{RunID: runID, Step: step, Model: "gpt-5.6", Usage: UsageV1{
 				InputTokens: 12000, OutputTokens: 300, CacheReadTokens: 11000, TotalTokens: 12300,
 			}, CostUSD: 0.0123}})
 		default:
-			recs = append(recs, Record{Body: Message{RunID: runID, Message: provider.Message{Role: provider.RoleAssistant, Text: text()}}},
+			recs = append(recs, Record{Body: Message{RunID: runID, Message: MessageV1{Role: RoleAssistant, Text: text()}}},
 				Record{Body: RunEnd{RunID: runID, Status: "completed"}})
 			run++
 			step = -1

@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"octet.dev/host/runtime/internal/provider"
 )
 
 // Child processes re-execute the test binary with childEnv set; TestMain
@@ -141,7 +139,7 @@ func TestLockAcrossProcesses(t *testing.T) {
 func crashBody(i int) Message {
 	n := 100 + (i*7919)%4000
 	text := "rec-" + strconv.Itoa(i) + ":" + strings.Repeat(string(rune('a'+i%26)), n)
-	return Message{RunID: "crash", Message: provider.Message{Role: provider.RoleAssistant, Text: text}}
+	return Message{RunID: "crash", Message: MessageV1{Role: RoleAssistant, Text: text}}
 }
 
 // crashBatch is the number of records appended in one call starting at i.

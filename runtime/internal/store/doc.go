@@ -20,6 +20,35 @@
 // helpers, so files written by newer builds still open. Unknown members of
 // known records are ignored for the same reason.
 //
+// # Format and versions
+//
+// The store owns the file format: every member of every line is defined by
+// a type of this package (record.go, native.go, and format.go for the
+// content of messages and usage), never by a type of another package. The
+// conversation message a message record holds is a MessageV1 (with
+// ReasoningBlockV1, MediaV1, ToolCallV1), token counts are a UsageV1; the
+// agent loop speaks provider.Message and provider.Usage, and convert.go
+// maps between the two explicitly, field by field (NewMessageV1,
+// MessageV1.Provider, NewUsageV1, UsageV1.Provider). Changing a JSON tag of
+// a provider type therefore changes neither the lines written nor the
+// lines read; a provider field the format does not map fails
+// TestConvertCoversProvider until it is mapped or listed as never stored.
+//
+// The V1 suffix names the header's schema_version (SchemaVersion). Within
+// a version the format may only grow: a new record type (older builds load
+// it as Unknown) or a new member that older builds may ignore and that
+// this build reads as absent from older files. A member is never renamed,
+// removed, reordered or given another type or omission rule, since the
+// bytes of every line written so far are the format: the member names,
+// their order (the field order of the types) and which members a line
+// leaves out (omitempty drops "", [] and {}, never false or 0; omitzero
+// drops a nil raw value). Any other change is a new schema version: new
+// types (MessageV2, …), SchemaVersion raised, and the V1 types kept to read
+// the files already written. testdata/golden.jsonl (every record type,
+// re-encoded byte-identically) and testdata/compat (sessions written by an
+// earlier build, read back and appended to exactly as it did) fail on any
+// change to the bytes.
+//
 // # Entries, checkout and fork
 //
 // A record is identified by its 1-based sequence number in the file (the

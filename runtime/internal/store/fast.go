@@ -13,8 +13,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
-	"octet.dev/host/runtime/internal/provider"
 )
 
 // The fast path of loading. Almost every line of a session file is exactly
@@ -255,7 +253,7 @@ func fastAs[T Body](root *fastNode) func([]byte) (Record, bool) {
 var commonStrings = func() map[string]string {
 	m := map[string]string{}
 	for _, v := range []string{
-		string(provider.RoleUser), string(provider.RoleAssistant), string(provider.RoleTool), string(provider.RoleDeveloper),
+		RoleUser, RoleAssistant, RoleTool, RoleDeveloper,
 		"completed", "blocked", "error", "steering", "follow_up", "image", "audio",
 		NativeIntent, NativeAccepted, NativeLinked, NativeSettled, NativeUnknown, NativeOutcomeDelivered, NativeOutcomeFailed,
 	} {

@@ -9,8 +9,6 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
-
-	"octet.dev/host/runtime/internal/provider"
 )
 
 // Every record type the fast path is meant for has its schema: a field of
@@ -32,10 +30,10 @@ type loadView struct {
 	ZeroTS   bool
 	RunID    string
 	NoOrigin bool
-	Role     provider.Role
+	Role     string
 	Effort   string
-	Media    []provider.Media
-	Output   []provider.Media
+	Media    []MediaV1
+	Output   []MediaV1
 	Items    bool
 	ItemKind jsontext.Kind
 	Route    string
@@ -95,10 +93,10 @@ func fastSeeds() []string {
 	ts := time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
 	recs := append(sampleRecords(), realisticRecords(40)...)
 	recs = append(recs,
-		Record{Body: Message{RunID: "r", Origin: "steering", Message: provider.Message{Role: provider.RoleUser, Text: "q\u2028\x01\"\\/<>&é😀",
-			Media: []provider.Media{{Type: "image", MIMEType: "image/png", SHA256: strings.Repeat("ab", 32), Bytes: 12}}}}},
-		Record{Body: Message{Message: provider.Message{Role: provider.RoleDeveloper, ReasoningEffort: "high", Text: "update"}}},
-		Record{Body: Usage{RunID: "r", Step: 2, Operation: "terminal_gate", Model: "m", Usage: provider.Usage{InputTokens: -1, TotalTokens: 1 << 40}, CostUSD: 1e-7, Discarded: true}},
+		Record{Body: Message{RunID: "r", Origin: "steering", Message: MessageV1{Role: RoleUser, Text: "q\u2028\x01\"\\/<>&é😀",
+			Media: []MediaV1{{Type: "image", MIMEType: "image/png", SHA256: strings.Repeat("ab", 32), Bytes: 12}}}}},
+		Record{Body: Message{Message: MessageV1{Role: RoleDeveloper, ReasoningEffort: "high", Text: "update"}}},
+		Record{Body: Usage{RunID: "r", Step: 2, Operation: "terminal_gate", Model: "m", Usage: UsageV1{InputTokens: -1, TotalTokens: 1 << 40}, CostUSD: 1e-7, Discarded: true}},
 		Record{Body: UsageUncertainty{Endpoint: "e", Model: "m", Operation: "o"}},
 		Record{Body: Checkout{Entry: 3}},
 		Record{Body: NativeSteering{IntentID: "i", Event: NativeLinked, ResponseID: "resp", Step: 4}},

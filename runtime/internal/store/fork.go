@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"octet.dev/host/runtime/internal/provider"
 )
 
 // Fork starts the session newID, in the same directory, from s's head: its
@@ -170,7 +168,7 @@ func (s *Session) forkRecords() ([]Record, error) {
 	// with no update in effect.
 	update := ""
 	for _, r := range recs {
-		if m, ok := r.Body.(Message); ok && m.Message.Role == provider.RoleDeveloper && m.Message.ReasoningEffort != "" {
+		if m, ok := r.Body.(Message); ok && m.Message.Role == RoleDeveloper && m.Message.ReasoningEffort != "" {
 			update = m.Message.ReasoningEffort
 		}
 	}

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-
-	"octet.dev/host/runtime/internal/provider"
 )
 
 // The index. A Session keeps one slot per record instead of the decoded
@@ -145,7 +143,7 @@ func (s *Session) observe(off int64, r Record) {
 		sl.aux = int32(b.Entry)
 	case Message:
 		sl.str = s.intern(b.RunID)
-		if b.Message.Role == provider.RoleUser && b.Origin == "" {
+		if b.Message.Role == RoleUser && b.Origin == "" {
 			sl.flag |= flagPrompt
 			if s.prompt != 0 && sl.str == s.prompt {
 				sl.flag |= flagTurn
@@ -153,7 +151,7 @@ func (s *Session) observe(off int64, r Record) {
 			}
 		}
 		s.msgPos = append(s.msgPos, int32(i))
-		if b.Message.Role == provider.RoleDeveloper && b.Message.ReasoningEffort != "" {
+		if b.Message.Role == RoleDeveloper && b.Message.ReasoningEffort != "" {
 			s.reasoningUpdate = b.Message.ReasoningEffort
 		}
 	case RunStart:

@@ -11,8 +11,6 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 	"pgregory.net/rapid"
-
-	"octet.dev/host/runtime/internal/provider"
 )
 
 // cached returns the positions whose bodies the session holds.
@@ -74,7 +72,7 @@ func TestLazyCheckpoints(t *testing.T) {
 	}
 	ref, _ = refOfFile(t, s.Path(), "cp")
 	compareSession(t, s, ref)
-	if err := s.Append(userMsg("after the checkout"), Record{Body: Usage{Step: 1, Usage: provider.Usage{InputTokens: 5}}}); err != nil {
+	if err := s.Append(userMsg("after the checkout"), Record{Body: Usage{Step: 1, Usage: UsageV1{InputTokens: 5}}}); err != nil {
 		t.Fatal(err)
 	}
 	ref, _ = refOfFile(t, s.Path(), "cp")
@@ -132,7 +130,7 @@ func TestLazyAppendAfterOpen(t *testing.T) {
 	s.Close()
 	s = openT(t, dir, "app")
 	before := len(s.Messages())
-	if err := s.Append(Record{Body: RunStart{RunID: "late"}}, Record{Body: Message{RunID: "late", Message: provider.Message{Role: provider.RoleUser, Text: "late prompt"}}}); err != nil {
+	if err := s.Append(Record{Body: RunStart{RunID: "late"}}, Record{Body: Message{RunID: "late", Message: MessageV1{Role: RoleUser, Text: "late prompt"}}}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := s.Messages()
@@ -301,14 +299,14 @@ func TestSkimLongStrings(t *testing.T) {
 	items := jsontext.Value(`[{"type":"compaction","encrypted_content":"` + strings.Repeat("x", 300) + `"}]`)
 	recs := []Record{
 		{Body: RunStart{RunID: long, DisplayText: strings.Repeat("display ", 40)}},
-		{Body: Message{RunID: long, Message: provider.Message{Role: provider.RoleUser, Text: strings.Repeat("t", 500)}}},
-		{Body: Message{RunID: skimmed, Origin: strings.Repeat("o", 200), Message: provider.Message{Role: provider.RoleDeveloper, Text: "u", ReasoningEffort: strings.Repeat("e", 150)}}},
-		{Body: Message{Message: provider.Message{Role: provider.RoleUser, Text: skimmed, Media: []provider.Media{{Type: "image", MIMEType: "image/png" + strings.Repeat(" ", 130), SHA256: digest, Bytes: 3}}}}},
+		{Body: Message{RunID: long, Message: MessageV1{Role: RoleUser, Text: strings.Repeat("t", 500)}}},
+		{Body: Message{RunID: skimmed, Origin: strings.Repeat("o", 200), Message: MessageV1{Role: RoleDeveloper, Text: "u", ReasoningEffort: strings.Repeat("e", 150)}}},
+		{Body: Message{Message: MessageV1{Role: RoleUser, Text: skimmed, Media: []MediaV1{{Type: "image", MIMEType: "image/png" + strings.Repeat(" ", 130), SHA256: digest, Bytes: 3}}}}},
 		{Body: RunStart{RunID: skimmed}},
-		{Body: Message{RunID: skimmed, Message: provider.Message{Role: provider.RoleUser, Text: "prompt"}}},
+		{Body: Message{RunID: skimmed, Message: MessageV1{Role: RoleUser, Text: "prompt"}}},
 		{Body: Compaction{Summary: skimmed, FirstKept: 3, Route: skimmed}},
 		{Body: Compaction{Kind: "native", FirstKept: 4, Items: items, Route: strings.Repeat("route ", 30)}},
-		{Body: Message{RunID: strings.Repeat("r", 63), Message: provider.Message{Role: provider.RoleAssistant, Text: "a"}}},
+		{Body: Message{RunID: strings.Repeat("r", 63), Message: MessageV1{Role: RoleAssistant, Text: "a"}}},
 	}
 	if err := s.Append(recs...); err != nil {
 		t.Fatal(err)
@@ -439,20 +437,20 @@ func TestLazyMatchesReference(t *testing.T) {
 					case 0:
 						b = RunStart{RunID: rapid.SampledFrom([]string{"r1", "r2", skimmed}).Draw(rt, "run"), DisplayText: text.Draw(rt, "display")}
 					case 1, 2, 3:
-						m := provider.Message{Role: rapid.SampledFrom([]provider.Role{provider.RoleUser, provider.RoleAssistant, provider.RoleTool}).Draw(rt, "role"), Text: text.Draw(rt, "text")}
-						if m.Role == provider.RoleAssistant && rapid.Bool().Draw(rt, "calls") {
-							m.ToolCalls = []provider.ToolCall{{ID: "c1", Name: "read", Arguments: text.Draw(rt, "args")}}
+						m := MessageV1{Role: rapid.SampledFrom([]string{RoleUser, RoleAssistant, RoleTool}).Draw(rt, "role"), Text: text.Draw(rt, "text")}
+						if m.Role == RoleAssistant && rapid.Bool().Draw(rt, "calls") {
+							m.ToolCalls = []ToolCallV1{{ID: "c1", Name: "read", Arguments: text.Draw(rt, "args")}}
 							m.Reasoning = text.Draw(rt, "reasoning")
 						}
-						if m.Role == provider.RoleUser && rapid.IntRange(0, 5).Draw(rt, "media") == 0 {
-							m.Media = []provider.Media{{Type: "image", MIMEType: "image/png", SHA256: digest, Bytes: 11}}
+						if m.Role == RoleUser && rapid.IntRange(0, 5).Draw(rt, "media") == 0 {
+							m.Media = []MediaV1{{Type: "image", MIMEType: "image/png", SHA256: digest, Bytes: 11}}
 						}
 						b = Message{RunID: runID.Draw(rt, "msg_run"), Origin: rapid.SampledFrom([]string{"", "", "steering"}).Draw(rt, "origin"), Message: m}
 					case 4:
-						b = Message{Message: provider.Message{Role: provider.RoleDeveloper, Text: "effort", ReasoningEffort: rapid.SampledFrom([]string{"low", "high", strings.Repeat("e", 140)}).Draw(rt, "effort")}}
+						b = Message{Message: MessageV1{Role: RoleDeveloper, Text: "effort", ReasoningEffort: rapid.SampledFrom([]string{"low", "high", strings.Repeat("e", 140)}).Draw(rt, "effort")}}
 					case 5:
 						b = Usage{RunID: "r1", Step: rapid.IntRange(0, 9).Draw(rt, "step"), Operation: rapid.SampledFrom([]string{"", "", "local_compaction"}).Draw(rt, "operation"),
-							Usage: provider.Usage{InputTokens: int64(rapid.IntRange(0, 1e6).Draw(rt, "in")), OutputTokens: 7}, CostUSD: 0.25, Discarded: rapid.Bool().Draw(rt, "discarded")}
+							Usage: UsageV1{InputTokens: int64(rapid.IntRange(0, 1e6).Draw(rt, "in")), OutputTokens: 7}, CostUSD: 0.25, Discarded: rapid.Bool().Draw(rt, "discarded")}
 					case 6:
 						b = RunEnd{RunID: rapid.SampledFrom([]string{"r1", "r2"}).Draw(rt, "end_run"), Status: rapid.SampledFrom([]string{"completed", "error"}).Draw(rt, "status")}
 					case 7:

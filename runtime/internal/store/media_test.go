@@ -30,7 +30,7 @@ func TestMediaObjects(t *testing.T) {
 		t.Errorf("MediaDir = %s", got)
 	}
 	ref := provider.Media{Type: "image", MIMEType: "image/png", Format: "png", SHA256: digest, Bytes: int64(len(data)), Data: data}
-	if err := s.Append(Record{Body: Message{RunID: "r", Message: provider.Message{Role: provider.RoleUser, Text: "look", Media: []provider.Media{ref}}}}); err != nil {
+	if err := s.Append(Record{Body: Message{RunID: "r", Message: NewMessageV1(provider.Message{Role: provider.RoleUser, Text: "look", Media: []provider.Media{ref}})}}); err != nil {
 		t.Fatal(err)
 	}
 	raw, _ := os.ReadFile(s.Path())
@@ -81,13 +81,13 @@ func TestMediaReferenceValidated(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	for _, m := range []provider.Media{
+	for _, m := range []MediaV1{
 		{Type: "video", MIMEType: "video/mp4", SHA256: strings.Repeat("a", 64)},
 		{Type: "image", MIMEType: "image/png", SHA256: "../x"},
 		{Type: "image", MIMEType: "image/png", SHA256: strings.Repeat("A", 64)},
 		{Type: "image", SHA256: strings.Repeat("a", 64)},
 	} {
-		err := s.Append(Record{Body: Message{Message: provider.Message{Role: provider.RoleUser, Media: []provider.Media{m}}}})
+		err := s.Append(Record{Body: Message{Message: MessageV1{Role: RoleUser, Media: []MediaV1{m}}}})
 		if !errors.Is(err, ErrInvalidRecord) {
 			t.Errorf("media %+v: %v", m, err)
 		}

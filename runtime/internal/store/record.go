@@ -4,8 +4,6 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
-
-	"octet.dev/host/runtime/internal/provider"
 )
 
 // SchemaVersion is the session file schema this package writes and loads.
@@ -74,8 +72,10 @@ type Message struct {
 	RunID string `json:"run_id,omitempty"`
 	// Origin marks a user message the application queued during the run:
 	// "steering" or "follow_up"; empty otherwise.
-	Origin  string           `json:"origin,omitempty"`
-	Message provider.Message `json:"message"`
+	Origin string `json:"origin,omitempty"`
+	// Message is the conversation message, in its record form (format.go;
+	// NewMessageV1 and MessageV1.Provider convert it).
+	Message MessageV1 `json:"message"`
 }
 
 // ModelChange records a switch of model or route.
@@ -95,9 +95,9 @@ type Usage struct {
 	// native_compaction, terminal_gate: the operation names of
 	// usage_uncertainty records); it is empty for a model step's
 	// assistant turn.
-	Operation string         `json:"operation,omitempty"`
-	Model     string         `json:"model,omitempty"`
-	Usage     provider.Usage `json:"usage"`
+	Operation string  `json:"operation,omitempty"`
+	Model     string  `json:"model,omitempty"`
+	Usage     UsageV1 `json:"usage"`
 	// CostUSD is the priced cost of the call in US dollars, 0 when unknown.
 	CostUSD float64 `json:"cost_usd,omitempty"`
 	// Discarded marks a billed call whose answer was thrown away (a
@@ -121,7 +121,7 @@ type UsageUncertainty struct {
 
 // ReasoningChange records a change of the reasoning baseline: the effort
 // requests carry ("" is the route's default). It supersedes the reasoning
-// updates before it (a Message whose provider message has
+// updates before it (a Message whose MessageV1 has
 // ReasoningEffort), which stay in the conversation. Ultra marks a baseline
 // the Ultra mode established.
 type ReasoningChange struct {
@@ -165,7 +165,7 @@ type Compaction struct {
 	TokensAfterEstimate int64 `json:"tokens_after_estimate,omitempty"`
 	// Usage is the summarizer calls' usage, summed (each call also has
 	// its own usage record in the ledger).
-	Usage *provider.Usage `json:"usage,omitempty"`
+	Usage *UsageV1 `json:"usage,omitempty"`
 	// Items, in a native checkpoint, are the provider's replacement
 	// history exactly as its compaction endpoint returned it (a JSON
 	// array of opaque items), and Route the route that produced them: the

@@ -114,7 +114,7 @@ func (s *refSession) add(r Record) {
 		s.checkouts++
 	case Message:
 		s.msgs++
-		if b.Message.Role == provider.RoleDeveloper && b.Message.ReasoningEffort != "" {
+		if b.Message.Role == RoleDeveloper && b.Message.ReasoningEffort != "" {
 			s.reasoningUpdate = b.Message.ReasoningEffort
 		}
 	case UsageUncertainty:
@@ -181,7 +181,7 @@ func (s *refSession) conversation(chain []int, ords bool, route string) ([]provi
 		case RunStart:
 			prompt = b.RunID
 		case Message:
-			m := b.Message
+			m := b.Message.Provider()
 			if prompt != "" && b.RunID == prompt && m.Role == provider.RoleUser && b.Origin == "" {
 				m.NewTurn = true
 				prompt = ""
@@ -220,9 +220,9 @@ func (s *refSession) conversation(chain []int, ords bool, route string) ([]provi
 	}
 	out := make([]provider.Message, 0, 1+len(all)-k)
 	if cp.Items != nil {
-		out = append(out, provider.Message{Role: provider.RoleUser, NativeItems: cp.Items})
+		out = append(out, provider.Message{Role: RoleUser, NativeItems: cp.Items})
 	} else {
-		out = append(out, provider.Message{Role: provider.RoleUser, Text: WrapSummary(cp.Summary)})
+		out = append(out, provider.Message{Role: RoleUser, Text: WrapSummary(cp.Summary)})
 	}
 	out = append(out, all[k:]...)
 	if allOrd != nil {
@@ -309,7 +309,7 @@ func (s *refSession) ContextUsage() (u provider.Usage, after int, ok bool) {
 			return provider.Usage{}, 0, false
 		case Usage:
 			if b.Operation == "" {
-				return b.Usage, after, true
+				return b.Usage.Provider(), after, true
 			}
 		}
 	}
@@ -390,7 +390,7 @@ func (s *refSession) forkRecords() []Record {
 	}
 	update := ""
 	for _, r := range recs {
-		if m, ok := r.Body.(Message); ok && m.Message.Role == provider.RoleDeveloper && m.Message.ReasoningEffort != "" {
+		if m, ok := r.Body.(Message); ok && m.Message.Role == RoleDeveloper && m.Message.ReasoningEffort != "" {
 			update = m.Message.ReasoningEffort
 		}
 	}

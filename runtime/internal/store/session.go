@@ -401,8 +401,9 @@ func (s *Session) UnknownRecords() int { return s.unknown }
 // its FirstKept on (including those appended after the checkpoint). Without
 // a checkout the branch is the whole file. A run's prompt (the first user
 // message the run recorded after its run_start, not a queued one) is marked
-// NewTurn. The slice is new; the messages share their tool calls with the
-// Session and must not be modified. It reads back the records it does not
+// NewTurn. The slice is new, and so are the messages' slices (they are
+// converted from the records' MessageV1 on every call); their strings are
+// shared with the Session. It reads back the records it does not
 // hold (see Conversation); when that fails it returns nil.
 func (s *Session) Messages() []provider.Message { return s.MessagesFor("") }
 
@@ -439,8 +440,17 @@ func (s *Session) Conversation(route string) ([]provider.Message, error) {
 			out = append(out, provider.Message{Role: provider.RoleUser, Text: WrapSummary(cp.Summary)})
 		}
 	}
+	// The records hold their messages in the record form; each call
+	// converts them anew, with a few allocations whatever their number.
+	var sl slabs
+	for _, p := range v.pos {
+		rec := s.cache[int(p)-s.cacheLo].(Message)
+		sl.reserve(&rec.Message)
+	}
+	sl.alloc()
 	for j, p := range v.pos {
-		m := s.cache[int(p)-s.cacheLo].(Message).Message
+		rec := s.cache[int(p)-s.cacheLo].(Message)
+		m := sl.message(&rec.Message)
 		if v.turn(s, j) {
 			m.NewTurn = true // the run's prompt: it begins a new user turn
 		}
@@ -832,7 +842,7 @@ func (s *Session) ContextUsage() (u provider.Usage, after int, ok bool) {
 			return provider.Usage{}, 0, false
 		case kindUsage:
 			if b := &s.usages[sl.aux]; b.Operation == "" {
-				return b.Usage, after, true
+				return b.Usage.Provider(), after, true
 			}
 		}
 	}

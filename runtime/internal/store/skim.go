@@ -5,8 +5,6 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
-
-	"octet.dev/host/runtime/internal/provider"
 )
 
 // Skimming. Loading a file checks every line as strictly as a full decode
@@ -133,7 +131,7 @@ func skimmedMessage(m Message) bool {
 	if m.RunID == skimmed || m.Message.ReasoningEffort == skimmed {
 		return true
 	}
-	for _, list := range [][]provider.Media{m.Message.Media, m.Message.OutputMedia} {
+	for _, list := range [][]MediaV1{m.Message.Media, m.Message.OutputMedia} {
 		for _, x := range list {
 			if x.Type == skimmed || x.MIMEType == skimmed || x.SHA256 == skimmed {
 				return true

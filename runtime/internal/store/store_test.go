@@ -51,20 +51,20 @@ func sampleRecords() []Record {
 		{Body: RunStart{RunID: "run-1", DisplayText: "Summarize MEMORY.md"}},
 		{Body: ModelChange{Model: "gpt-5.6", Provider: "openai", ProviderMode: "responses"}},
 		{Body: ReasoningChange{Effort: "high"}},
-		{Body: Message{RunID: "run-1", Message: provider.Message{Role: provider.RoleUser, Text: "Summarize MEMORY.md"}}},
-		{Body: Message{RunID: "run-1", Message: provider.Message{
-			Role:            provider.RoleAssistant,
+		{Body: Message{RunID: "run-1", Message: MessageV1{Role: RoleUser, Text: "Summarize MEMORY.md"}}},
+		{Body: Message{RunID: "run-1", Message: MessageV1{
+			Role:            RoleAssistant,
 			Reasoning:       "look first",
-			ReasoningBlocks: []provider.ReasoningBlock{{Text: "look first", Signature: "sig=="}, {Redacted: "EmwKAhgBEgy3va3pzix"}},
-			ToolCalls:       []provider.ToolCall{{ID: "call_1", Name: "read", Arguments: `{"path":"MEMORY.md"}`}},
+			ReasoningBlocks: []ReasoningBlockV1{{Text: "look first", Signature: "sig=="}, {Redacted: "EmwKAhgBEgy3va3pzix"}},
+			ToolCalls:       []ToolCallV1{{ID: "call_1", Name: "read", Arguments: `{"path":"MEMORY.md"}`}},
 		}}},
-		{Body: Message{RunID: "run-1", Message: provider.Message{
-			Role: provider.RoleTool, ToolCallID: "call_1", ToolName: "read", Text: "line\n\"quoted\"\t<&>", IsError: true,
+		{Body: Message{RunID: "run-1", Message: MessageV1{
+			Role: RoleTool, ToolCallID: "call_1", ToolName: "read", Text: "line\n\"quoted\"\t<&>", IsError: true,
 		}}},
-		{Body: Usage{RunID: "run-1", Step: 1, Model: "gpt-5.6", Usage: provider.Usage{
+		{Body: Usage{RunID: "run-1", Step: 1, Model: "gpt-5.6", Usage: UsageV1{
 			InputTokens: 1200, OutputTokens: 80, CacheReadTokens: 1000, ReasoningTokens: 20, TotalTokens: 1280,
 		}, CostUSD: 0.00123}},
-		{Body: Message{RunID: "run-1", Message: provider.Message{Role: provider.RoleAssistant, Text: "Done. ✓"}}},
+		{Body: Message{RunID: "run-1", Message: MessageV1{Role: RoleAssistant, Text: "Done. ✓"}}},
 		{Body: RunEnd{RunID: "run-1", Status: "completed"}},
 	}
 }
@@ -138,7 +138,7 @@ func TestRoundTrip(t *testing.T) {
 	var wantMsgs []provider.Message
 	for _, rec := range recs {
 		if m, ok := rec.Body.(Message); ok {
-			wantMsgs = append(wantMsgs, m.Message)
+			wantMsgs = append(wantMsgs, m.Message.Provider())
 		}
 	}
 	wantMsgs[0].NewTurn = true // the run's prompt
@@ -191,7 +191,7 @@ func TestUsageUncertaintySticky(t *testing.T) {
 	if s.HasUncertainUsage() {
 		t.Fatal("new session is uncertain")
 	}
-	msg := Record{Body: Message{Message: provider.Message{Role: provider.RoleUser, Text: "hi"}}}
+	msg := Record{Body: Message{Message: MessageV1{Role: RoleUser, Text: "hi"}}}
 	if err := s.Append(msg, msg); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +200,7 @@ func TestUsageUncertaintySticky(t *testing.T) {
 	}
 	// Later success and a compaction do not clear it.
 	if err := s.Append(
-		Record{Body: Usage{Step: 2, Usage: provider.Usage{InputTokens: 1}}},
+		Record{Body: Usage{Step: 2, Usage: UsageV1{InputTokens: 1}}},
 		Record{Body: Compaction{Summary: "earlier", FirstKept: 2}},
 		msg,
 	); err != nil {
@@ -274,7 +274,7 @@ func TestTornTail(t *testing.T) {
 			if after, _ := os.ReadFile(path); !bytes.Equal(after, before) {
 				t.Fatal("load modified the file")
 			}
-			if err := s.Append(Record{Body: Message{Message: provider.Message{Role: provider.RoleUser, Text: "three"}}}); err != nil {
+			if err := s.Append(Record{Body: Message{Message: MessageV1{Role: RoleUser, Text: "three"}}}); err != nil {
 				t.Fatal(err)
 			}
 			after, _ := os.ReadFile(path)
@@ -440,7 +440,7 @@ func TestClosed(t *testing.T) {
 
 func TestAppendInvalid(t *testing.T) {
 	s := openT(t, t.TempDir(), "inv")
-	good := Record{Body: Message{Message: provider.Message{Role: provider.RoleUser}}}
+	good := Record{Body: Message{Message: MessageV1{Role: RoleUser}}}
 	tests := []struct {
 		name string
 		recs []Record
@@ -518,7 +518,7 @@ func TestUnknownRecords(t *testing.T) {
 func TestMessagesCompaction(t *testing.T) {
 	s := openT(t, t.TempDir(), "cp")
 	msg := func(text string) Record {
-		return Record{Body: Message{Message: provider.Message{Role: provider.RoleUser, Text: text}}}
+		return Record{Body: Message{Message: MessageV1{Role: RoleUser, Text: text}}}
 	}
 	if err := s.Append(msg("m0"), msg("m1"), msg("m2"), msg("m3"), msg("m4"),
 		Record{Body: Compaction{Summary: "first", FirstKept: 2}}, msg("m5")); err != nil {
@@ -551,7 +551,7 @@ func TestMessagesCompaction(t *testing.T) {
 func TestInvalidUTF8Mangled(t *testing.T) {
 	dir := t.TempDir()
 	s := openT(t, dir, "utf8")
-	if err := s.Append(Record{Body: Message{Message: provider.Message{Role: provider.RoleTool, Text: "a\xffb"}}}); err != nil {
+	if err := s.Append(Record{Body: Message{Message: MessageV1{Role: RoleTool, Text: "a\xffb"}}}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

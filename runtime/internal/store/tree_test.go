@@ -19,7 +19,7 @@ import (
 )
 
 func userMsg(text string) Record {
-	return Record{Body: Message{Message: provider.Message{Role: provider.RoleUser, Text: text}}}
+	return Record{Body: Message{Message: MessageV1{Role: RoleUser, Text: text}}}
 }
 
 // texts returns the messages' texts, a checkpoint's wrapped summary as the
@@ -57,7 +57,7 @@ func TestCheckoutBranches(t *testing.T) {
 	}
 	// Entries 1..5, then a usage record (6), which is no entry.
 	if err := s.Append(userMsg("m1"), userMsg("m2"), userMsg("m3"), userMsg("m4"), userMsg("m5"),
-		Record{Body: Usage{Step: 1, Usage: provider.Usage{InputTokens: 1}}}); err != nil {
+		Record{Body: Usage{Step: 1, Usage: UsageV1{InputTokens: 1}}}); err != nil {
 		t.Fatal(err)
 	}
 	if s.Head() != 6 {
@@ -235,21 +235,21 @@ func TestFork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	media := []provider.Media{{Type: "image", MIMEType: "image/png", SHA256: digest, Bytes: 9}}
+	media := []MediaV1{{Type: "image", MIMEType: "image/png", SHA256: digest, Bytes: 9}}
 	recs := []Record{
 		{Body: RunStart{RunID: "r1"}},           // 1
 		{Body: ModelChange{Model: "m-1"}},       // 2
 		{Body: ReasoningChange{Effort: "high"}}, // 3
-		{Body: Message{RunID: "r1", Message: provider.Message{Role: provider.RoleUser, Text: "q1", Media: media}}}, // 4
-		{Body: Message{RunID: "r1", Message: provider.Message{Role: provider.RoleAssistant, Text: "a1"}}},          // 5
-		{Body: Usage{RunID: "r1", Step: 1, Usage: provider.Usage{InputTokens: 10}}},                                // 6
-		{Body: UsageUncertainty{Endpoint: "e", Model: "m-1", Operation: "assistant_turn"}},                         // 7
-		{Body: RunEnd{RunID: "r1", Status: "completed"}},                                                           // 8
-		{Body: RunStart{RunID: "r2"}}, // 9
-		{Body: Message{RunID: "r2", Message: provider.Message{Role: provider.RoleUser, Text: "q2"}}},      // 10
-		{Body: Message{RunID: "r2", Message: provider.Message{Role: provider.RoleAssistant, Text: "a2"}}}, // 11
-		{Body: Compaction{Summary: "sum", FirstKept: 2}},                                                  // 12
-		{Body: Message{RunID: "r2", Message: provider.Message{Role: provider.RoleAssistant, Text: "a3"}}}, // 13
+		{Body: Message{RunID: "r1", Message: MessageV1{Role: RoleUser, Text: "q1", Media: media}}}, // 4
+		{Body: Message{RunID: "r1", Message: MessageV1{Role: RoleAssistant, Text: "a1"}}},          // 5
+		{Body: Usage{RunID: "r1", Step: 1, Usage: UsageV1{InputTokens: 10}}},                       // 6
+		{Body: UsageUncertainty{Endpoint: "e", Model: "m-1", Operation: "assistant_turn"}},         // 7
+		{Body: RunEnd{RunID: "r1", Status: "completed"}},                                           // 8
+		{Body: RunStart{RunID: "r2"}},                                                              // 9
+		{Body: Message{RunID: "r2", Message: MessageV1{Role: RoleUser, Text: "q2"}}},               // 10
+		{Body: Message{RunID: "r2", Message: MessageV1{Role: RoleAssistant, Text: "a2"}}},          // 11
+		{Body: Compaction{Summary: "sum", FirstKept: 2}},                                           // 12
+		{Body: Message{RunID: "r2", Message: MessageV1{Role: RoleAssistant, Text: "a3"}}},          // 13
 	}
 	if err := p.Append(recs...); err != nil {
 		t.Fatal(err)
@@ -440,7 +440,7 @@ func TestCheckoutSurvivesKill(t *testing.T) {
 // baseline superseded, though the update messages stay in its history.
 func TestForkReasoningUpdates(t *testing.T) {
 	update := func(e string) Record {
-		return Record{Body: Message{RunID: "r1", Message: provider.Message{Role: provider.RoleDeveloper, ReasoningEffort: e, Text: "Reasoning effort is now " + e + "."}}}
+		return Record{Body: Message{RunID: "r1", Message: MessageV1{Role: RoleDeveloper, ReasoningEffort: e, Text: "Reasoning effort is now " + e + "."}}}
 	}
 	for _, tc := range []struct {
 		name       string
@@ -454,7 +454,7 @@ func TestForkReasoningUpdates(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := openT(t, t.TempDir(), "parent")
-			recs := append([]Record{{Body: RunStart{RunID: "r1"}}, {Body: Message{RunID: "r1", Message: provider.Message{Role: provider.RoleUser, Text: "q"}}}}, tc.recs...)
+			recs := append([]Record{{Body: RunStart{RunID: "r1"}}, {Body: Message{RunID: "r1", Message: MessageV1{Role: RoleUser, Text: "q"}}}}, tc.recs...)
 			if err := p.Append(recs...); err != nil {
 				t.Fatal(err)
 			}

@@ -71,8 +71,8 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 		// Built-in providers always need a key; a configured provider needs
 		// one when it names api_key_env (a local server may take none).
 		builtin := m.Provider == catalog.ProviderOpenAI || m.Provider == catalog.ProviderAnthropic
-		key, rerr := a.credential(ctx, m)
-		if rerr != nil {
+		var rerr *RunError
+		if key, rerr = a.credential(ctx, m); rerr != nil {
 			return rerr
 		}
 		if key == "" && (builtin || m.CredentialEnv != "") {

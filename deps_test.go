@@ -21,8 +21,8 @@ var rules = []struct {
 	{"wire/client", []string{"wire", "protocol", "internal/linuxonly"}},
 	{"spec", []string{"spec", "protocol"}},
 	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}},
-	{"runtime/copilot", []string{"runtime"}},                                                  // the Copilot login of the CLI, over runtime's seam
-	{"runtime/internal/copilot", []string{"runtime/internal"}},                                // the Copilot device flow, exchange, inventory, transport
+	{"runtime/copilot", []string{"runtime"}},                   // the Copilot login of the CLI, over runtime's seam
+	{"runtime/internal/copilot", []string{"runtime/internal"}}, // the Copilot device flow, exchange, inventory, transport
 	{"runtime/internal/credfile", []string{"internal/linuxonly", "runtime/internal/sysfile", "runtime/internal/opfile"}}, // the credential store's file primitives
 	{"internal/linuxonly", nil},
 	{"runtime/internal/sysfile", []string{"internal/linuxonly"}},     // flock(2), directory fsync: a leaf, shared by the store and codex

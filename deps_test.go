@@ -21,12 +21,13 @@ var rules = []struct {
 	{"wire/client", []string{"wire", "protocol", "internal/linuxonly"}},
 	{"spec", []string{"spec", "protocol"}},
 	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}},
-	{"runtime/copilot", []string{"runtime"}},                                                  // the Copilot login of the CLI, over runtime's seam
-	{"runtime/internal/copilot", []string{"runtime/internal"}},                                // the Copilot device flow, exchange, inventory, transport
-	{"runtime/internal/provider/providertest", []string{"runtime/internal/provider"}},         // the wire suites' shared harness: imported by their tests only (testOnly)
-	{"runtime/internal/credfile", []string{"internal/linuxonly", "runtime/internal/sysfile"}}, // the credential store's file primitives
+	{"runtime/copilot", []string{"runtime"}},                                                                             // the Copilot login of the CLI, over runtime's seam
+	{"runtime/internal/copilot", []string{"runtime/internal"}},                                                           // the Copilot device flow, exchange, inventory, transport
+	{"runtime/internal/provider/providertest", []string{"runtime/internal/provider"}},                                    // the wire suites' shared harness: imported by their tests only (testOnly)
+	{"runtime/internal/credfile", []string{"internal/linuxonly", "runtime/internal/sysfile", "runtime/internal/opfile"}}, // the credential store's file primitives
 	{"internal/linuxonly", nil},
 	{"runtime/internal/sysfile", []string{"internal/linuxonly"}},     // flock(2), directory fsync: a leaf, shared by the store and codex
+	{"runtime/internal/opfile", []string{"internal/linuxonly"}},      // the operator files' one reader (settings, models.json, credentials): a leaf
 	{"runtime/internal/customheader", []string{"internal/textutil"}}, // custom_headers rules: shared by catalog, the run validator and edge
 	{"internal/textutil", nil},                                       // UTF-8-safe cuts: a leaf, shared by the wire and the runtime
 	{"internal/schematest", []string{"spec/schema"}},                 // tests' schema validation

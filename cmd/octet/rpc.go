@@ -112,10 +112,51 @@ type rpcServer struct {
 	active    *activeRun // nil when idle
 
 	forwarders sync.WaitGroup
+	// failed is closed at the first output failure (a failed write, or
+	// the reader of stdout gone): the mode ends at once, whatever stdin
+	// does.
+	failed   chan struct{}
+	failOnce sync.Once
 }
 
 func newRPCServer(agent *runtime.Agent, cfg *config, out io.Writer) *rpcServer {
-	return &rpcServer{agent: agent, cfg: cfg, out: out}
+	return &rpcServer{agent: agent, cfg: cfg, out: out, failed: make(chan struct{})}
+}
+
+// fail records the first output failure and ends the mode; mu is held.
+func (s *rpcServer) fail(err error) {
+	if s.werr == nil {
+		s.werr = err
+	}
+	s.failOnce.Do(func() { close(s.failed) })
+}
+
+// stdinLine is one result of the line reader.
+type stdinLine struct {
+	line []byte
+	err  error
+}
+
+// readLines reads stdin on its own goroutine, so that an output failure
+// ends the mode while a read blocks. Each line is handed over and the next
+// read waits for next (the reader reuses its buffer).
+func (s *rpcServer) readLines(lr *wire.LineReader, lines chan<- stdinLine, next <-chan struct{}) {
+	for {
+		line, err := lr.Next()
+		select {
+		case lines <- stdinLine{line, err}:
+		case <-s.failed:
+			return
+		}
+		if err != nil && !errors.Is(err, wire.ErrFrameTooLarge) {
+			return
+		}
+		select {
+		case <-next:
+		case <-s.failed:
+			return
+		}
+	}
 }
 
 // serve reads commands until end of input, then waits for the active run
@@ -128,9 +169,26 @@ func (s *rpcServer) serve(ctx context.Context, in io.Reader) int {
 		fmt.Fprintf(os.Stderr, "octet: session %s: %v\n", s.sessionID, err)
 		return exitError
 	}
-	lr := wire.NewLineReader(in)
+	if f, ok := s.out.(*os.File); ok {
+		stop := make(chan struct{})
+		defer close(stop)
+		go watchReaderGone(f, stop, func() {
+			s.mu.Lock()
+			s.fail(errors.New("the reader of stdout went away (broken pipe)"))
+			s.mu.Unlock()
+		})
+	}
+	lines, next := make(chan stdinLine), make(chan struct{})
+	go s.readLines(wire.NewLineReader(in), lines, next)
+read:
 	for {
-		line, err := lr.Next()
+		var r stdinLine
+		select {
+		case r = <-lines:
+		case <-s.failed:
+			break read
+		}
+		line, err := r.line, r.err
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -138,6 +196,7 @@ func (s *rpcServer) serve(ctx context.Context, in io.Reader) int {
 			s.mu.Lock()
 			s.respond(nil, cmdParse, false, nil, "the command line exceeds "+strconv.Itoa(protocol.MaxFrameBytes)+" bytes including the newline; it was discarded")
 			s.mu.Unlock()
+			next <- struct{}{}
 			continue
 		}
 		if err != nil {
@@ -146,15 +205,21 @@ func (s *rpcServer) serve(ctx context.Context, in io.Reader) int {
 		}
 		s.handle(ctx, line)
 		s.mu.Lock()
-		werr, a := s.werr, s.active
+		werr := s.werr
 		s.mu.Unlock()
 		if werr != nil {
-			if a != nil {
-				a.rc.Abandon()
-			}
 			break
 		}
+		next <- struct{}{}
 	}
+	s.mu.Lock()
+	if a := s.active; s.werr != nil && a != nil {
+		// Nobody reads the events any more: the run is canceled, its
+		// events discarded, and it records its end in the session as a
+		// cancel does; the forwarder returns once it has.
+		a.rc.Abandon()
+	}
+	s.mu.Unlock()
 	s.forwarders.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -402,7 +467,7 @@ func (s *rpcServer) forward(a *activeRun) {
 		err := s.writeEvent(a.id, ev)
 		s.mu.Unlock()
 		if err != nil {
-			a.rc.Abandon()
+			a.rc.Abandon() // the serving loop ends the mode (s.failed)
 		}
 	}
 	a.rc.Wait()
@@ -447,7 +512,7 @@ func (s *rpcServer) respond(id *string, command string, ok bool, data any, errMs
 func (s *rpcServer) write(b []byte) error {
 	s.buf = b[:0]
 	if _, err := s.out.Write(b); err != nil {
-		s.werr = err
+		s.fail(err)
 		return err
 	}
 	return nil

@@ -183,3 +183,34 @@ func TestLoginInterrupted(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestLoginInterruptedInFlight: Ctrl-C while a request to github.com is in
+// flight (the device code request, a poll) keeps context.Canceled through
+// the error scrubbing, so the CLI exits 130, not 1.
+func TestLoginInterruptedInFlight(t *testing.T) {
+	for _, stage := range []string{"/login/device/code", "/login/oauth/access_token"} {
+		t.Run(stage, func(t *testing.T) {
+			home := t.TempDir()
+			writeSettings(t, home, `{"copilot":{"client_id":"Ov23-operator"}}`)
+			w := loginWorld(t, `{"error":"authorization_pending"}`)
+			release := make(chan struct{}) // the handler returns before the server closes
+			t.Cleanup(func() { close(release) })
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			arrived := make(chan struct{}, 1)
+			w.Handle("github.com", stage, func(rw http.ResponseWriter, r *http.Request) {
+				arrived <- struct{}{}
+				select {
+				case <-r.Context().Done():
+				case <-release:
+				}
+			})
+			go func() { <-arrived; cancel() }()
+			c := copilottest.NewClock()
+			err := Login(ctx, LoginOptions{Headless: true, Home: home, HTTPClient: w.Client, Now: c.Now, Sleep: c.Sleep})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("got %v; want an error matching context.Canceled", err)
+			}
+		})
+	}
+}

@@ -8,17 +8,18 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"octet.dev/host/runtime/internal/opfile"
 )
 
 // ConfigDisplayPath is how errors name the user model configuration file.
 const ConfigDisplayPath = "~/.octet/models.json"
 
 // maxConfigBytes bounds the size of models.json.
-const maxConfigBytes = 4 << 20
+const maxConfigBytes = opfile.ModelsLimit
 
 // Load builds the catalog from the built-in models and the optional file
 // homeDir/.octet/models.json:
@@ -73,27 +74,15 @@ func Load(homeDir string) (*Catalog, error) {
 	return newCatalog(extra), nil
 }
 
-// readConfig reads at most maxConfigBytes from path. Errors carry no path, so
-// that messages name the file only by ConfigDisplayPath.
+// readConfig reads models.json as every operator file is read
+// (opfile.Read: a link followed, then a regular file of at most 1 MiB,
+// opened non-blocking, so a FIFO or a device is an error, never a hang).
+// Errors carry no path, so that messages name the file only by
+// ConfigDisplayPath.
 func readConfig(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	data, err := opfile.Read(path, "", maxConfigBytes, opfile.Follow)
 	if err != nil {
 		return nil, stripPath(err)
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return nil, stripPath(err)
-	}
-	if !info.Mode().IsRegular() {
-		return nil, errors.New("not a regular file")
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
-	if err != nil {
-		return nil, stripPath(err)
-	}
-	if len(data) > maxConfigBytes {
-		return nil, fmt.Errorf("file is larger than %d bytes", maxConfigBytes)
 	}
 	return data, nil
 }

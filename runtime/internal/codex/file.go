@@ -15,8 +15,8 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// maxFileBytes bounds what is read of auth.json, codex.json and a token
-// endpoint answer.
+// maxFileBytes bounds a token endpoint answer. auth.json and codex.json
+// are credential files, bounded by credfile.MaxFileBytes (64 KiB).
 const maxFileBytes = 1 << 20
 
 // schemaVersion is the version of codex.json this build writes and reads.
@@ -140,7 +140,7 @@ func lock(ctx context.Context, path string) (*os.File, error) {
 	return f, nil
 }
 
-// readNoFollow reads a regular file of at most 1 MiB without following a
+// readNoFollow reads a regular file of at most 64 KiB without following a
 // symbolic link in its last component, read-only and non-blocking
 // (credfile.Read). A missing file is an error matching fs.ErrNotExist.
 func readNoFollow(path string) ([]byte, error) { return credfile.Read(path) }
@@ -187,6 +187,10 @@ func writeRecord(p paths, r record) error {
 	data, err := json.Marshal(r, jsontext.WithIndent("  "))
 	if err != nil {
 		return fmt.Errorf("codex: encoding the credential: %w", err)
+	}
+	if len(data)+1 > credfile.MaxFileBytes {
+		// It could not be read back.
+		return fmt.Errorf("codex: the credential is larger than %d bytes, the limit of a credential file", credfile.MaxFileBytes)
 	}
 	if err := credfile.Write(credfile.Paths{Dir: p.dir, File: p.file, Tmp: p.tmp, Lock: p.lock}, append(data, '\n')); err != nil {
 		return fmt.Errorf("codex: %w", err)

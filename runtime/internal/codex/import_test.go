@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"octet.dev/host/runtime/internal/credfile"
 )
 
 var t0 = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
@@ -248,8 +250,8 @@ func TestImportRejects(t *testing.T) {
 			}
 		}, "not a regular file"},
 		{"too large", func(t *testing.T, home string) {
-			writeSource(t, home, `{"OPENAI_API_KEY": "`+secret+`", "pad": "`+strings.Repeat("x", maxFileBytes)+`"}`)
-		}, "larger than 1 MiB"},
+			writeSource(t, home, `{"OPENAI_API_KEY": "`+secret+`", "pad": "`+strings.Repeat("x", credfile.MaxFileBytes)+`"}`)
+		}, "larger than 64 KiB"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

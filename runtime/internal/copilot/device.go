@@ -114,6 +114,9 @@ func (f *DeviceFlow) post(ctx context.Context, path string, form url.Values, out
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
+	if err != nil && ctx.Err() != nil {
+		return resp.StatusCode, ctx.Err()
+	}
 	if err != nil || len(data) > maxAnswerBytes {
 		return resp.StatusCode, fmt.Errorf("copilot login: reading github.com's answer (HTTP %d) failed", resp.StatusCode)
 	}
@@ -149,7 +152,7 @@ func (f *DeviceFlow) Begin(ctx context.Context) (DeviceLogin, error) {
 	status, err := f.post(ctx, "/login/device/code", url.Values{"client_id": {f.Identity.ClientID}, "scope": {f.Identity.scope()}}, &a)
 	dc := NewSecret(a.DeviceCode)
 	if err != nil {
-		return DeviceLogin{}, errors.New(scrub(err.Error(), dc))
+		return DeviceLogin{}, scrubErr(err.Error(), err, dc)
 	}
 	if a.Error != "" || status != http.StatusOK {
 		code := ""
@@ -256,7 +259,7 @@ func (f *DeviceFlow) Poll(ctx context.Context, l DeviceLogin) (Secret, error) {
 		}, &a)
 		tok := NewSecret(a.AccessToken)
 		if err != nil {
-			return Secret{}, errors.New(scrub(err.Error(), l.DeviceCode, tok))
+			return Secret{}, scrubErr(err.Error(), err, l.DeviceCode, tok)
 		}
 		switch a.Error {
 		case "":

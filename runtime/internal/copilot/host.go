@@ -153,7 +153,7 @@ func (h *FileHost) SaveCredential(ctx context.Context, c Credential) error {
 		return errors.New("copilot: encoding the credential failed")
 	}
 	if err := credfile.Write(p, append(data, '\n')); err != nil {
-		return errors.New("copilot: " + scrub(err.Error(), c.Token))
+		return scrubErr("copilot: "+err.Error(), err, c.Token)
 	}
 	return nil
 }

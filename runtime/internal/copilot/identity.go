@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/runtime/internal/opfile"
 )
 
 // Identity is the operator's GitHub OAuth app and the editor identity the
@@ -75,9 +76,13 @@ func (id Identity) scope() string {
 // integration_id, user_agent; an unknown member is an error). A missing
 // file or member is the zero Identity.
 func LoadIdentity(home string) (Identity, error) {
-	data, err := os.ReadFile(filepath.Join(home, ".octet", "settings.json"))
+	data, err := opfile.Read(filepath.Join(home, ".octet", "settings.json"), "~/.octet/settings.json", opfile.SettingsLimit, opfile.Follow)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Identity{}, nil
+	}
+	var refused *opfile.Error
+	if errors.As(err, &refused) {
+		return Identity{}, fmt.Errorf("copilot: %w", err)
 	}
 	if err != nil {
 		return Identity{}, fmt.Errorf("copilot: reading ~/.octet/settings.json: %v", errors.Unwrap(err))

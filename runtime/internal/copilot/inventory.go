@@ -268,7 +268,7 @@ func (p *Provider) inventory(ctx context.Context, s Session, id Identity) ([]byt
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, errors.New(scrub("the Copilot API cannot be reached: "+err.Error(), s.Token))
+		return nil, scrubErr("the Copilot API cannot be reached: "+err.Error(), err, s.Token)
 	}
 	defer resp.Body.Close()
 	data, rerr := io.ReadAll(io.LimitReader(resp.Body, 8*maxAnswerBytes+1))
@@ -277,6 +277,8 @@ func (p *Provider) inventory(ctx context.Context, s Session, id Identity) ([]byt
 		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, nofollow.Refused)
 	case resp.StatusCode != http.StatusOK:
 		return nil, fmt.Errorf("the Copilot API answered HTTP %d to GET /models", resp.StatusCode)
+	case rerr != nil && ctx.Err() != nil:
+		return nil, fmt.Errorf("reading the model inventory failed: %w", ctx.Err())
 	case rerr != nil:
 		return nil, errors.New("reading the model inventory failed")
 	case len(data) > 8*maxAnswerBytes:

@@ -150,3 +150,37 @@ func TestRegisterNotLoggedIn(t *testing.T) {
 		t.Fatal("requests without a login")
 	}
 }
+
+// TestRegisterCanceledInFlight: a cancel while the exchange or the
+// inventory request is in flight keeps context.Canceled through the error
+// scrubbing.
+func TestRegisterCanceledInFlight(t *testing.T) {
+	for _, stage := range []string{"exchange", "inventory"} {
+		t.Run(stage, func(t *testing.T) {
+			w, p, _ := inventoryWorld(t, func(int64) (int, string) { return 200, inventoryMix })
+			release := make(chan struct{}) // the handler returns before the server closes
+			t.Cleanup(func() { close(release) })
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			arrived := make(chan struct{}, 1)
+			block := func(rw http.ResponseWriter, r *http.Request) {
+				arrived <- struct{}{}
+				select {
+				case <-r.Context().Done():
+				case <-release:
+				}
+			}
+			if stage == "exchange" {
+				w.Handle("api.github.com", "/copilot_internal/v2/token", block)
+			} else {
+				w.Handle("api.individual.githubcopilot.com", "/models", block)
+			}
+			go func() { <-arrived; cancel() }()
+			_, err := p.RegisterModels(ctx, nil)
+			var re *RegisterError
+			if !errors.As(err, &re) || re.Stage != stage || !errors.Is(err, context.Canceled) {
+				t.Fatalf("got %v; want a %s RegisterError matching context.Canceled", err, stage)
+			}
+		})
+	}
+}

@@ -1,6 +1,8 @@
 package copilot
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -62,6 +64,37 @@ func scrub(msg string, secrets ...Secret) string {
 		}
 	}
 	return msg
+}
+
+// scrubbedError is an error whose message went through scrub. It unwraps to
+// the context's error when the original was one (a canceled or timed-out
+// call), so that errors.Is(err, context.Canceled) survives the scrubbing
+// (Ctrl-C during a login exits 130); nothing else of the original is
+// reachable, so no secret can leak through Unwrap.
+type scrubbedError struct {
+	msg   string
+	cause error // context.Canceled, context.DeadlineExceeded or nil
+}
+
+func (e *scrubbedError) Error() string { return e.msg }
+func (e *scrubbedError) Unwrap() error { return e.cause }
+
+// scrubErr returns an error with msg scrubbed of secrets, keeping err's
+// context cancellation or deadline for errors.Is.
+func scrubErr(msg string, err error, secrets ...Secret) error {
+	return &scrubbedError{msg: scrub(msg, secrets...), cause: ctxCause(err)}
+}
+
+// ctxCause returns context.Canceled or context.DeadlineExceeded when err
+// is (or wraps) one of them, else nil.
+func ctxCause(err error) error {
+	switch {
+	case errors.Is(err, context.Canceled):
+		return context.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // isCode reports whether v looks like an error code: 1 to 64 bytes of

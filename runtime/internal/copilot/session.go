@@ -269,6 +269,9 @@ func (p *Provider) exchange(ctx context.Context, cred Credential, id Identity) (
 	defer resp.Body.Close()
 	data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	st := resp.StatusCode
+	if rerr != nil && ctx.Err() != nil {
+		return fail(st, ReasonUnreachable, "canceled", ctx.Err())
+	}
 	if st < 200 || st > 299 {
 		var e errorEnvelope
 		_ = json.Unmarshal(data, &e)

@@ -12,8 +12,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
+	"octet.dev/host/runtime/internal/opfile"
 	"octet.dev/host/runtime/internal/sysfile"
 	"os"
 	"path/filepath"
@@ -23,7 +23,7 @@ import (
 )
 
 // MaxFileBytes bounds what is read of a credential file.
-const MaxFileBytes = 1 << 20
+const MaxFileBytes = opfile.CredentialLimit
 
 // Paths are the files of one credential.
 type Paths struct {
@@ -100,43 +100,20 @@ func Lock(ctx context.Context, path string) (*os.File, error) {
 	}
 }
 
-// Reasons Read gives for a file it refuses.
+// Reasons Read gives for a file it refuses (errors.Is).
 var (
-	ErrSymlink    = errors.New("is a symbolic link, which is not followed")
-	ErrNotRegular = errors.New("is not a regular file")
-	ErrTooLarge   = errors.New("is larger than 1 MiB")
+	ErrSymlink    = opfile.ErrSymlink
+	ErrNotRegular = opfile.ErrNotRegular
+	ErrTooLarge   = opfile.ErrTooLarge
 )
 
 // Read reads a regular file of at most MaxFileBytes without following a
-// symbolic link in its last component, read-only and non-blocking. A
-// missing file is an error matching fs.ErrNotExist.
+// symbolic link in its last component, read-only and non-blocking
+// (opfile.Read): a FIFO, a device, a socket or a directory is refused with
+// what it is. A missing file is an error matching fs.ErrNotExist. Errors
+// name no path.
 func Read(path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.EMLINK) {
-			return nil, ErrSymlink
-		}
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, ErrNotRegular
-	}
-	if fi.Size() > MaxFileBytes {
-		return nil, ErrTooLarge
-	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > MaxFileBytes {
-		return nil, ErrTooLarge
-	}
-	return data, nil
+	return opfile.Read(path, "", MaxFileBytes, opfile.NoFollow)
 }
 
 // Write replaces p.File atomically with data: p.Tmp is written (mode 0600),

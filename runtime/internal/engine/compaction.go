@@ -391,7 +391,7 @@ func (d *driver) callSummarizer(ctx context.Context, req provider.Request) (summ
 		case provider.EventText:
 			text.WriteString(ev.Text)
 		case provider.EventUsage:
-			a.usage, a.reported = ev.Usage, true
+			a.usage, a.reported = provider.Reported(ev.Usage)
 		}
 	}
 	a.text = d.p.red.String(text.String())
@@ -413,14 +413,7 @@ func (d *driver) recordAuxUsage(step int, op string, a summaryAttempt) error {
 	return d.p.sess.Append(store.Record{Body: store.Usage{RunID: d.p.req.RunID, Operation: op, Step: step, Model: d.p.model.ID, Usage: store.NewUsageV1(a.usage), CostUSD: cost.Total}})
 }
 
-func addUsage(sum *provider.Usage, u provider.Usage) {
-	sum.InputTokens += u.InputTokens
-	sum.OutputTokens += u.OutputTokens
-	sum.CacheReadTokens += u.CacheReadTokens
-	sum.CacheWriteTokens += u.CacheWriteTokens
-	sum.ReasoningTokens += u.ReasoningTokens
-	sum.TotalTokens += u.TotalTokens
-}
+func addUsage(sum *provider.Usage, u provider.Usage) { sum.Add(u) }
 
 // summarizerInput is the summarizer's one user message.
 func summarizerInput(items []string, prev, instruction string) string {

@@ -462,7 +462,7 @@ func (r *gateRoute) call(ctx context.Context, req provider.Request) (gateAnswer,
 		case provider.EventText:
 			text.WriteString(ev.Text)
 		case provider.EventUsage:
-			a.usage, a.usageReported = ev.Usage, true
+			a.usage, a.usageReported = provider.Reported(ev.Usage)
 		}
 	}
 	a.text = text.String()

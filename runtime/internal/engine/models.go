@@ -51,7 +51,7 @@ func (a *Agent) models(ctx context.Context, offline bool) ([]protocol.ModelInfo,
 	// leaves them out and is one issue.
 	cms, cissue := a.copilotModels(ctx, cat)
 	out = append(out, cms...)
-	eps := discovery.FromCatalog(ms, func(m catalog.Model) string { return a.credential(ctx, m) })
+	eps := discovery.FromCatalog(ms, func(m catalog.Model) string { k, _ := a.credential(ctx, m); return k })
 	if len(eps) == 0 {
 		if cissue != nil {
 			return out, []protocol.DiscoveryIssue{*cissue}, nil

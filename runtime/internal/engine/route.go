@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/customheader"
+	"octet.dev/host/runtime/internal/opfile"
 )
 
 func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
@@ -71,7 +71,11 @@ func (a *Agent) resolveRoute(ctx context.Context, p *prepared) *RunError {
 		// Built-in providers always need a key; a configured provider needs
 		// one when it names api_key_env (a local server may take none).
 		builtin := m.Provider == catalog.ProviderOpenAI || m.Provider == catalog.ProviderAnthropic
-		if key = a.credential(ctx, m); key == "" && (builtin || m.CredentialEnv != "") {
+		var rerr *RunError
+		if key, rerr = a.credential(ctx, m); rerr != nil {
+			return rerr
+		}
+		if key == "" && (builtin || m.CredentialEnv != "") {
 			return refuse(protocol.CodeCredentialsMissing, "no API key for provider %s: set %s or write ~/.octet/credentials/%s.json", strconv.Quote(m.Provider), m.CredentialEnv, m.Provider)
 		}
 	}
@@ -97,24 +101,32 @@ func scrub(msg, key string) string {
 
 // credential finds the API key of a catalog route: the environment
 // variable, then ~/.octet/credentials/<provider>.json {"api_key": "..."}.
-func (a *Agent) credential(ctx context.Context, m catalog.Model) string {
+// The file is read as every operator file is (opfile.Read: a link
+// followed, then a regular file of at most 64 KiB, opened non-blocking);
+// one that is not a regular file or too large is config_invalid, naming
+// it. Any other unreadable file is no key.
+func (a *Agent) credential(ctx context.Context, m catalog.Model) (string, *RunError) {
 	if m.CredentialEnv != "" {
 		if v := strings.TrimSpace(a.opts.Getenv(m.CredentialEnv)); v != "" {
-			return v
+			return v, nil
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(a.opts.Home, ".octet", "credentials", m.Provider+".json"))
+	data, err := opfile.Read(filepath.Join(a.opts.Home, ".octet", "credentials", m.Provider+".json"),
+		"~/.octet/credentials/"+m.Provider+".json", opfile.CredentialLimit, opfile.Follow)
+	if refused := (*opfile.Error)(nil); errors.As(err, &refused) {
+		return "", refuse(protocol.CodeConfigInvalid, "%s", err.Error())
+	}
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	var c struct {
 		APIKey string `json:"api_key"`
 	}
 	if json.Unmarshal(data, &c, json.RejectUnknownMembers(false)) != nil {
 		a.log.LogAttrs(ctx, slog.LevelWarn, "credentials file is not valid JSON; ignoring it", slog.String("provider", m.Provider))
-		return ""
+		return "", nil
 	}
-	return strings.TrimSpace(c.APIKey)
+	return strings.TrimSpace(c.APIKey), nil
 }
 
 // routeFor is the Route the provider factory gets for model m with its

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
 )
 
@@ -72,17 +73,15 @@ func (s *Session) Statistics() SessionStatistics {
 		return st.ByOperation[name]
 	}
 	for _, u := range s.s.UsageRecords() { // held in memory: no record is read
-		total := u.Usage.TotalTokens
-		if total == 0 {
-			total = u.Usage.InputTokens + u.Usage.OutputTokens
-		}
+		total := u.Usage.Provider().Total()
+		add := provider.AddTokens // saturating: a ledger never wraps
 		st.ModelCalls++
-		st.InputTokens += u.Usage.InputTokens
-		st.OutputTokens += u.Usage.OutputTokens
-		st.CacheReadTokens += u.Usage.CacheReadTokens
-		st.CacheWriteTokens += u.Usage.CacheWriteTokens
-		st.ReasoningTokens += u.Usage.ReasoningTokens
-		st.TotalTokens += total
+		st.InputTokens = add(st.InputTokens, u.Usage.InputTokens)
+		st.OutputTokens = add(st.OutputTokens, u.Usage.OutputTokens)
+		st.CacheReadTokens = add(st.CacheReadTokens, u.Usage.CacheReadTokens)
+		st.CacheWriteTokens = add(st.CacheWriteTokens, u.Usage.CacheWriteTokens)
+		st.ReasoningTokens = add(st.ReasoningTokens, u.Usage.ReasoningTokens)
+		st.TotalTokens = add(st.TotalTokens, total)
 		st.Cost += u.CostUSD
 		name := u.Operation
 		if name == "" {
@@ -90,12 +89,12 @@ func (s *Session) Statistics() SessionStatistics {
 		}
 		o := op(name)
 		o.Calls++
-		o.InputTokens += u.Usage.InputTokens
-		o.OutputTokens += u.Usage.OutputTokens
-		o.CacheReadTokens += u.Usage.CacheReadTokens
-		o.CacheWriteTokens += u.Usage.CacheWriteTokens
-		o.ReasoningTokens += u.Usage.ReasoningTokens
-		o.TotalTokens += total
+		o.InputTokens = add(o.InputTokens, u.Usage.InputTokens)
+		o.OutputTokens = add(o.OutputTokens, u.Usage.OutputTokens)
+		o.CacheReadTokens = add(o.CacheReadTokens, u.Usage.CacheReadTokens)
+		o.CacheWriteTokens = add(o.CacheWriteTokens, u.Usage.CacheWriteTokens)
+		o.ReasoningTokens = add(o.ReasoningTokens, u.Usage.ReasoningTokens)
+		o.TotalTokens = add(o.TotalTokens, total)
 		o.Cost += u.CostUSD
 		st.ByOperation[name] = o
 	}

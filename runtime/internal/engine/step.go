@@ -90,7 +90,7 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 		case provider.EventToolCall:
 			t.calls = append(t.calls, d.p.red.call(ev.ToolCall))
 		case provider.EventUsage:
-			t.usage, t.usageReported = ev.Usage, true
+			t.usage, t.usageReported = provider.Reported(ev.Usage)
 		case provider.EventFinish:
 			t.finish = ev.FinishReason
 		case provider.EventMedia:
@@ -166,18 +166,16 @@ func providerMessage(err error) string {
 
 // account prices one step's usage and emits model_step.
 func (d *driver) account(step int, u provider.Usage) protocol.StepCost {
-	usage := protocol.Usage(u)
-	if usage.TotalTokens == 0 {
-		usage.TotalTokens = usage.InputTokens + usage.OutputTokens
+	u, _ = provider.Reported(u) // absurd counts never reach the sums
+	if u.TotalTokens == 0 {
+		u.TotalTokens = u.Total()
 	}
+	usage := protocol.Usage(u)
 	c := priceUsage(d.p.model.Cost, usage)
 	t := &d.total
-	t.Usage.InputTokens += usage.InputTokens
-	t.Usage.OutputTokens += usage.OutputTokens
-	t.Usage.CacheReadTokens += usage.CacheReadTokens
-	t.Usage.CacheWriteTokens += usage.CacheWriteTokens
-	t.Usage.ReasoningTokens += usage.ReasoningTokens
-	t.Usage.TotalTokens += usage.TotalTokens
+	cum := provider.Usage(t.Usage)
+	cum.Add(u) // saturating
+	t.Usage = protocol.Usage(cum)
 	t.Cost.Input += c.Input
 	t.Cost.Output += c.Output
 	t.Cost.CacheRead += c.CacheRead

@@ -83,10 +83,7 @@ func estimateMessages(msgs []provider.Message) int64 {
 // usageTokens is a step's context size from its usage: the reported
 // total, else input (cached tokens included) + output.
 func usageTokens(u provider.Usage) int64 {
-	if u.TotalTokens > 0 {
-		return u.TotalTokens
-	}
-	return u.InputTokens + u.OutputTokens
+	return u.Total()
 }
 
 // contextCount keeps the context size incrementally: a base (the last

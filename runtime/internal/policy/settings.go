@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/runtime/internal/opfile"
 )
 
 // Settings is an operator settings file: ~/.octet/settings.json, or a
@@ -83,16 +84,23 @@ type FileToolPolicy struct {
 var ErrSettings = errors.New("invalid operator settings")
 
 // maxSettingsBytes bounds a settings file.
-const maxSettingsBytes = 1 << 20
+const maxSettingsBytes = opfile.SettingsLimit
 
 // LoadSettings reads a settings file strictly (unknown or duplicate
 // members, wrong types are errors). A missing file is an empty Settings.
-// display names the file in errors (e.g. "~/.octet/settings.json").
+// display names the file in errors (e.g. "~/.octet/settings.json"). The
+// file is read as every operator file is (opfile.Read: a link followed,
+// then regular files of at most 1 MiB only, opened non-blocking), so a
+// FIFO or a device is an error, never a hang.
 func LoadSettings(path, display string) (Settings, error) {
 	var s Settings
-	data, err := os.ReadFile(path)
+	data, err := opfile.Read(path, display, maxSettingsBytes, opfile.Follow)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
+	}
+	var refused *opfile.Error
+	if errors.As(err, &refused) {
+		return s, fmt.Errorf("%w: %v", ErrSettings, err)
 	}
 	if err != nil {
 		return s, fmt.Errorf("%w: %s: %v", ErrSettings, display, errors.Unwrap(err))

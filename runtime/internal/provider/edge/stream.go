@@ -51,7 +51,12 @@ func (s *stream) next() bool {
 		}
 		return false
 	}
-	if s.dec.Next() {
+	for s.dec.Next() {
+		if ev := s.dec.Event(); ev.Kind == provider.EventUsage && !ev.Usage.Plausible() {
+			// Absurd counts (negative, beyond 10^12) are no report: the
+			// runtime marks the step uncertain as for a call without usage.
+			continue
+		}
 		return true
 	}
 	if err := s.dec.Err(); err != nil {

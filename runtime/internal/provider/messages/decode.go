@@ -2,6 +2,7 @@ package messages
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"strconv"
 
@@ -165,10 +166,13 @@ type wireUsage struct {
 }
 
 // optInt is a token count that remembers whether it was present. null and
-// values that are not integers count as absent.
+// values that are not integers count as absent; a negative integer or one
+// beyond int64 is absurd (bad): the call's usage then counts as
+// unreported.
 type optInt struct {
-	v  int64
-	ok bool
+	v   int64
+	ok  bool
+	bad bool
 }
 
 // UnmarshalJSONFrom implements json.UnmarshalerFrom.
@@ -182,7 +186,11 @@ func (o *optInt) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 		return err
 	}
 	n, err := strconv.ParseInt(tok.String(), 10, 64)
-	if err != nil || n < 0 {
+	if errors.Is(err, strconv.ErrRange) || err == nil && n < 0 {
+		*o = optInt{bad: true}
+		return nil
+	}
+	if err != nil {
 		*o = optInt{}
 		return nil
 	}
@@ -194,11 +202,13 @@ func (o *optInt) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
 type usageAcc struct {
 	input, output, cacheRead, cacheWrite, thinking int64
 	seen                                           bool
+	bad                                            bool // an absurd figure came: no report
 }
 
 func (a *usageAcc) merge(u *wireUsage) {
 	a.seen = true
 	set := func(dst *int64, o optInt) {
+		a.bad = a.bad || o.bad
 		if o.ok {
 			*dst = o.v
 		}
@@ -525,7 +535,7 @@ func (d *decoder) messageStop() {
 	if d.err != nil {
 		return
 	}
-	if d.usage.seen {
+	if d.usage.seen && !d.usage.bad {
 		d.Add(provider.StreamEvent{Kind: provider.EventUsage, Usage: d.usage.neutral()})
 	}
 	d.Add(provider.StreamEvent{Kind: provider.EventFinish, FinishReason: d.finishReason()})

@@ -227,7 +227,7 @@ func (p *Provider) Compact(ctx context.Context, req provider.Request) (provider.
 	}
 	res.Items = []byte(answer.Output.Clone())
 	if answer.Usage != nil {
-		res.Usage, res.UsageReported = answer.Usage.neutral(), true
+		res.Usage, res.UsageReported = provider.Reported(answer.Usage.neutral())
 	}
 	return res, nil
 }

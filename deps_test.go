@@ -21,10 +21,11 @@ var rules = []struct {
 	{"wire/client", []string{"wire", "protocol", "internal/linuxonly"}},
 	{"spec", []string{"spec", "protocol"}},
 	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}},
-	{"runtime/internal", []string{"runtime/internal", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}},     // the engine and its parts: never the façade (runtime) or another public package
-	{"runtime/copilot", []string{"runtime"}},                                                                             // the Copilot login of the CLI, over runtime's seam
-	{"runtime/internal/copilot", []string{"runtime/internal"}},                                                           // the Copilot device flow, exchange, inventory, transport
-	{"runtime/internal/provider/providertest", []string{"runtime/internal/provider"}},                                    // the wire suites' shared harness: imported by their tests only (testOnly)
+	{"runtime/internal", []string{"runtime/internal", "runtime/provider", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}}, // the engine and its parts: never the façade (runtime); of the public packages only the provider seam
+	{"runtime/provider", nil},                                  // the provider seam (SPI): a leaf of public types every wire and the engine share
+	{"runtime/copilot", []string{"runtime"}},                   // the Copilot login of the CLI, over runtime's seam
+	{"runtime/internal/copilot", []string{"runtime/internal"}}, // the Copilot device flow, exchange, inventory, transport
+	{"runtime/internal/provider/providertest", []string{"runtime/internal/provider", "runtime/provider"}},                // the wire suites' shared harness: imported by their tests only (testOnly)
 	{"runtime/internal/credfile", []string{"internal/linuxonly", "runtime/internal/sysfile", "runtime/internal/opfile"}}, // the credential store's file primitives
 	{"internal/linuxonly", nil},
 	{"runtime/internal/sysfile", []string{"internal/linuxonly"}},     // flock(2), directory fsync: a leaf, shared by the store and codex
@@ -34,7 +35,7 @@ var rules = []struct {
 	{"internal/schematest", []string{"spec/schema"}},                 // tests' schema validation
 	{"internal/testbin", []string{"internal/linuxonly"}},             // tests' builds of the commands, shared by a go test run: a leaf, imported by tests only (testOnly)
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm", "protocol"}},
-	{"internal/operator", []string{"runtime"}},                                                                                      // the operator flags and process set-up both binaries share
+	{"internal/operator", []string{"runtime"}}, // the operator flags and process set-up both binaries share
 	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "internal/operator", "runtime", "protocol", "spec/schema", "."}}, // ".": the root package alone (its embedded documentation)
 	{"cmd/octet", []string{"cmd/octet", "internal/operator", "runtime", "protocol", "wire"}},                                        // print and RPC modes: the runtime directly, no NDJSON host
 	{"cmd/octet-fake-provider", []string{"runtime/fakeprovider"}},
@@ -155,7 +156,7 @@ func TestRulesBite(t *testing.T) {
 		{"fsm/session", "wire"}, {"fsm/session", "runtime"}, {"wire", "runtime"}, {"wire", "fsm"},
 		{"runtime", "wire"}, {"runtime/internal/store", "wire"}, {"wire/client", "runtime"},
 		{"cmd/octet-host", "wire"}, {"cmd/octet-fake-provider", "internal/host"}, {"cmd/octet-fake-provider", "runtime/internal/store"},
-		{"runtime/internal/engine", "runtime"}, {"runtime/internal/store", "runtime"}, {"runtime/internal/engine", "runtime/copilot"},
+		{"runtime/internal/engine", "runtime"}, {"runtime/internal/store", "runtime"}, {"runtime/internal/engine", "runtime/copilot"}, {"runtime/provider", "runtime"}, {"runtime/provider", "runtime/internal"},
 		{"protocol", "wire"}, {"protocol", "runtime"}, {"protocol", "fsm"}, {"protocol", "spec"}, {"protocol/x", "wire"},
 	}
 	for _, f := range forbidden {

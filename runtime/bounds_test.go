@@ -10,7 +10,7 @@ import (
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime"
 	"octet.dev/host/runtime/fakeprovider"
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // fakeRun runs one prompt against fake in mode, with every tool, and

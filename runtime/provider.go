@@ -2,7 +2,7 @@ package runtime
 
 import (
 	"octet.dev/host/runtime/internal/engine"
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // The provider seam, for embedders that bring their own provider (and for

@@ -12,7 +12,7 @@ import (
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/codex"
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // codexPrefix selects a Codex route: "codex/<model>" runs <model> on the

@@ -13,8 +13,8 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/provider"
 )
 
 // Local compaction (issue 11 §2): when the context passes the budget's

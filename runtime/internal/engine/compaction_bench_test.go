@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // BenchmarkCompactionCheck10k is the per-step compaction check on a

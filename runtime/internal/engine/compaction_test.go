@@ -14,8 +14,8 @@ import (
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/runtime/internal/catalog"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/provider"
 )
 
 func TestSummarizerMarkerMatchesFake(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"octet.dev/host/fsm/recovery"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/policy"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/tools"
+	"octet.dev/host/runtime/provider"
 )
 
 // Delegation: with the Ultra reasoning mode the Go API installs a

@@ -7,8 +7,8 @@ import (
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/provider"
 )
 
 // Native compaction (issue 11 §4): on an openai-responses route whose

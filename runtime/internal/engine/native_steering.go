@@ -12,8 +12,8 @@ import (
 	fsmrun "octet.dev/host/fsm/run"
 	"octet.dev/host/fsm/steering"
 	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/provider"
 )
 
 // Native steering (issue 14 §2): on a qualified route RunControl.Steer sends

@@ -9,8 +9,8 @@ import (
 
 	"octet.dev/host/fsm/steering"
 	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/provider"
 )
 
 // TestUnsettledNativeSteeringBlocksLaterRuns: a session whose native

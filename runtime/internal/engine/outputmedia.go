@@ -4,7 +4,7 @@ import (
 	"os"
 
 	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // Output media (CONTRACT §9 output_media). The decoders spool what the

@@ -5,8 +5,8 @@ import (
 	"errors"
 
 	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/provider"
 )
 
 // Overflow recovery (issue 11 §3): a step the provider refuses as too

@@ -12,9 +12,9 @@ import (
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/confine"
 	"octet.dev/host/runtime/internal/policy"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/resources"
 	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/provider"
 )
 
 // prepared is a validated run: everything resolved, the workspace and the

@@ -2,10 +2,10 @@ package engine
 
 import (
 	"octet.dev/host/runtime/internal/catalog"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/chat"
 	"octet.dev/host/runtime/internal/provider/messages"
 	"octet.dev/host/runtime/internal/provider/responses"
+	"octet.dev/host/runtime/provider"
 )
 
 // The provider seam, for embedders that bring their own provider (and for

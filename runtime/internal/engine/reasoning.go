@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/provider"
 )
 
 // ReasoningConfig selects the reasoning effort: "" (the route's default),

@@ -12,8 +12,8 @@ import (
 
 	"octet.dev/host/fsm/recovery"
 	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/provider"
 )
 
 // SetMaxNetworkWait bounds the elapsed recovery of a logical turn (the

@@ -18,7 +18,7 @@ import (
 	"octet.dev/host/fsm/recovery"
 	fsmrun "octet.dev/host/fsm/run"
 	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 	"octet.dev/host/spec"
 )
 

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"octet.dev/host/runtime/fakeprovider"
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 const (

@@ -10,7 +10,7 @@ import (
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/fakeprovider"
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // replayAgent starts a fake provider that answers turns in order and an

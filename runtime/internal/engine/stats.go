@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/provider"
 )
 
 // SessionStatistics sums a session's durable usage ledger: one usage

@@ -7,8 +7,8 @@ import (
 
 	"octet.dev/host/fsm/steering"
 	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/provider"
 )
 
 // Queued steering (CONTRACT §15): the application adds user messages to a

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // turn is one model call's committed result.

@@ -2,7 +2,7 @@ package engine
 
 import (
 	"octet.dev/host/runtime/internal/catalog"
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // Context budgeting (issue 11 §1). The route's window is its

@@ -12,8 +12,8 @@ import (
 	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/policy"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/tools"
+	"octet.dev/host/runtime/provider"
 )
 
 // runTool executes one tool call under the policy and returns the tool

@@ -10,8 +10,8 @@ import (
 	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/policy"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/tools"
+	"octet.dev/host/runtime/provider"
 )
 
 // toolDef is a tool registered for a run.

@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"octet.dev/host/runtime/internal/confine"
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // Caps (CONTRACT §8).

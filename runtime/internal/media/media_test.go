@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"octet.dev/host/runtime/internal/confine"
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 func TestSniff(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"io/fs"
 	"os"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // Output media (CONTRACT §9 output_media): what a model produces is decoded

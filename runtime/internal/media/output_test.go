@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // A spool decodes base64 written in odd pieces (with line breaks and

@@ -1,6 +1,6 @@
 package store
 
-import "octet.dev/host/runtime/internal/provider"
+import "octet.dev/host/runtime/provider"
 
 // The conversions between the record types of the file format (format.go)
 // and the provider's types the agent loop speaks. They are written out

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 func TestMediaObjects(t *testing.T) {

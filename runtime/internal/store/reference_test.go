@@ -5,7 +5,7 @@ import (
 	"errors"
 	"slices"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // The reference model: the straightforward implementation the lazy Session

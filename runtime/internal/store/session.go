@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/sysfile"
+	"octet.dev/host/runtime/provider"
 )
 
 // Options configures Open. The zero value is ready to use.

@@ -2,8 +2,8 @@ package chat
 
 import (
 	"octet.dev/host/runtime/internal/media"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
+	"octet.dev/host/runtime/provider"
 )
 
 // Audio output. A route with Config.AudioOutput streams delta.audio

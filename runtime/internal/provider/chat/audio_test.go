@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"octet.dev/host/runtime/fakeprovider"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/provider"
 )
 
 // A route with audio output asks for it as the API requires; the

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
+	"octet.dev/host/runtime/provider"
 )
 
 // DefaultIdleTimeout is the longest a stream may go without a byte when

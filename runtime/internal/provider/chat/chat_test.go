@@ -15,9 +15,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
 	"octet.dev/host/runtime/internal/provider/providertest"
+	"octet.dev/host/runtime/provider"
 )
 
 // captured is what the fake server saw of one request.

@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
 	"octet.dev/host/runtime/internal/provider/providertest"
+	"octet.dev/host/runtime/provider"
 )
 
 // The hostile shapes of issue 10 for the Chat Completions decoder; see

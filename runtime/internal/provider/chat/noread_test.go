@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"octet.dev/host/runtime/fakeprovider"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/provider"
 )
 
 // A provider that never reads a large request (issue 10, item 9) fails the

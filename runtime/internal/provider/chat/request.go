@@ -7,8 +7,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
+	"octet.dev/host/runtime/provider"
 )
 
 // chatRequest is the request body. Field order is the wire order.

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/chat"
 	"octet.dev/host/runtime/internal/provider/messages"
 	"octet.dev/host/runtime/internal/provider/responses"
+	"octet.dev/host/runtime/provider"
 )
 
 // conversation exercises every shape a request can carry: system prompt,

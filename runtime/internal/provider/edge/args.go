@@ -3,7 +3,7 @@ package edge
 import (
 	"strconv"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // MaxDroppedArgBytes bounds the tool-call argument bytes one response may

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 func TestArgsDropPastTheCallLimit(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 
 	"octet.dev/host/runtime/internal/nofollow"
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // maxErrorBody bounds how much of an error body is read.

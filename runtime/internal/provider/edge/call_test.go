@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/sse"
+	"octet.dev/host/runtime/provider"
 )
 
 // lineDecoder is the smallest Decoder built the way the modes build theirs:

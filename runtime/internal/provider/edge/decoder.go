@@ -5,8 +5,8 @@ import (
 	"io"
 	"strconv"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/sse"
+	"octet.dev/host/runtime/provider"
 )
 
 // Queue holds the events a decoder has decoded and not yet delivered. A

@@ -5,8 +5,8 @@ import (
 	"io"
 	"testing"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/sse"
+	"octet.dev/host/runtime/provider"
 )
 
 func TestQueue(t *testing.T) {

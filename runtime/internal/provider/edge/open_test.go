@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // TestStreamOpenTimeout: after an outage, opening a request gets only what

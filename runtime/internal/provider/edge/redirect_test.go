@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // TestStreamRefusesRedirects: a provider answering with any redirect gets

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // stream is the provider.Stream of one call: the mode's decoder over the

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // headerWatch is the idle timer of a call before its response headers: it

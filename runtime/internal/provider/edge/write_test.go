@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // A server that never reads the request must not hang the call: the idle

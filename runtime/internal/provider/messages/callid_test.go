@@ -3,8 +3,8 @@ package messages
 import (
 	"testing"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/providertest"
+	"octet.dev/host/runtime/provider"
 )
 
 // A history with a repeated or malformed tool-call id (written before the

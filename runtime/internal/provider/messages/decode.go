@@ -9,9 +9,9 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/sse"
+	"octet.dev/host/runtime/provider"
 )
 
 // unmarshalOpts are the edge's lenient options: unknown members are

@@ -10,9 +10,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
 	"octet.dev/host/runtime/internal/provider/providertest"
+	"octet.dev/host/runtime/provider"
 )
 
 // sseOf frames each payload as one event named by its JSON type, the way

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // roleShape is each message's role and its block types, e.g.

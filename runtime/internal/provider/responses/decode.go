@@ -12,9 +12,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"octet.dev/host/runtime/internal/media"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/sse"
+	"octet.dev/host/runtime/provider"
 )
 
 // eventKind is a stream event type this package acts on.

@@ -13,9 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
 	"octet.dev/host/runtime/internal/provider/providertest"
+	"octet.dev/host/runtime/provider"
 )
 
 func TestMain(m *testing.M) {

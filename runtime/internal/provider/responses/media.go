@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"octet.dev/host/runtime/internal/media"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
+	"octet.dev/host/runtime/provider"
 )
 
 // Generated images (the image_generation tool). The final image is the

@@ -17,8 +17,8 @@ import (
 	"testing"
 
 	"octet.dev/host/runtime/fakeprovider"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/provider"
 )
 
 // imageStream writes an SSE stream with one generated image of n bytes to

@@ -17,9 +17,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
 	"octet.dev/host/runtime/internal/provider/providertest"
+	"octet.dev/host/runtime/provider"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden request bodies")

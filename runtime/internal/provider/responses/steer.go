@@ -10,8 +10,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
+	"octet.dev/host/runtime/provider"
 )
 
 // Native steering over the WebSocket transport (issue 14 §2). A call made

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"octet.dev/host/runtime/fakeprovider"
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // steerRead is what a steered stream reported.

@@ -3,8 +3,8 @@ package responses
 import (
 	"testing"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/providertest"
+	"octet.dev/host/runtime/provider"
 )
 
 // TestToolArrayBytes: the size reported for the budget is the size of the

@@ -17,8 +17,8 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/gorilla/websocket"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
+	"octet.dev/host/runtime/provider"
 )
 
 // The WebSocket transport (Config.Transport "websocket"). A call is one

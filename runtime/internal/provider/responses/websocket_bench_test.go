@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // memTransport answers every request from memory: a WebSocket handshake

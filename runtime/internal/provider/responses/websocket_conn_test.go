@@ -19,8 +19,8 @@ import (
 
 	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/runtime/internal/nofollow"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/provider"
 )
 
 // The socket's connection (websocket_conn.go) and its writer: the

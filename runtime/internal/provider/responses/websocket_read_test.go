@@ -8,9 +8,9 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/provider"
 )
 
 // The read path of the WebSocket transport (wsStream.readMessage) against

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"octet.dev/host/runtime/fakeprovider"
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
+	"octet.dev/host/runtime/provider"
 )
 
 // fakeClock is a settable clock.

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"octet.dev/host/runtime/internal/provider"
+	"octet.dev/host/runtime/provider"
 )
 
 // Opener starts a stream, under ctx, from a provider aimed at a loopback

@@ -20,8 +20,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
+	"octet.dev/host/runtime/provider"
 )
 
 // Summary is what a consumer ends up with after a whole stream.

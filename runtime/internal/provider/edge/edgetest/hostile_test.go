@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"octet.dev/host/runtime/internal/provider"
 	"octet.dev/host/runtime/internal/provider/edge"
+	"octet.dev/host/runtime/provider"
 )
 
 // recorder is a testing.TB that records the first failure instead of

@@ -154,7 +154,7 @@ func (a *Agent) SetMaxRetries(n int) { a.e.SetMaxRetries(n) }
 
 // DefaultToolSchemaBudgetBytes is the default budget of the serialized
 // tool array (CONTRACT §15).
-const DefaultToolSchemaBudgetBytes = engine.DefaultToolSchemaBudgetBytes
+const DefaultToolSchemaBudgetBytes = 128 << 10
 
 // SetToolSchemaBudgetBytes bounds the size of the tool array a run sends, in
 // bytes exactly as the route's wire mode serializes it (default 128 KiB). A
@@ -220,7 +220,7 @@ func (a *Agent) DocsDir() (string, error) { return a.e.DocsDir() }
 
 // DocsSkill is the name of the built-in skill that points the model at the
 // documentation the binary carries.
-const DocsSkill = engine.DocsSkill
+const DocsSkill = "octet-docs"
 
 // ResourceRootsFromEnv splits OCTET_RESOURCE_ROOTS, a list of absolute
 // directories separated by ':' (empty elements ignored), the environment's
@@ -235,12 +235,12 @@ func ResourceRootsFromEnv(getenv func(string) string) ([]string, error) {
 // [slog.HandlerOptions] ReplaceAttr. The runtime installs its tracers only
 // when Options.Logger is enabled at this level, so a logger that drops it
 // pays nothing for tracing.
-const LevelTrace = engine.LevelTrace
+const LevelTrace = slog.Level(-8)
 
 // Redaction: every credential a run sent (an API key, a custom header value
 // of at least MinRedactedBytes bytes) is replaced by RedactedMarker in what
 // the run reports and records.
 const (
-	RedactedMarker   = engine.RedactedMarker
-	MinRedactedBytes = engine.MinRedactedBytes
+	RedactedMarker   = "[redacted]"
+	MinRedactedBytes = 8
 )

@@ -20,13 +20,13 @@ import (
 // field for it): there, delegate is denied with delegation_not_enabled.
 const (
 	// DelegateTool is the tool's name.
-	DelegateTool = engine.DelegateTool
+	DelegateTool = "delegate"
 	// MaxConcurrentWorkers bounds the worker runs of an agent running at
 	// once; a delegate call over it waits for a worker to end.
-	MaxConcurrentWorkers = engine.MaxConcurrentWorkers
+	MaxConcurrentWorkers = 4
 	// MaxWorkersPerRun bounds the worker runs one run starts; the call
 	// after fails with worker_limit.
-	MaxWorkersPerRun = engine.MaxWorkersPerRun
+	MaxWorkersPerRun = 16
 )
 
 // Tool error codes of delegate (tool_finish.data.error.code).
@@ -106,10 +106,10 @@ const (
 	// MaxGateRejections is the most candidates the gate may reject in a
 	// row: the rejection that reaches it ends the run with status blocked,
 	// code terminal_gate_exhausted (Claude Code's Stop-hook cap).
-	MaxGateRejections = engine.MaxGateRejections
+	MaxGateRejections = 8
 	// MaxGateReasonBytes bounds a reason in candidate_rejected, in the
 	// model's next message and in an error message.
-	MaxGateReasonBytes = engine.MaxGateReasonBytes
+	MaxGateReasonBytes = 2048
 )
 
 // ErrGateOutsideRun is what ModelGate.Review returns when it is not called

@@ -72,8 +72,8 @@ type InlineRoute struct {
 const (
 	MaxPromptBytes      = 512 << 10
 	MaxDisplayTextBytes = 256 << 10
-	MaxHeaderEntries    = engine.MaxHeaderEntries
-	MaxHeaderBytes      = engine.MaxHeaderBytes
+	MaxHeaderEntries    = 64
+	MaxHeaderBytes      = 64 << 10
 	DefaultMaxSteps     = 50
 	MaxMaxSteps         = 1000
 )
@@ -168,8 +168,8 @@ func (rc *RunControl) Wait() protocol.FinalResult { return rc.rc.Wait() }
 // Kinds of queued messages (QueuedMessage.Kind, and the origin of the
 // session's message record).
 const (
-	KindSteering = engine.KindSteering
-	KindFollowUp = engine.KindFollowUp
+	KindSteering = "steering"
+	KindFollowUp = "follow_up"
 )
 
 // ErrMessageInvalid reports an empty, oversized or non-UTF-8 steering

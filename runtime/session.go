@@ -127,8 +127,8 @@ func (s *Session) Close() error { return s.s.Close() }
 
 // Entry kinds.
 const (
-	EntryMessage    = engine.EntryMessage    // a conversation message
-	EntryCompaction = engine.EntryCompaction // a compaction checkpoint (its summary)
+	EntryMessage    = "message"    // a conversation message
+	EntryCompaction = "compaction" // a compaction checkpoint (its summary)
 )
 
 // SessionEntry is one entry of a session: a message or a compaction

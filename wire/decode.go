@@ -113,7 +113,7 @@ func scanObject(line []byte) ([]member, *DecodeError) {
 	}
 	if tok.Kind() != '{' {
 		if validJSON(line) {
-			return nil, &DecodeError{Code: protocol.CodeNotAnObject, Message: "a request must be a JSON object, got " + kindName(tok.Kind())}
+			return nil, &DecodeError{Code: protocol.CodeNotAnObject, Message: "a request must be a JSON object, got " + KindName(tok.Kind())}
 		}
 		return nil, &DecodeError{Code: protocol.CodeInvalidJSON, Message: "invalid JSON"}
 	}
@@ -439,7 +439,7 @@ func missing(name string) *DecodeError {
 }
 
 func wrongType(name, want string, raw jsontext.Value) *DecodeError {
-	return &DecodeError{Code: protocol.CodeInvalidField, Message: quoteName(name) + " must be " + want + ", got " + kindName(raw.Kind())}
+	return &DecodeError{Code: protocol.CodeInvalidField, Message: quoteName(name) + " must be " + want + ", got " + KindName(raw.Kind())}
 }
 
 func unknown[T any](name string, fields map[string]field[T]) *DecodeError {
@@ -457,7 +457,8 @@ func unknown[T any](name string, fields map[string]field[T]) *DecodeError {
 	return &DecodeError{Code: protocol.CodeUnknownField, Message: msg}
 }
 
-func kindName(k jsontext.Kind) string {
+// KindName names a JSON kind for an error message ("a string", "an object"…).
+func KindName(k jsontext.Kind) string {
 	switch k {
 	case 'n':
 		return "null"

@@ -14,68 +14,14 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"octet.dev/host/protocol"
+	"octet.dev/host/protocol/rpc"
 	"octet.dev/host/runtime"
 	"octet.dev/host/wire"
 )
 
-// RPC commands.
-const (
-	cmdPrompt          = "prompt"
-	cmdSteer           = "steer"
-	cmdFollowUp        = "follow_up"
-	cmdAbort           = "abort"
-	cmdGetState        = "get_state"
-	cmdGetSessionStats = "get_session_stats"
-	cmdNewSession      = "new_session"
-	// cmdParse is the command of the response to a line that is not a
-	// command object at all.
-	cmdParse = "parse"
-)
-
-var rpcCommands = []string{cmdPrompt, cmdSteer, cmdFollowUp, cmdAbort, cmdGetState, cmdGetSessionStats, cmdNewSession}
-
-// rpcCommand is one command line, decoded strictly: unknown members,
-// duplicate names and invalid UTF-8 are refused.
-type rpcCommand struct {
-	ID      *string `json:"id"`
-	Type    *string `json:"type"`
-	Message *string `json:"message"`
-}
-
-type rpcResponse struct {
-	Type    string  `json:"type"` // always "response"
-	ID      *string `json:"id,omitzero"`
-	Command string  `json:"command"`
-	Success bool    `json:"success"`
-	Data    any     `json:"data,omitzero"`
-	Error   string  `json:"error,omitzero"`
-}
-
-type rpcState struct {
-	Model          string `json:"model"`
-	SessionID      string `json:"sessionId"`
-	IsRunning      bool   `json:"isRunning"`
-	UsageUncertain bool   `json:"usageUncertain"`
-}
-
-type rpcTokens struct {
-	Input      int64 `json:"input"`
-	Output     int64 `json:"output"`
-	CacheRead  int64 `json:"cacheRead"`
-	CacheWrite int64 `json:"cacheWrite"`
-	Total      int64 `json:"total"`
-}
-
-type rpcStats struct {
-	SessionID      string    `json:"sessionId"`
-	Tokens         rpcTokens `json:"tokens"`
-	Cost           float64   `json:"cost"`
-	UsageUncertain bool      `json:"usageUncertain"`
-}
-
 // tally is a session's usage figures.
 type tally struct {
-	tokens rpcTokens
+	tokens rpc.Tokens
 	cost   float64
 }
 
@@ -194,7 +140,7 @@ read:
 		}
 		if errors.Is(err, wire.ErrFrameTooLarge) {
 			s.mu.Lock()
-			s.respond(nil, cmdParse, false, nil, "the command line exceeds "+strconv.Itoa(protocol.MaxFrameBytes)+" bytes including the newline; it was discarded")
+			s.respond(nil, rpc.CommandParse, false, nil, "the command line exceeds "+strconv.Itoa(protocol.MaxFrameBytes)+" bytes including the newline; it was discarded")
 			s.mu.Unlock()
 			next <- struct{}{}
 			continue
@@ -256,7 +202,7 @@ func (s *rpcServer) loadSession() error {
 	}
 	st := sess.Statistics()
 	sess.Close()
-	s.base = tally{tokens: rpcTokens{Input: st.InputTokens, Output: st.OutputTokens, CacheRead: st.CacheReadTokens,
+	s.base = tally{tokens: rpc.Tokens{Input: st.InputTokens, Output: st.OutputTokens, CacheRead: st.CacheReadTokens,
 		CacheWrite: st.CacheWriteTokens, Total: st.TotalTokens}, cost: st.Cost}
 	s.uncertain = st.UsageUncertain
 	return nil
@@ -264,7 +210,7 @@ func (s *rpcServer) loadSession() error {
 
 // decode decodes and checks one command line. On failure it returns the
 // id and command it could read, for the response, and the reason.
-func decode(line []byte) (cmd rpcCommand, command string, reason string) {
+func decode(line []byte) (cmd rpc.Command, command string, reason string) {
 	err := json.Unmarshal(line, &cmd, json.RejectUnknownMembers(true))
 	if err != nil {
 		// Read what can be read, leniently, to address the response.
@@ -272,7 +218,7 @@ func decode(line []byte) (cmd rpcCommand, command string, reason string) {
 			ID   any `json:"id"`
 			Type any `json:"type"`
 		}
-		command = cmdParse
+		command = rpc.CommandParse
 		if json.Unmarshal(line, &probe, jsontext.AllowDuplicateNames(true)) == nil {
 			if id, ok := probe.ID.(string); ok {
 				cmd.ID = &id
@@ -288,23 +234,23 @@ func decode(line []byte) (cmd rpcCommand, command string, reason string) {
 		return cmd, command, decodeReason(err)
 	}
 	if cmd.Type == nil {
-		return cmd, cmdParse, `the command has no "type" member`
+		return cmd, rpc.CommandParse, `the command has no "type" member`
 	}
 	command = *cmd.Type
 	switch command {
-	case cmdPrompt, cmdSteer, cmdFollowUp:
+	case rpc.CommandPrompt, rpc.CommandSteer, rpc.CommandFollowUp:
 		if cmd.Message == nil {
 			return cmd, command, command + ` needs a "message" member (a string)`
 		}
 		if *cmd.Message == "" {
 			return cmd, command, command + `'s "message" is empty`
 		}
-	case cmdAbort, cmdGetState, cmdGetSessionStats, cmdNewSession:
+	case rpc.CommandAbort, rpc.CommandGetState, rpc.CommandGetSessionStats, rpc.CommandNewSession:
 		if cmd.Message != nil {
 			return cmd, command, command + ` takes no "message" member`
 		}
 	default:
-		return cmd, command, fmt.Sprintf("unknown command %s; the commands are %v", strconv.Quote(command), rpcCommands)
+		return cmd, command, fmt.Sprintf("unknown command %s; the commands are %v", strconv.Quote(command), rpc.Commands())
 	}
 	return cmd, command, ""
 }
@@ -321,9 +267,9 @@ func decodeReason(err error) string {
 		case errors.Is(err, json.ErrUnknownName):
 			return "unknown member " + name + "; a command has id, type and message"
 		case se.JSONKind != 0 && name != "":
-			return "member " + name + " must be a string, not " + kindName(se.JSONKind)
+			return "member " + name + " must be a string, not " + wire.KindName(se.JSONKind)
 		case se.JSONKind != 0:
-			return "a command is a JSON object, not " + kindName(se.JSONKind)
+			return "a command is a JSON object, not " + wire.KindName(se.JSONKind)
 		}
 	}
 	var syn *jsontext.SyntacticError
@@ -334,24 +280,6 @@ func decodeReason(err error) string {
 		return "not a JSON object: " + syn.Error()
 	}
 	return "malformed command: " + err.Error()
-}
-
-func kindName(k jsontext.Kind) string {
-	switch k {
-	case 'n':
-		return "null"
-	case 'f', 't':
-		return "a boolean"
-	case '"':
-		return "a string"
-	case '0':
-		return "a number"
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	}
-	return "a JSON " + k.String()
 }
 
 // handle serves one command line with exactly one response.
@@ -366,7 +294,7 @@ func (s *rpcServer) handle(ctx context.Context, line []byte) {
 	id, a := cmd.ID, s.active
 	fail := func(msg string) { s.respond(id, command, false, nil, msg) }
 	switch command {
-	case cmdPrompt:
+	case rpc.CommandPrompt:
 		if a != nil {
 			fail("a run is active (runId " + a.id + "): steer it, queue a follow_up, or abort it first")
 			return
@@ -387,13 +315,13 @@ func (s *rpcServer) handle(ctx context.Context, line []byte) {
 		s.respond(id, command, true, map[string]string{"runId": runID, "sessionId": s.sessionID}, "")
 		s.forwarders.Add(1)
 		go s.forward(a)
-	case cmdSteer, cmdFollowUp:
+	case rpc.CommandSteer, rpc.CommandFollowUp:
 		if a == nil {
 			fail("no run is active: send a prompt")
 			return
 		}
 		submit := a.rc.Steer
-		if command == cmdFollowUp {
+		if command == rpc.CommandFollowUp {
 			submit = a.rc.FollowUp
 		}
 		switch err := submit(*cmd.Message); {
@@ -404,16 +332,16 @@ func (s *rpcServer) handle(ctx context.Context, line []byte) {
 		default:
 			s.respond(id, command, true, map[string]string{"runId": a.id}, "")
 		}
-	case cmdAbort:
+	case rpc.CommandAbort:
 		if a == nil {
 			fail("no run is active")
 			return
 		}
 		a.rc.Cancel()
 		s.respond(id, command, true, map[string]string{"runId": a.id}, "")
-	case cmdGetState:
-		s.respond(id, command, true, rpcState{Model: s.cfg.model, SessionID: s.sessionID, IsRunning: a != nil, UsageUncertain: s.uncertain}, "")
-	case cmdGetSessionStats:
+	case rpc.CommandGetState:
+		s.respond(id, command, true, rpc.State{Model: s.cfg.model, SessionID: s.sessionID, IsRunning: a != nil, UsageUncertain: s.uncertain}, "")
+	case rpc.CommandGetSessionStats:
 		t := s.base
 		if a == nil {
 			// Idle: the ledger is authoritative (another process may have
@@ -426,8 +354,8 @@ func (s *rpcServer) handle(ctx context.Context, line []byte) {
 		} else {
 			t.add(a.delta)
 		}
-		s.respond(id, command, true, rpcStats{SessionID: s.sessionID, Tokens: t.tokens, Cost: t.cost, UsageUncertain: s.uncertain}, "")
-	case cmdNewSession:
+		s.respond(id, command, true, rpc.Stats{SessionID: s.sessionID, Tokens: t.tokens, Cost: t.cost, UsageUncertain: s.uncertain}, "")
+	case rpc.CommandNewSession:
 		if a != nil {
 			fail("a run is active (runId " + a.id + "): abort it or wait for its final_result first")
 			return
@@ -456,7 +384,7 @@ func (s *rpcServer) forward(a *activeRun) {
 		switch d := ev.Data.(type) {
 		case *protocol.ModelStep:
 			u := d.Usage
-			a.delta.add(tally{tokens: rpcTokens{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens,
+			a.delta.add(tally{tokens: rpc.Tokens{Input: u.InputTokens, Output: u.OutputTokens, CacheRead: u.CacheReadTokens,
 				CacheWrite: u.CacheWriteTokens, Total: u.TotalTokens}, cost: d.Cost.Total})
 			if d.UsageUncertain {
 				s.uncertain = true
@@ -500,7 +428,7 @@ func (s *rpcServer) respond(id *string, command string, ok bool, data any, errMs
 	if s.werr != nil {
 		return
 	}
-	r := rpcResponse{Type: "response", ID: id, Command: command, Success: ok, Data: data, Error: errMsg}
+	r := rpc.Response{Type: rpc.TypeResponse, ID: id, Command: command, Success: ok, Data: data, Error: errMsg}
 	b, err := json.Marshal(r, encOpts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "octet: encoding a response: %v\n", err)

@@ -10,19 +10,9 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"octet.dev/host/protocol"
+	"octet.dev/host/protocol/rpc"
 	"octet.dev/host/runtime"
 )
-
-// RPC event names that differ from the native ones.
-const rpcAutoRetryStart = "auto_retry_start" // protocol.TypeProviderRetry
-
-// rpcEventType is the RPC name of a native run event type.
-func rpcEventType(native string) string {
-	if native == protocol.TypeProviderRetry {
-		return rpcAutoRetryStart
-	}
-	return native
-}
 
 var encOpts = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.EscapeForHTML(false))
 
@@ -32,7 +22,7 @@ var encOpts = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.EscapeF
 // (README, "The octet CLI").
 func appendRPCEvent(dst []byte, runID string, ev runtime.Event) ([]byte, error) {
 	dst = append(dst, `{"type":`...)
-	dst, _ = jsontext.AppendQuote(dst, rpcEventType(ev.Type))
+	dst, _ = jsontext.AppendQuote(dst, rpc.EventType(ev.Type))
 	dst = append(dst, `,"runId":`...)
 	dst, _ = jsontext.AppendQuote(dst, runID)
 	var data any
@@ -47,14 +37,14 @@ func appendRPCEvent(dst []byte, runID string, ev runtime.Event) ([]byte, error) 
 		dst, _ = jsontext.AppendQuote(dst, d.Text)
 		return append(dst, "}\n"...), nil
 	case *protocol.ProviderRetry:
-		data = rpcRetry{Attempt: d.Attempt, MaxAttempts: &d.MaxAttempts, DelayMs: d.DelayMS, ErrorMessage: d.Error}
+		data = rpc.Retry{Attempt: d.Attempt, MaxAttempts: &d.MaxAttempts, DelayMs: d.DelayMS, ErrorMessage: d.Error}
 	case *protocol.ProviderWaitingForNetwork:
-		data = rpcNetworkWait{Attempt: d.Attempt, DelayMs: d.DelayMS, ErrorMessage: d.Error}
+		data = rpc.NetworkWait{Attempt: d.Attempt, DelayMs: d.DelayMS, ErrorMessage: d.Error}
 	case *protocol.ProviderOperationRetry:
-		data = rpcOperationRetry{Operation: d.Operation, Attempt: d.Attempt, MaxAttempts: d.MaxAttempts, DelayMs: d.DelayMS, ErrorMessage: d.Error}
+		data = rpc.OperationRetry{Operation: d.Operation, Attempt: d.Attempt, MaxAttempts: d.MaxAttempts, DelayMs: d.DelayMS, ErrorMessage: d.Error}
 	case *protocol.OutputMedia:
 		// Its "type" would collide with the line's own.
-		data = rpcOutputMedia{Step: d.Step, MediaType: d.Type, MimeType: d.MimeType, Path: d.Path, Bytes: d.Bytes, SHA256: d.SHA256}
+		data = rpc.OutputMedia{Step: d.Step, MediaType: d.Type, MimeType: d.MimeType, Path: d.Path, Bytes: d.Bytes, SHA256: d.SHA256}
 	default:
 		data = ev.Data
 	}
@@ -62,11 +52,7 @@ func appendRPCEvent(dst []byte, runID string, ev runtime.Event) ([]byte, error) 
 	if err != nil {
 		return dst, err
 	}
-	opaque := ""
-	if ev.Type == protocol.TypeToolStart {
-		opaque = "arguments" // the model's own JSON keeps its names
-	}
-	body, err := camelize(raw, opaque)
+	body, err := camelize(raw, rpc.OpaqueMember(ev.Type)) // the model's own JSON keeps its names
 	if err != nil {
 		return dst, err
 	}
@@ -78,36 +64,6 @@ func appendRPCEvent(dst []byte, runID string, ev runtime.Event) ([]byte, error) 
 		dst = append(dst, '}')
 	}
 	return append(dst, '\n'), nil
-}
-
-type rpcRetry struct {
-	Attempt      int    `json:"attempt"`
-	MaxAttempts  *int   `json:"maxAttempts"`
-	DelayMs      int64  `json:"delayMs"`
-	ErrorMessage string `json:"errorMessage"`
-}
-
-type rpcOutputMedia struct {
-	Step      int    `json:"step"`
-	MediaType string `json:"mediaType"`
-	MimeType  string `json:"mimeType"`
-	Path      string `json:"path"`
-	Bytes     int64  `json:"bytes"`
-	SHA256    string `json:"sha256"`
-}
-
-type rpcNetworkWait struct {
-	Attempt      int    `json:"attempt"`
-	DelayMs      int64  `json:"delayMs"`
-	ErrorMessage string `json:"errorMessage"`
-}
-
-type rpcOperationRetry struct {
-	Operation    string `json:"operation"`
-	Attempt      int    `json:"attempt"`
-	MaxAttempts  *int   `json:"maxAttempts"`
-	DelayMs      int64  `json:"delayMs"`
-	ErrorMessage string `json:"errorMessage"`
 }
 
 // camelize re-encodes the JSON object src with every member name in
@@ -132,7 +88,7 @@ func camelize(src []byte, opaque string) ([]byte, error) {
 		}
 		if name && tok.Kind() == '"' {
 			s := tok.String()
-			if err := enc.WriteToken(jsontext.String(camel(s))); err != nil {
+			if err := enc.WriteToken(jsontext.String(rpc.Camel(s))); err != nil {
 				return nil, err
 			}
 			if depth == 1 && opaque != "" && s == opaque {
@@ -151,27 +107,4 @@ func camelize(src []byte, opaque string) ([]byte, error) {
 		}
 	}
 	return bytes.TrimRight(out.Bytes(), "\n"), nil
-}
-
-// camel turns snake_case into camelCase.
-func camel(s string) string {
-	if !bytes.Contains([]byte(s), []byte{'_'}) {
-		return s
-	}
-	b := make([]byte, 0, len(s))
-	up := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '_' && len(b) > 0:
-			up = true
-		case up && 'a' <= c && c <= 'z':
-			b = append(b, c-'a'+'A')
-			up = false
-		default:
-			b = append(b, c)
-			up = false
-		}
-	}
-	return string(b)
 }

@@ -18,8 +18,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"octet.dev/host/internal/schematest"
 	"octet.dev/host/internal/testbin"
 	"octet.dev/host/runtime/fakeprovider"
+	"octet.dev/host/spec/schema"
 )
 
 // The built binary, shared by the tests (TestMain builds it).
@@ -342,6 +344,7 @@ func (p *rpcProc) next() line {
 		if err := json.Unmarshal(r.b, &l); err != nil {
 			p.t.Fatalf("output line is not JSON: %q", r.b)
 		}
+		schematest.CheckRPCLine(p.t, r.b) // every line the tests see
 		return l
 	case <-time.After(15 * time.Second):
 		p.t.Fatalf("no output line within 15 s; stderr:\n%s", p.stderr)
@@ -767,5 +770,24 @@ func TestPrintLiveStatusOnTerminal(t *testing.T) {
 	}
 	if !strings.HasSuffix(got, "\r\x1b[2K") || strings.Contains(got, "octet: step 1: read") {
 		t.Errorf("the terminal got plain lines or an uncleared status:\n%q", got)
+	}
+}
+
+// TestRPCSchemaFlag: octet --mode rpc --schema prints the embedded RPC
+// schema and exits 0, without a model; --schema outside RPC mode is a
+// usage error.
+func TestRPCSchemaFlag(t *testing.T) {
+	e := newEnv(t)
+	out, err := e.command("--mode", "rpc", "--schema").Output()
+	if err != nil {
+		t.Fatalf("octet --mode rpc --schema: %v", err)
+	}
+	if !bytes.Equal(out, schema.RPCJSON()) {
+		t.Error("the printed schema is not the embedded RPC schema")
+	}
+	err = e.command("--schema", "-p", "hi", "--model", "m").Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage {
+		t.Errorf("--schema in print mode: %v, want exit %d", err, exitUsage)
 	}
 }

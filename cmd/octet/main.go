@@ -26,6 +26,7 @@ import (
 
 	"octet.dev/host/internal/operator"
 	"octet.dev/host/runtime"
+	"octet.dev/host/spec/schema"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -98,6 +99,7 @@ func run(args []string) int {
 	login := fs.String("login", "", "log in to `PROVIDER` (see the README) and exit")
 	logout := fs.String("logout", "", "delete the local credential of `PROVIDER` and exit")
 	headless := fs.Bool("headless", false, "with --login: never open a browser; print the instructions to stderr")
+	showSchema := fs.Bool("schema", false, "with --mode rpc: print the JSON Schema (draft 2020-12) of the RPC mode's lines and exit")
 	op := operator.Register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(os.Stderr, usageText)
@@ -125,6 +127,9 @@ func run(args []string) int {
 	if set["headless"] {
 		return usageErr("--headless goes with --login")
 	}
+	if set["schema"] && *mode != "rpc" {
+		return usageErr("--schema goes with --mode rpc")
+	}
 
 	var cfg config
 	switch *mode {
@@ -135,6 +140,13 @@ func run(args []string) int {
 	case "rpc":
 		if set["p"] {
 			return usageErr("-p is for print mode; in RPC mode prompts come as commands on stdin")
+		}
+		if *showSchema {
+			if _, err := os.Stdout.Write(schema.RPCJSON()); err != nil {
+				fmt.Fprintf(os.Stderr, "octet: writing the schema: %v\n", err)
+				return exitError
+			}
+			return exitCompleted
 		}
 	default:
 		return usageErr("--mode must be print or rpc, not %q", *mode)
@@ -307,6 +319,7 @@ Usage:
   octet -p PROMPT --model MODEL [flags]     run one prompt; the answer goes to stdout
   octet -p - --model MODEL [flags]          read the prompt from stdin
   octet --mode rpc --model MODEL [flags]    JSON commands on stdin, JSON lines on stdout
+  octet --mode rpc --schema                 print the JSON Schema of the RPC mode's lines
   octet --login PROVIDER [--headless]       log in, then exit
   octet --logout PROVIDER                   delete the local credential, then exit
 

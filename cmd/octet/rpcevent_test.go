@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"octet.dev/host/internal/schematest"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime"
 )
@@ -56,11 +57,12 @@ func TestRPCEventForms(t *testing.T) {
 		{runtime.Event{Type: protocol.TypeToolStart, Data: &protocol.ToolStart{Step: 1, CallID: "c1", Tool: "grep",
 			Arguments: jsontext.Value(`{"max_count":3,"nested":{"snake_case":true}}`)}},
 			`{"type":"tool_start","runId":"run-1","step":1,"callId":"c1","tool":"grep","arguments":{"max_count":3,"nested":{"snake_case":true}}}`},
-		{runtime.Event{Type: protocol.TypeToolFinish, Data: &protocol.ToolFinish{CallID: "c1", Tool: "bash", Error: &protocol.ErrorData{Code: "timeout", Message: "m"}, ExitCode: new(-1), Signal: "SIGKILL"}},
-			`{"type":"tool_finish","runId":"run-1","callId":"c1","tool":"bash","ok":false,"output":"","truncated":false,"error":{"code":"timeout","message":"m"},"exitCode":-1,"signal":"SIGKILL"}`},
+		{runtime.Event{Type: protocol.TypeToolFinish, Data: &protocol.ToolFinish{CallID: "c1", Tool: "bash", Error: &protocol.ErrorData{Code: protocol.CodeTimedOut, Message: "m"}, ExitCode: new(-1), Signal: "SIGKILL"}},
+			`{"type":"tool_finish","runId":"run-1","callId":"c1","tool":"bash","ok":false,"output":"","truncated":false,"error":{"code":"timed_out","message":"m"},"exitCode":-1,"signal":"SIGKILL"}`},
 	}
 	for _, c := range cases {
 		got, _ := encodeEvent(t, c.ev)
+		schematest.CheckRPCLine(t, []byte(got))
 		if got != c.want+"\n" {
 			t.Errorf("%s:\n got %s\nwant %s", c.ev.Type, got, c.want)
 		}

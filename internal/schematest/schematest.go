@@ -7,7 +7,8 @@
 // properties must have no other member, so a test fails when the host
 // writes a member the schema does not document (the published schema
 // leaves events open for clients, since members may be added later).
-// The schema is compiled once per test binary.
+// The schemas are compiled once per test binary. The RPC functions do the
+// same for the octet CLI's RPC mode (spec/schema.RPCJSON).
 package schematest
 
 import (
@@ -212,5 +213,68 @@ func (s *Session) Got(t testing.TB, line []byte) {
 		if Request(req) == nil {
 			t.Errorf("the JSON Schema accepts a request the host refused with %s: %s", ev.Data.Code, req)
 		}
+	}
+}
+
+// The RPC mode's schema (spec/schema.RPCJSON), compiled once: output lines
+// strictly (every object with properties closed, as for events), command
+// lines as published (they are closed already).
+type compiledRPC struct {
+	line, command *jsonschema.Schema
+	err           error
+}
+
+var loadRPC = sync.OnceValue(func() *compiledRPC {
+	c := &compiledRPC{}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.RPCJSON()))
+	if err != nil {
+		c.err = fmt.Errorf("rpc schema: %w", err)
+		return c
+	}
+	root := v.(map[string]any)
+	id, _ := root["$id"].(string)
+	for _, d := range root["$defs"].(map[string]any) {
+		closeObjects(d)
+	}
+	comp := jsonschema.NewCompiler()
+	comp.DefaultDraft(jsonschema.Draft2020)
+	comp.AssertFormat()
+	if c.err = comp.AddResource(id, root); c.err != nil {
+		return c
+	}
+	if c.line, c.err = comp.Compile(id + "#/$defs/Line"); c.err != nil {
+		return c
+	}
+	c.command, c.err = comp.Compile(id + "#/$defs/Command")
+	return c
+})
+
+func validateRPC(command bool, line []byte) error {
+	c := loadRPC()
+	if c.err != nil {
+		return c.err
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(bytes.TrimSuffix(line, []byte("\n"))))
+	if err != nil {
+		return fmt.Errorf("not one JSON value: %w", err)
+	}
+	if command {
+		return c.command.Validate(v)
+	}
+	return c.line.Validate(v)
+}
+
+// RPCLine validates one output line of octet --mode rpc (a response or an
+// event) strictly.
+func RPCLine(line []byte) error { return validateRPC(false, line) }
+
+// RPCCommand validates one command line of octet --mode rpc.
+func RPCCommand(line []byte) error { return validateRPC(true, line) }
+
+// CheckRPCLine fails t when line is not a valid RPC output line.
+func CheckRPCLine(t testing.TB, line []byte) {
+	t.Helper()
+	if err := RPCLine(line); err != nil {
+		t.Errorf("RPC line breaks the RPC schema: %s\n%v", bytes.TrimSpace(line), err)
 	}
 }

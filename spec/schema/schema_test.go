@@ -10,6 +10,7 @@ import (
 
 	"octet.dev/host/internal/schematest"
 	"octet.dev/host/protocol"
+	"octet.dev/host/protocol/rpc"
 	"octet.dev/host/spec/schema"
 	"octet.dev/host/spec/schema/internal/generate"
 )
@@ -137,5 +138,92 @@ func TestValidates(t *testing.T) {
 	// is accepted.
 	if err := schematest.EventOpen([]byte(env("settled", `{"status":"completed","extra":1}`))); err != nil {
 		t.Errorf("open schema refuses an added member: %v", err)
+	}
+}
+
+// TestRPCNotStale regenerates the RPC mode's schema in memory and compares
+// it with the committed file and the embedded copy.
+func TestRPCNotStale(t *testing.T) {
+	want, err := generate.GenerateRPC("../../protocol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(schema.RPCFileName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s is stale: run go generate ./spec/schema", schema.RPCFileName)
+	}
+	if !bytes.Equal(schema.RPCJSON(), got) {
+		t.Error("the embedded RPC schema differs from the file")
+	}
+}
+
+// TestRPCDefinitions: every run event of protocol 1 has an RPC event
+// definition under its RPC name, and the command schema takes exactly the
+// lines the mode accepts.
+func TestRPCDefinitions(t *testing.T) {
+	var doc struct {
+		Defs map[string]map[string]any `json:"$defs"`
+	}
+	if err := json.Unmarshal(schema.RPCJSON(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range protocol.Events() {
+		if e.Kind != protocol.KindLifecycle && e.Kind != protocol.KindStreaming {
+			continue
+		}
+		name := rpc.EventType(e.Type)
+		d := doc.Defs[generate.EventDef(name)]
+		if d == nil {
+			t.Errorf("event %s: no definition %s", name, generate.EventDef(name))
+			continue
+		}
+		for p := range d["properties"].(map[string]any) {
+			if strings.Contains(p, "_") {
+				t.Errorf("event %s: member %s is not camelCase", name, p)
+			}
+		}
+	}
+	for _, c := range []struct {
+		line string
+		ok   bool
+	}{
+		{`{"type":"prompt","message":"hi"}`, true},
+		{`{"id":"1","type":"steer","message":"x"}`, true},
+		{`{"type":"get_state"}`, true},
+		{`{"id":"a","type":"new_session"}`, true},
+		{`{"type":"prompt"}`, false},
+		{`{"type":"prompt","message":""}`, false},
+		{`{"type":"abort","message":"x"}`, false},
+		{`{"type":"dance"}`, false},
+		{`{"type":"get_state","extra":1}`, false},
+		{`{"message":"hi"}`, false},
+		{`[1]`, false},
+	} {
+		err := schematest.RPCCommand([]byte(c.line))
+		if (err == nil) != c.ok {
+			t.Errorf("%s: valid %v, want %v (%v)", c.line, err == nil, c.ok, err)
+		}
+	}
+	for _, c := range []struct {
+		line string
+		ok   bool
+	}{
+		{`{"type":"response","id":"1","command":"get_state","success":true,"data":{"model":"m","sessionId":"s","isRunning":false,"usageUncertain":false}}`, true},
+		{`{"type":"response","command":"parse","success":false,"error":"not a JSON object"}`, true},
+		{`{"type":"response","command":"get_state","success":true}`, false},
+		{`{"type":"model_delta","runId":"r1","step":1,"channel":"text","text":"hi"}`, true},
+		{`{"type":"model_delta","runId":"r1","step":1,"channel":"text","text":"hi","extra":1}`, false},
+		{`{"type":"auto_retry_start","runId":"r1","attempt":1,"maxAttempts":null,"delayMs":10,"errorMessage":"503"}`, true},
+		{`{"type":"provider_retry","runId":"r1","attempt":1,"maxAttempts":4,"delayMs":10,"errorMessage":"503"}`, false},
+		{`{"type":"tool_start","runId":"r1","step":1,"callId":"c","tool":"read","arguments":{"path_name":1}}`, true},
+		{`{"type":"tool_start","runId":"r1","step":1,"call_id":"c","tool":"read","arguments":{}}`, false},
+	} {
+		err := schematest.RPCLine([]byte(c.line))
+		if (err == nil) != c.ok {
+			t.Errorf("%s: valid %v, want %v (%v)", c.line, err == nil, c.ok, err)
+		}
 	}
 }

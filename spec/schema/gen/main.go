@@ -1,5 +1,7 @@
 // Command gen writes the JSON Schema of native-host protocol 1
-// (protocol-1.schema.json) from the vocabulary package protocol. It runs
+// (protocol-1.schema.json) from the vocabulary package protocol, or with
+// -rpc the schema of the octet CLI's RPC mode (rpc.schema.json) from
+// protocol and protocol/rpc. It runs
 // from go generate in spec/schema: go generate ./spec/schema.
 package main
 
@@ -14,8 +16,13 @@ import (
 func main() {
 	out := flag.String("o", "protocol-1.schema.json", "the file to write")
 	dir := flag.String("protocol", "../../protocol", "the directory of package protocol, for the doc comments")
+	rpc := flag.Bool("rpc", false, "write the schema of the octet CLI's RPC mode instead")
 	flag.Parse()
-	data, err := generate.Generate(*dir)
+	gen := generate.Generate
+	if *rpc {
+		gen = generate.GenerateRPC
+	}
+	data, err := gen(*dir)
 	if err == nil {
 		err = os.WriteFile(*out, data, 0o644)
 	}

@@ -8,10 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"octet.dev/host/protocol"
 )
 
 // MaxIDLen is the longest valid session ID in bytes (CONTRACT §4).
-const MaxIDLen = 128
+const MaxIDLen = protocol.MaxIDBytes
 
 // Suffixes of the files a session owns in its directory. Every name the store
 // derives from an ID ends with one of them.
@@ -46,21 +48,11 @@ func ValidateID(id string) error {
 		return fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidID, len(id), MaxIDLen)
 	}
 	for i := 0; i < len(id); i++ {
-		if !idByte(id[i]) {
+		if !protocol.IDByte(id[i]) {
 			return fmt.Errorf("%w: byte %d is %q", ErrInvalidID, i, id[i])
 		}
 	}
 	return nil
-}
-
-func idByte(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
-	case c == '-', c == '_', c == '.', c == ':':
-		return true
-	}
-	return false
 }
 
 // FileName maps a session ID to the base name of its session file. The

@@ -621,7 +621,11 @@ func runTranscript(t *testing.T, file string) {
 			req.Tools = r.tools
 		}
 		events = append(events, "# "+runID)
-		rc, err := agent.Run(context.Background(), req)
+		// A bound on a run that would hang: it ends the run as canceled,
+		// which the transcript then shows.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		rc, err := agent.Run(ctx, req)
 		if err != nil {
 			events = append(events, "run error: "+n.str(err.Error()))
 			continue

@@ -42,24 +42,32 @@ package runtime_test
 //	                     "until [ -e released ]; do sleep 0.01; done" holds
 //	                     the run inside its tool until then); triggers fire
 //	                     once each, in file order
-//	                   The policy layers the rest of the request leaves as
-//	                   defaults (no mutation, no shell).
+//	                 Without shell: true the policy is the default one (no
+//	                 shell); files change only with allow_file_mutation.
 //	-- events --     expected: every run's events, one per line, "TYPE k=v …"
-//	                 with the payload's JSON fields flattened and sorted;
-//	                 consecutive model_delta events of one step and channel
-//	                 are joined into one line
+//	                 with the payload's JSON fields flattened and sorted
+//	                 (zero values left out); consecutive model_delta events
+//	                 of one step and channel are joined into one line; an
+//	                 action taken shows as "# ACTION text=… err=…" right
+//	                 after its event; then "wait …" when Wait's result
+//	                 differs from final_result, and RunControl.Undelivered
 //	-- records --    expected: the session file's records, one per line,
 //	                 "TYPE k=v …" likewise, then the final Session view
 //	                 (Agent.OpenSession): its entries and run ends, then the
 //	                 workspace's files and their contents
 //
 // Values that change between runs are normalised: timestamps, durations
-// and delays are dropped; the workspace, Home and the fake's address are
-// replaced with $WS, $HOME and $FAKE; long values are cut at 120 bytes.
+// and delays (keys ending in _ms or _at) are dropped; the workspace, Home
+// and the fake's address are replaced with $WS, $HOME and $FAKE, an inline
+// route's id (a hash of its address) with inline-ID; long values are cut
+// at 120 bytes. For brevity the session file's path, a record's "type"
+// (it leads the line), the sources of policy values and a tool decision's
+// copy of the policy are left out.
 //
-// Runs are synchronised on events only: the fake's recovery sleeps are
-// no-ops (Options.Sleep) and jitter is zero, so every scenario is
-// deterministic.
+// Runs are synchronised on events only: recovery sleeps are no-ops
+// (Options.Sleep), jitter is zero, and an action that must land while a
+// tool runs holds the tool with a bash command waiting for a file the
+// action creates, so every scenario is deterministic.
 
 import (
 	"bufio"
@@ -669,6 +677,9 @@ func runTranscript(t *testing.T, file string) {
 		b, _ := json.Marshal(res)
 		if w := n.line("final_result", b); len(rendered) == 0 || rendered[len(rendered)-1] != w {
 			events = append(events, "wait "+w)
+		}
+		for _, m := range rc.Undelivered() {
+			events = append(events, fmt.Sprintf("undelivered %s %q", m.Kind, n.str(m.Text)))
 		}
 		for _, tr := range r.triggers {
 			if !tr.done {

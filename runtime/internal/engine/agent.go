@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/copilot"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/shell"
 )
@@ -87,7 +88,7 @@ type Options struct {
 	// file host (~/.octet/credentials/copilot.json and the "copilot"
 	// member of ~/.octet/settings.json), whose models are listed only
 	// while a login is stored.
-	Copilot *CopilotProvider
+	Copilot *copilot.Provider
 }
 
 // PolicyLayer is one source's partial tool-policy settings.

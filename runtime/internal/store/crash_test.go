@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -199,13 +200,17 @@ func (g *crashGen) run(before []Record) [][]Record {
 	return out
 }
 
-const crashDir = "/sessions"
+// crashDirs are the session directories of the scenarios: one that only
+// lacks itself, one whose parents are missing too (as ~/.octet/sessions
+// on a first run).
+var crashDirs = []string{"/sessions", "/home/u/.octet/sessions"}
 
 // crashScenario runs one seeded scenario: crashRounds rounds of appending
 // until a random file operation, each followed by a crash and the checks.
 func crashScenario(seed uint64, st *crashStats) error {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	fsys := newCrashFS()
+	dir := crashDirs[rng.IntN(len(crashDirs))]
 	g := &crashGen{rng: rng, tick: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	now := clock()
 	var acked []Record // durable: their Append returned nil
@@ -214,7 +219,7 @@ func crashScenario(seed uint64, st *crashStats) error {
 	for round := range crashRounds {
 		g.prefix = fmt.Sprintf("r%d", round)
 		fsys.SetBudget(rng.IntN(60))
-		pending, err := crashRound(fsys, g, now, &acked, &header, forks)
+		pending, err := crashRound(fsys, dir, g, now, &acked, &header, forks)
 		if err != nil {
 			return fmt.Errorf("round %d: %w", round, err)
 		}
@@ -224,7 +229,7 @@ func crashScenario(seed uint64, st *crashStats) error {
 		}
 		fsys = fsys.Crash(tear)
 		st.points++
-		if acked, err = crashCheck(fsys, now, acked, pending, header, forks, st); err != nil {
+		if acked, err = crashCheck(fsys, dir, now, acked, pending, header, forks, st); err != nil {
 			return fmt.Errorf("round %d, after the crash: %w", round, err)
 		}
 	}
@@ -234,8 +239,8 @@ func crashScenario(seed uint64, st *crashStats) error {
 // crashRound opens the session and appends runs until the file system
 // crashes (or 40 batches are in). It returns the batch whose Append
 // failed with the crash, if any; any other error is a failure.
-func crashRound(fsys *crashFS, g *crashGen, now func() time.Time, acked *[]Record, header **Header, forks map[string]bool) ([]Record, error) {
-	s, err := Open(crashDir, "crash", Options{Now: now, fs: fsys})
+func crashRound(fsys *crashFS, dir string, g *crashGen, now func() time.Time, acked *[]Record, header **Header, forks map[string]bool) ([]Record, error) {
+	s, err := Open(dir, "crash", Options{Now: now, fs: fsys})
 	if errors.Is(err, errCrashed) {
 		return nil, nil
 	}
@@ -280,8 +285,8 @@ func crashRound(fsys *crashFS, g *crashGen, now func() time.Time, acked *[]Recor
 // crashCheck reopens the session on the crashed file system and checks it
 // against what was acknowledged; it returns the records now in the file.
 // A torn tail must be gone after one more append.
-func crashCheck(fsys *crashFS, now func() time.Time, acked, pending []Record, header *Header, forks map[string]bool, st *crashStats) ([]Record, error) {
-	s, err := Open(crashDir, "crash", Options{Now: now, fs: fsys})
+func crashCheck(fsys *crashFS, dir string, now func() time.Time, acked, pending []Record, header *Header, forks map[string]bool, st *crashStats) ([]Record, error) {
+	s, err := Open(dir, "crash", Options{Now: now, fs: fsys})
 	if err != nil {
 		return nil, fmt.Errorf("reopen: %w", err)
 	}
@@ -324,7 +329,7 @@ func crashCheck(fsys *crashFS, now func() time.Time, acked, pending []Record, he
 			return nil, fmt.Errorf("append after a torn tail: %w", err)
 		}
 		s.Close()
-		if s, err = Open(crashDir, "crash", Options{Now: now, fs: fsys}); err != nil {
+		if s, err = Open(dir, "crash", Options{Now: now, fs: fsys}); err != nil {
 			return nil, fmt.Errorf("reopen after repairing a torn tail: %w", err)
 		}
 		again, err := s.ReadRecords()
@@ -334,7 +339,7 @@ func crashCheck(fsys *crashFS, now func() time.Time, acked, pending []Record, he
 		got = again
 	}
 	for id := range forks {
-		f, err := Open(crashDir, id, Options{Now: now, fs: fsys})
+		f, err := Open(dir, id, Options{Now: now, fs: fsys})
 		if err != nil {
 			return nil, fmt.Errorf("open the acknowledged fork %s: %w", id, err)
 		}
@@ -369,4 +374,114 @@ func describe(recs []Record) string {
 		fmt.Fprintf(&b, "\n\t%s", bytes.TrimSpace(line))
 	}
 	return b.String()
+}
+
+// TestCrashNewParents: a session created in a directory whose parents
+// were missing too (~/.octet/sessions on a first run) survives a power
+// loss once Open and its Append returned. makeDir used to sync only the
+// session directory's parent, leaving the new parents' entries unsynced.
+func TestCrashNewParents(t *testing.T) {
+	fsys := newCrashFS()
+	if err := fsys.MkdirAll("/home/u", 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.SyncDir("/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := fsys.SyncDir("/home"); err != nil {
+		t.Fatal(err)
+	}
+	const dir = "/home/u/.octet/sessions"
+	s, err := Open(dir, "first", Options{fs: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := Record{TS: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Body: RunEnd{RunID: "r1", Status: "completed"}}
+	if err := s.Append(rec); err != nil {
+		t.Fatal(err)
+	}
+	fsys = fsys.Crash(nil)
+	if _, err := fsys.Stat(dir + "/first.jsonl"); err != nil {
+		t.Fatalf("after the crash: %v", err)
+	}
+	s, err = Open(dir, "first", Options{fs: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Records(); len(got) != 1 || !sameRecord(rec, got[0]) {
+		t.Fatalf("after the crash: %d records, want the acknowledged run_end", len(got))
+	}
+}
+
+// TestCrashFS checks the model itself: unsynced bytes and entries are
+// lost, synced ones kept, a torn crash keeps a prefix of an unsynced tail.
+func TestCrashFS(t *testing.T) {
+	fsys := newCrashFS()
+	f, err := fsys.OpenFile("/a", os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("synced\n"))
+	if err := f.SyncData(); err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("unsynced tail\n"))
+	g, _ := fsys.OpenFile("/b", os.O_RDWR|os.O_CREATE, 0o600)
+	g.Write([]byte("b"))
+	g.SyncData()
+	if err := fsys.SyncDir("/"); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := fsys.OpenFile("/d", os.O_RDWR|os.O_CREATE, 0o600)
+	d.Write([]byte("d"))
+	d.SyncData() // data synced, entry not
+	c := fsys.Crash(nil)
+	if _, err := c.Stat("/d"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("an entry never dir-synced survives a crash: %v", err)
+	}
+	read := func(c *crashFS, name string) string {
+		info, err := c.Stat(name)
+		if err != nil {
+			return "<" + err.Error() + ">"
+		}
+		f, _ := c.OpenFile(name, os.O_RDONLY, 0)
+		b := make([]byte, info.Size())
+		f.ReadAt(b, 0)
+		return string(b)
+	}
+	if got := read(c, "/a"); got != "synced\n" {
+		t.Errorf("/a after a crash: %q", got)
+	}
+	if got := read(c, "/b"); got != "b" {
+		t.Errorf("/b after a crash: %q", got)
+	}
+	if _, err := f.Write([]byte("x")); !errors.Is(err, errCrashed) {
+		t.Errorf("write after the crash: %v, want errCrashed", err)
+	}
+	seen := map[string]bool{}
+	for i := range 200 {
+		seen[read(fsys.Crash(rand.New(rand.NewPCG(uint64(i), 1))), "/a")] = true
+	}
+	if !seen["synced\n"] || !seen["synced\nunsynced tail\n"] || len(seen) < 5 {
+		t.Errorf("torn crashes kept %d distinct contents of /a, want the synced part, the whole, and prefixes between", len(seen))
+	}
+	for s := range seen {
+		if !strings.HasPrefix("synced\nunsynced tail\n", s) || !strings.HasPrefix(s, "synced\n") {
+			t.Errorf("torn crash left %q", s)
+		}
+	}
+	// The budget: the n+1-th mutating operation fails, and every later one.
+	fsys = newCrashFS()
+	fsys.SetBudget(1)
+	h, err := fsys.OpenFile("/c", os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Write([]byte("x")); !errors.Is(err, errCrashed) {
+		t.Fatalf("write past the budget: %v", err)
+	}
+	if err := fsys.SyncDir("/"); !errors.Is(err, errCrashed) {
+		t.Fatalf("dir sync past the budget: %v", err)
+	}
 }

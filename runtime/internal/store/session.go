@@ -140,16 +140,35 @@ func lockSession(fsys fileSystem, path string) (file, error) {
 	return lock, nil
 }
 
-// makeDir creates dir with mode 0700 when it is missing, and then syncs its
-// parent so that the new directory entry is durable too.
+// makeDir creates dir with mode 0700 when it is missing, with its missing
+// parents, and then syncs the parent of every directory it created, so
+// that each new directory entry is durable too: syncing only dir's parent
+// left a new parent's own entry (~/.octet of ~/.octet/sessions on a first
+// run) unsynced, and a power loss could take the session created in it
+// after Open and its appends had returned.
 func makeDir(fsys fileSystem, dir string) error {
+	dir = filepath.Clean(dir)
 	if _, err := fsys.Stat(dir); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return err
+	}
+	top := dir // the outermost missing directory
+	for p := filepath.Dir(top); p != top; p = filepath.Dir(top) {
+		if _, err := fsys.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			break // it exists (or MkdirAll reports why not)
+		}
+		top = p
 	}
 	if err := fsys.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return fsys.SyncDir(filepath.Dir(filepath.Clean(dir)))
+	for d := dir; ; d = filepath.Dir(d) {
+		if err := fsys.SyncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+		if d == top {
+			return nil
+		}
+	}
 }
 
 // load opens or creates the session file; the caller holds the lock.

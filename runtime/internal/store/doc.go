@@ -79,6 +79,28 @@
 // is never skipped. A header of another schema version fails with
 // ErrUnsupportedSchema.
 //
+// # File system
+//
+// The session files (the lock, the temporary file, the session file) go
+// through a small file-system seam, fs.go: open with flags, write,
+// positioned read, truncate, stat, fdatasync, flock, mkdir, rename,
+// remove and directory sync, nothing more. Outside the tests it is osFS,
+// the system calls as they were (the resume and append benchmarks did
+// not move); media objects use the system calls directly. The tests also
+// run the store on crashFS (crashfs_test.go), an in-memory file system
+// that remembers, per file, the bytes its last fdatasync covered and, per
+// directory, the entries its last sync covered; Crash returns what a power
+// loss leaves: only that, optionally with a random prefix of a file's
+// unsynced tail (a torn write) and unsynced directory entries.
+// TestCrashPoints lets runs append every record kind (checkpoints,
+// checkouts, forks included), crashes at a random file operation and
+// checks on reopening that Open succeeds, every record whose Append
+// returned is there, nothing that was never appended is, and a torn tail
+// goes with the next append. TestCrash kills a child process with SIGKILL,
+// which keeps the page cache. Both are seeded: the seed is logged (-v) and
+// printed on failure, -crash.seed or OCTET_CRASH_SEED replays it, and
+// -crash.count sets how many; scripts/crash-long runs thousands.
+//
 // # Memory
 //
 // A Session does not hold its records decoded. Open reads the file once,

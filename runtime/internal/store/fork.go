@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,13 +35,13 @@ func (s *Session) Fork(newID string) (*Session, error) {
 	}
 	dir := filepath.Dir(s.path)
 	path := filepath.Join(dir, name)
-	lock, err := lockSession(path)
+	lock, err := lockSession(s.fs, path)
 	if err != nil {
 		return nil, err
 	}
 	f, err := s.fork(dir, path, newID)
 	if err != nil {
-		_ = unlockFile(lock)
+		_ = lock.Unlock()
 		lock.Close()
 		return nil, err
 	}
@@ -52,7 +51,7 @@ func (s *Session) Fork(newID string) (*Session, error) {
 
 // fork writes and loads the fork's file; the caller holds its lock.
 func (s *Session) fork(dir, path, id string) (*Session, error) {
-	switch _, err := os.Lstat(path); {
+	switch _, err := s.fs.Lstat(path); {
 	case err == nil:
 		return nil, fmt.Errorf("%w: %s", ErrExists, path)
 	case !errors.Is(err, fs.ErrNotExist):
@@ -72,7 +71,7 @@ func (s *Session) fork(dir, path, id string) (*Session, error) {
 				if err != nil {
 					return nil, fmt.Errorf("store: fork: %w", err)
 				}
-				if err := makeDir(media); err != nil {
+				if err := makeDir(osFS{}, media); err != nil {
 					return nil, fmt.Errorf("store: fork: media folder: %w", err)
 				}
 				if _, err := putMedia(media, data); err != nil {
@@ -95,10 +94,10 @@ func (s *Session) fork(dir, path, id string) (*Session, error) {
 			return nil, err
 		}
 	}
-	if err := create(dir, path, id, s.now(), body); err != nil {
+	if err := create(s.fs, dir, path, id, s.now(), body); err != nil {
 		return nil, err
 	}
-	return load(dir, path, id, s.now)
+	return load(s.fs, dir, path, id, s.now)
 }
 
 // forkRecords returns the records of a fork of s at its head, reading

@@ -67,7 +67,7 @@ func putMedia(dir string, data []byte) (string, error) {
 	if existing, err := os.ReadFile(final); err == nil && bytes.Equal(existing, data) {
 		return digest, nil
 	}
-	if err := makeDir(dir); err != nil {
+	if err := makeDir(osFS{}, dir); err != nil {
 		return "", fmt.Errorf("store: media folder: %w", err)
 	}
 	f, err := os.CreateTemp(dir, ".tmp-*")

@@ -13,7 +13,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"octet.dev/host/runtime/internal/sysfile"
 	"octet.dev/host/runtime/provider"
 )
 
@@ -22,6 +21,10 @@ type Options struct {
 	// Now returns the current time for record timestamps and the header's
 	// created_at. Nil means time.Now.
 	Now func() time.Time
+
+	// fs is the file system of the session files; nil means the real one.
+	// Only the tests set it (the crashable in-memory file system).
+	fs fileSystem
 }
 
 // Session is one open session file, holding its lock until Close.
@@ -34,9 +37,10 @@ type Options struct {
 type Session struct {
 	id     string
 	path   string
-	f      *os.File    // the session file, O_APPEND
+	fs     fileSystem  // where the session files are: osFS outside tests
+	f      file        // the session file, O_APPEND
 	src    io.ReaderAt // where records are read back from: f
-	lock   *os.File    // the flocked <name>.lock
+	lock   file        // the flocked <name>.lock
 	now    func() time.Time
 	header Header
 
@@ -97,17 +101,21 @@ func Open(dir, id string, opts Options) (*Session, error) {
 	if now == nil {
 		now = time.Now
 	}
-	if err := makeDir(dir); err != nil {
+	fsys := opts.fs
+	if fsys == nil {
+		fsys = osFS{}
+	}
+	if err := makeDir(fsys, dir); err != nil {
 		return nil, fmt.Errorf("store: create session dir: %w", err)
 	}
 	path := filepath.Join(dir, name)
-	lock, err := lockSession(path)
+	lock, err := lockSession(fsys, path)
 	if err != nil {
 		return nil, err
 	}
-	s, err := load(dir, path, id, now)
+	s, err := load(fsys, dir, path, id, now)
 	if err != nil {
-		_ = unlockFile(lock)
+		_ = lock.Unlock()
 		lock.Close()
 		return nil, err
 	}
@@ -117,12 +125,12 @@ func Open(dir, id string, opts Options) (*Session, error) {
 }
 
 // lockSession opens and flocks the lock file of the session file path.
-func lockSession(path string) (*os.File, error) {
-	lock, err := os.OpenFile(path+lockSuffix, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
+func lockSession(fsys fileSystem, path string) (file, error) {
+	lock, err := fsys.OpenFile(path+lockSuffix, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("store: open lock: %w", err)
 	}
-	if err := lockFile(lock); err != nil {
+	if err := lock.TryLock(); err != nil {
 		lock.Close()
 		if errors.Is(err, ErrLocked) {
 			return nil, fmt.Errorf("%w: %s", ErrLocked, path)
@@ -132,27 +140,46 @@ func lockSession(path string) (*os.File, error) {
 	return lock, nil
 }
 
-// makeDir creates dir with mode 0700 when it is missing, and then syncs its
-// parent so that the new directory entry is durable too.
-func makeDir(dir string) error {
-	if _, err := os.Stat(dir); err == nil || !errors.Is(err, fs.ErrNotExist) {
+// makeDir creates dir with mode 0700 when it is missing, with its missing
+// parents, and then syncs the parent of every directory it created, so
+// that each new directory entry is durable too: syncing only dir's parent
+// left a new parent's own entry (~/.octet of ~/.octet/sessions on a first
+// run) unsynced, and a power loss could take the session created in it
+// after Open and its appends had returned.
+func makeDir(fsys fileSystem, dir string) error {
+	dir = filepath.Clean(dir)
+	if _, err := fsys.Stat(dir); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	top := dir // the outermost missing directory
+	for p := filepath.Dir(top); p != top; p = filepath.Dir(top) {
+		if _, err := fsys.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			break // it exists (or MkdirAll reports why not)
+		}
+		top = p
+	}
+	if err := fsys.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return sysfile.SyncDir(filepath.Dir(filepath.Clean(dir)))
+	for d := dir; ; d = filepath.Dir(d) {
+		if err := fsys.SyncDir(filepath.Dir(d)); err != nil {
+			return err
+		}
+		if d == top {
+			return nil
+		}
+	}
 }
 
 // load opens or creates the session file; the caller holds the lock.
-func load(dir, path, id string, now func() time.Time) (*Session, error) {
+func load(fsys fileSystem, dir, path, id string, now func() time.Time) (*Session, error) {
 	const flags = os.O_RDWR | os.O_APPEND | unix.O_NOFOLLOW
-	f, err := os.OpenFile(path, flags, 0)
+	f, err := fsys.OpenFile(path, flags, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		if err := create(dir, path, id, now(), nil); err != nil {
+		if err := create(fsys, dir, path, id, now(), nil); err != nil {
 			return nil, err
 		}
-		f, err = os.OpenFile(path, flags, 0)
+		f, err = fsys.OpenFile(path, flags, 0)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("store: open session: %w", err)
@@ -166,7 +193,7 @@ func load(dir, path, id string, now func() time.Time) (*Session, error) {
 		f.Close()
 		return nil, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
 	}
-	s := &Session{id: id, path: path, f: f, now: now}
+	s := &Session{id: id, path: path, fs: fsys, f: f, now: now}
 	if err := s.loadFrom(f, runtime.GOMAXPROCS(0), scanChunk); err != nil {
 		f.Close()
 		return nil, err
@@ -189,32 +216,32 @@ func (s *Session) loadFrom(src io.ReaderAt, workers, chunk int) error {
 
 // create writes a new session file atomically: header and the encoded
 // records body to <name>.tmp, sync, rename, sync the directory.
-func create(dir, path, id string, createdAt time.Time, body []byte) error {
+func create(fsys fileSystem, dir, path, id string, createdAt time.Time, body []byte) error {
 	line, err := appendHeader(nil, Header{SchemaVersion: SchemaVersion, ID: id, CreatedAt: createdAt.UTC()})
 	if err != nil {
 		return fmt.Errorf("store: create session: %w", err)
 	}
 	line = append(line, body...)
 	tmp := path + tmpSuffix
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
+	f, err := fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return fmt.Errorf("store: create session: %w", err)
 	}
 	_, err = f.Write(line)
 	if err == nil {
-		err = syncData(f)
+		err = f.SyncData()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, path)
+		err = fsys.Rename(tmp, path)
 	}
 	if err == nil {
-		err = sysfile.SyncDir(dir)
+		err = fsys.SyncDir(dir)
 	}
 	if err != nil {
-		_ = os.Remove(tmp)
+		_ = fsys.Remove(tmp)
 		return fmt.Errorf("store: create session: %w", err)
 	}
 	return nil
@@ -302,7 +329,7 @@ func (s *Session) write(buf []byte) error {
 		if err := s.f.Truncate(s.size); err != nil {
 			return fmt.Errorf("store: truncate torn tail: %w", err)
 		}
-		if err := syncData(s.f); err != nil {
+		if err := s.f.SyncData(); err != nil {
 			return fmt.Errorf("store: %w", err)
 		}
 		s.tornPending = false
@@ -310,7 +337,7 @@ func (s *Session) write(buf []byte) error {
 	if _, err := s.f.Write(buf); err != nil {
 		return fmt.Errorf("store: append: %w", err)
 	}
-	if err := syncData(s.f); err != nil {
+	if err := s.f.SyncData(); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
 	s.size += int64(len(buf))
@@ -325,7 +352,7 @@ func (s *Session) Close() error {
 	}
 	s.closed = true
 	err := s.f.Close()
-	if uerr := unlockFile(s.lock); uerr != nil {
+	if uerr := s.lock.Unlock(); uerr != nil {
 		err = errors.Join(err, uerr)
 	}
 	if cerr := s.lock.Close(); cerr != nil {

@@ -616,7 +616,7 @@ func TestFailedStaysFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.f.Close()
-	s.f, s.src = ro, ro
+	s.f, s.src = osFile{ro}, ro
 	rec := Record{Body: ReasoningChange{Effort: "high"}}
 	if err := s.Append(rec); !errors.Is(err, ErrFailed) {
 		t.Fatalf("Append on a broken file: %v, want ErrFailed", err)

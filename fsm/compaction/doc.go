@@ -13,7 +13,8 @@
 //
 //   - Policy: the decisions as pure functions of the run's budget and
 //     route, cheap enough for the per-step check (the engine calls them on
-//     every step): Due (a threshold compaction is due: the budget is on, the
+//     every step): BudgetOf (the threshold, keep and fit of a route's
+//     window and max_output_tokens), Due (a threshold compaction is due: the budget is on, the
 //     context is over the threshold and past the hold-off), HoldUntil (after
 //     a refused threshold compaction the next attempt waits until the
 //     context has grown by keep, but never past fit: the size at which the

@@ -122,3 +122,30 @@ func (p Policy) OnRefusal(overflow bool, tokens int64) RefusalDecision {
 	}
 	return RefusalEnd
 }
+
+// Caps of a budget: the reserve for the answer is at most ReserveCap
+// (unless the model's max_output_tokens is larger), and a compaction keeps
+// at most KeepCap of the newest tokens verbatim.
+const (
+	ReserveCap = 16384
+	KeepCap    = 20000
+)
+
+// BudgetOf is the budget of a route whose model has a context window of
+// window tokens (0 or less: no budget) and answers with at most
+// maxOutput tokens (0: not declared). The threshold leaves a reserve for
+// the answer: maxOutput, but at least min(ReserveCap, window/4). A
+// compaction keeps min(KeepCap, window/4). Fit leaves exactly maxOutput
+// of the window when it is declared, else the reserve. reserve is the
+// reserve the threshold leaves.
+func BudgetOf(window, maxOutput int64) (b Budget, reserve int64) {
+	if window <= 0 {
+		return Budget{}, 0
+	}
+	reserve = max(maxOutput, min(ReserveCap, window/4))
+	fit := window - reserve
+	if maxOutput > 0 {
+		fit = window - min(maxOutput, window)
+	}
+	return Budget{Window: window, Threshold: window - reserve, Keep: min(KeepCap, window/4), Fit: fit}, reserve
+}

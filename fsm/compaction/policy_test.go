@@ -76,3 +76,22 @@ func TestHoldOffThroughMachine(t *testing.T) {
 		t.Fatalf("%+v", st)
 	}
 }
+
+func TestBudgetOf(t *testing.T) {
+	for _, c := range []struct {
+		window, out int64
+		want        compaction.Budget
+		reserve     int64
+	}{
+		{0, 4096, compaction.Budget{}, 0},
+		{200000, 0, compaction.Budget{Window: 200000, Threshold: 200000 - 16384, Keep: 20000, Fit: 200000 - 16384}, 16384},
+		{200000, 32000, compaction.Budget{Window: 200000, Threshold: 168000, Keep: 20000, Fit: 168000}, 32000},
+		{200000, 4096, compaction.Budget{Window: 200000, Threshold: 200000 - 16384, Keep: 20000, Fit: 200000 - 4096}, 16384},
+		{8000, 1000, compaction.Budget{Window: 8000, Threshold: 6000, Keep: 2000, Fit: 7000}, 2000},
+	} {
+		b, r := compaction.BudgetOf(c.window, c.out)
+		if b != c.want || r != c.reserve {
+			t.Errorf("BudgetOf(%d, %d) = %+v, %d; want %+v, %d", c.window, c.out, b, r, c.want, c.reserve)
+		}
+	}
+}

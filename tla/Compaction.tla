@@ -1,7 +1,7 @@
 ----------------------------- MODULE Compaction -----------------------------
 (***************************************************************************)
-(* Compaction inside a run (issue 11), as runtime/compaction.go,          *)
-(* runtime/overflow.go and runtime/native.go drive it: the step loop with *)
+(* Compaction inside a run (issue 11), as the engine's compaction.go,      *)
+(* overflow.go and native_compaction.go drive it: the step loop with       *)
 (* compaction as an auxiliary operation.                                  *)
 (*                                                                         *)
 (* Before each model call the threshold check may start a compaction; a  *)
@@ -21,6 +21,14 @@
 (* and compaction_finish (with their reason, the step, and ok) and the    *)
 (* final result.  checkpoints counts the checkpoint records written.      *)
 (* MaxSteps and MaxCompactions bound the model (finiteness only).         *)
+(*                                                                         *)
+(* fsm/compaction is the machine of this spec: its graph test enumerates *)
+(* the Go machine and requires its graph to equal GraphView's projection *)
+(* of this spec (tla/Compaction.graph.json).  step and over are the      *)
+(* environment's (the step counter and the context's measure), which the *)
+(* machine receives as inputs: the threshold check is given the context's *)
+(* size and decides CheckCompact or CheckGo itself, so they are projected *)
+(* away with the history variables.                                       *)
 (*                                                                         *)
 (* SAFETY ONLY, plus deadlock freedom, which the checker reports: no     *)
 (* state but the final one is stuck, so a failed or refused compaction    *)
@@ -215,11 +223,34 @@ OneOverflowCompactionPerStep ==
     \A i, j \in At(TStart) :
         (events[i].reason = "overflow" /\ events[j].reason = "overflow" /\ events[i].step = events[j].step) => i = j
 
+\* The threshold check runs once per step, before the call: at most one
+\* threshold compaction per step (a refused one holds off instead of
+\* checking again), and none after the step's overflow compaction (the
+\* overflow's retry goes out as it is).
+OneThresholdCompactionPerStep ==
+    \A i, j \in At(TStart) :
+        (events[i].reason = "threshold" /\ events[j].reason = "threshold" /\ events[i].step = events[j].step) => i = j
+
+ThresholdBeforeOverflow ==
+    \A i, j \in At(TStart) :
+        (events[i].reason = "overflow" /\ events[j].reason = "threshold" /\ events[i].step = events[j].step) => j < i
+
+\* A refused overflow compaction ends the run: its compaction_finish is
+\* followed at once by the final result.
+RefusedOverflowEndsRun ==
+    \A i \in At(TFinish) :
+        (events[i].reason = "overflow" /\ ~events[i].ok) => (i < Len(events) /\ events[i + 1].type = TFinal)
+
 \* The final result is written once, last, exactly when the run is done;
 \* no compaction event settles the run.
 ExactlyOneFinal ==
     /\ \A i \in At(TFinal) : i = Len(events)
     /\ (phase = "done") = (At(TFinal) # {})
     /\ (phase = "done") = (status # None)
+
+(***************************************************************************)
+(* The machine's variables, for the graph test (fsm/compaction).          *)
+(***************************************************************************)
+GraphView == [phase |-> phase, reason |-> reason, overflowed |-> overflowed, status |-> status]
 
 =============================================================================

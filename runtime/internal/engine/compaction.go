@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"octet.dev/host/fsm/compaction"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
@@ -77,6 +78,13 @@ type compactor struct {
 	holdUntil int64
 }
 
+// policy is the run's compaction decisions (fsm/compaction) over its
+// budget; the route's native endpoint is asked for only where it matters
+// (runCompaction, modelTurnFitting).
+func (c *compactor) policy() compaction.Policy {
+	return compaction.Policy{Budget: compaction.Budget{Window: c.bud.window, Threshold: c.bud.threshold, Keep: c.bud.keep, Fit: c.bud.fit}}
+}
+
 // initCompaction sets up budgeting for the run, whose conversation is
 // msgs: the usage of the newest step since the newest checkpoint plus
 // estimates of the messages after it, or, without one (or when that usage
@@ -107,11 +115,12 @@ func (d *driver) noteStep(t turn, msgs []provider.Message) {
 // run (context_overflow) when it does not.
 func (d *driver) compactIfNeeded(ctx context.Context, step int, msgs *[]provider.Message) *errTurnFailed {
 	c := d.cmp
-	if !c.bud.on() {
+	pol := c.policy()
+	if !pol.Budget.On() {
 		return nil
 	}
 	tokens := c.count.current(*msgs)
-	if tokens <= c.bud.threshold || tokens <= c.holdUntil {
+	if !pol.Due(tokens, c.holdUntil) {
 		return nil
 	}
 	attempted, ok, tf := d.runCompaction(ctx, step, msgs, protocol.CompactionThreshold, tokens)
@@ -124,8 +133,8 @@ func (d *driver) compactIfNeeded(ctx context.Context, step int, msgs *[]provider
 	if tf != nil || ok {
 		return tf
 	}
-	c.holdUntil = min(tokens+c.bud.keep, c.bud.fit)
-	if tokens > c.bud.window {
+	c.holdUntil = pol.HoldUntil(tokens)
+	if pol.OnRefusal(false, tokens) == compaction.RefusalEnd {
 		return &errTurnFailed{code: protocol.CodeContextOverflow, msg: overflowAdvice("the conversation is larger than the model's context window and could not be compacted")}
 	}
 	return nil

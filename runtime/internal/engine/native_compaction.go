@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 
+	"octet.dev/host/fsm/compaction"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/store"
@@ -56,16 +57,21 @@ func (d *driver) nativeCompactor() (provider.Compactor, bool) {
 // else locally. attempted is false when a local compaction has nothing to
 // summarize (no events then).
 func (d *driver) runCompaction(ctx context.Context, step int, msgs *[]provider.Message, reason string, tokens int64) (attempted, ok bool, tf *errTurnFailed) {
-	if c, on := d.nativeCompactor(); on {
+	c, native := d.nativeCompactor()
+	var pl compactionPlan
+	can := false
+	if !native {
+		pl, can = d.plan(*msgs)
+	}
+	switch (compaction.Policy{Native: native}).Choose(can) {
+	case compaction.KindNative:
 		ok, tf = d.compactNative(ctx, step, c, msgs, reason, tokens)
 		return true, ok, tf
+	case compaction.KindLocal:
+		ok, tf = d.compact(ctx, step, msgs, pl, reason, tokens)
+		return true, ok, tf
 	}
-	pl, can := d.plan(*msgs)
-	if !can {
-		return false, false, nil
-	}
-	ok, tf = d.compact(ctx, step, msgs, pl, reason, tokens)
-	return true, ok, tf
+	return false, false, nil
 }
 
 // compactNative runs one native compaction, as the auxiliary operation

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"octet.dev/host/fsm/compaction"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
@@ -31,13 +32,19 @@ func (d *driver) modelTurnFitting(ctx context.Context, step int, msgs *[]provide
 		var tf *errTurnFailed
 		// A step of native steering cannot be re-issued (the successor
 		// was created by the server, the continuation is one request), nor
-		// can a step whose steer awaits its outcome.
-		silent := err == nil && !d.nativeBusy() && d.silentOverflow(t)
-		if !silent && (err == nil || !errors.As(err, &tf) || !isOverflowCode(tf.code) || ctx.Err() != nil) {
+		// can a step whose steer awaits its outcome: its silent overflow
+		// does not count (compaction.Overflowed), so past this check a
+		// silent overflow is one of a step that may be re-issued.
+		silent := err == nil && d.silentOverflow(t)
+		failed := err != nil && errors.As(err, &tf) && isOverflowCode(tf.code) && ctx.Err() == nil
+		if !compaction.Overflowed(failed, silent, silent && d.nativeBusy()) {
 			return t, err
 		}
 		_, native := d.nativeCompactor()
-		if _, can := d.plan(*msgs); !compacted && !can && !native {
+		_, can := d.plan(*msgs)
+		pol := compaction.Policy{Native: native}
+		decision := pol.OnOverflow(compacted, can)
+		if decision == compaction.OverflowStands {
 			// Nothing to summarize (the newest messages alone are too
 			// large): the outcome stands as the provider reported it.
 			return t, err
@@ -51,7 +58,7 @@ func (d *driver) modelTurnFitting(ctx context.Context, step int, msgs *[]provide
 				return turn{}, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + werr.Error()}
 			}
 		}
-		if compacted {
+		if decision == compaction.OverflowEnd {
 			return turn{}, &errTurnFailed{code: protocol.CodeContextOverflow, msg: overflowAdvice("the conversation is still too large for the model's context window after one compaction")}
 		}
 		tokens := d.cmp.count.current(*msgs)
@@ -59,7 +66,7 @@ func (d *driver) modelTurnFitting(ctx context.Context, step int, msgs *[]provide
 		if ctf != nil {
 			return turn{}, ctf
 		}
-		if !ok {
+		if !ok && pol.OnRefusal(true, tokens) == compaction.RefusalEnd {
 			return turn{}, &errTurnFailed{code: protocol.CodeContextOverflow, msg: overflowAdvice("the conversation is too large for the model's context window and could not be compacted")}
 		}
 	}

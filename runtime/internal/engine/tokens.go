@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"octet.dev/host/fsm/compaction"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/provider"
 )
@@ -22,8 +23,8 @@ import (
 // per image, and an audio clip's bytes / 16. Usage of failed or discarded
 // attempts and of steps before the newest checkpoint never counts.
 const (
-	reserveCap     = 16384
-	keepRecentCap  = 20000
+	reserveCap     = compaction.ReserveCap
+	keepRecentCap  = compaction.KeepCap
 	imageTokens    = 1200
 	audioBytesPerT = 16
 )
@@ -35,16 +36,8 @@ type budget struct {
 }
 
 func budgetOf(m catalog.Model) budget {
-	w := int64(m.ContextWindowTokens)
-	if w <= 0 {
-		return budget{}
-	}
-	reserve := max(int64(m.MaxOutputTokens), min(reserveCap, w/4))
-	fit := w - reserve
-	if m.MaxOutputTokens > 0 {
-		fit = w - min(int64(m.MaxOutputTokens), w)
-	}
-	return budget{window: w, reserve: reserve, threshold: w - reserve, keep: min(keepRecentCap, w/4), fit: fit}
+	b, reserve := compaction.BudgetOf(int64(m.ContextWindowTokens), int64(m.MaxOutputTokens))
+	return budget{window: b.Window, reserve: reserve, threshold: b.Threshold, keep: b.Keep, fit: b.Fit}
 }
 
 // on reports whether the route has a window to budget.

@@ -3,6 +3,7 @@ package protocol
 import (
 	"reflect"
 	"slices"
+	"sync"
 )
 
 // Event types of protocol 1, in the order of CONTRACT §5–§9. The data of
@@ -129,13 +130,15 @@ var events = []EventInfo{
 	info[RecoveredOutput](TypeRecoveredOutput, KindGoAPI, EmittedGoAPI),
 }
 
-var byType = func() map[string]EventInfo {
+// byType indexes the registry by type, built on first use rather than at
+// package init.
+var byType = sync.OnceValue(func() map[string]EventInfo {
 	m := make(map[string]EventInfo, len(events))
 	for _, e := range events {
 		m[e.Type] = e
 	}
 	return m
-}()
+})
 
 // Events returns the registry: every event type of protocol 1, in contract
 // order, then the Go-API-only types.
@@ -168,7 +171,7 @@ func StreamingTypes() []string {
 // Lookup describes the event type typ; ok is false for a type the registry
 // does not know.
 func Lookup(typ string) (EventInfo, bool) {
-	e, ok := byType[typ]
+	e, ok := byType()[typ]
 	return e, ok
 }
 
@@ -176,7 +179,7 @@ func Lookup(typ string) (EventInfo, bool) {
 // (*ModelDelta for "model_delta"), or nil for a type the registry does not
 // know.
 func PayloadFor(typ string) any {
-	e, ok := byType[typ]
+	e, ok := byType()[typ]
 	if !ok {
 		return nil
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json"
@@ -42,48 +43,62 @@ type member struct {
 	raw  jsontext.Value
 }
 
-var envelope = map[string]bool{"protocol_version": true, "request_id": true, "command": true}
+// envelopeMembers are the members of every request's envelope.
+var envelopeMembers = [...]string{"protocol_version", "request_id", "command"}
 
-var modelsFields = map[string]field[protocol.ModelsRequest]{
-	"offline": {func(r *protocol.ModelsRequest) any { return &r.Offline }, "a boolean"},
+// isEnvelope reports whether name is a member of the envelope.
+func isEnvelope(name string) bool {
+	return name == "protocol_version" || name == "request_id" || name == "command"
 }
 
-var runFields = map[string]field[protocol.RunRequest]{
-	"run_id":                {func(r *protocol.RunRequest) any { return &r.RunID }, "a string"},
-	"workspace":             {func(r *protocol.RunRequest) any { return &r.Workspace }, "a string"},
-	"model":                 {func(r *protocol.RunRequest) any { return &r.Model }, "a string"},
-	"prompt":                {func(r *protocol.RunRequest) any { return &r.Prompt }, "a string"},
-	"session_id":            {func(r *protocol.RunRequest) any { return &r.SessionID }, "a string"},
-	"session_dir":           {func(r *protocol.RunRequest) any { return &r.SessionDir }, "a string"},
-	"system_prompt":         {func(r *protocol.RunRequest) any { return &r.SystemPrompt }, "a string"},
-	"tools":                 {func(r *protocol.RunRequest) any { return &r.Tools }, "an array of strings"},
-	"allow_file_mutation":   {func(r *protocol.RunRequest) any { return &r.AllowFileMutation }, "a boolean"},
-	"display_text":          {func(r *protocol.RunRequest) any { return &r.DisplayText }, "a string"},
-	"media":                 {func(r *protocol.RunRequest) any { return &r.Media }, `an array of {"type","path"} objects`},
-	"provider":              {func(r *protocol.RunRequest) any { return &r.Provider }, "a string"},
-	"base_url":              {func(r *protocol.RunRequest) any { return &r.BaseURL }, "a string"},
-	"api_key":               {func(r *protocol.RunRequest) any { return &r.APIKey }, "a string"},
-	"custom_headers":        {func(r *protocol.RunRequest) any { return &r.CustomHeaders }, "an object of string values"},
-	"provider_mode":         {func(r *protocol.RunRequest) any { return &r.ProviderMode }, "a string"},
-	"context_window_tokens": {func(r *protocol.RunRequest) any { return &r.ContextWindowTokens }, "an integer"},
-	"max_output_tokens":     {func(r *protocol.RunRequest) any { return &r.MaxOutputTokens }, "an integer"},
-	"input_modalities":      {func(r *protocol.RunRequest) any { return &r.InputModalities }, "an array of strings"},
-	"vision":                {func(r *protocol.RunRequest) any { return &r.Vision }, "a boolean"},
-	"supports_reasoning":    {func(r *protocol.RunRequest) any { return &r.SupportsReasoning }, "a boolean"},
-	"history":               {func(r *protocol.RunRequest) any { return &r.History }, `an array of {"role","content"} objects`},
-	"max_steps":             {func(r *protocol.RunRequest) any { return &r.MaxSteps }, "an integer"},
-	"reasoning":             {func(r *protocol.RunRequest) any { return &r.Reasoning }, `an object {"effort"}`},
-}
+// modelsFields, runFields and runNestedRequired are built when a models or
+// run request is first decoded, not at package init (a hello needs none).
+var modelsFields = sync.OnceValue(func() map[string]field[protocol.ModelsRequest] {
+	return map[string]field[protocol.ModelsRequest]{
+		"offline": {func(r *protocol.ModelsRequest) any { return &r.Offline }, "a boolean"},
+	}
+})
+
+var runFields = sync.OnceValue(func() map[string]field[protocol.RunRequest] {
+	return map[string]field[protocol.RunRequest]{
+		"run_id":                {func(r *protocol.RunRequest) any { return &r.RunID }, "a string"},
+		"workspace":             {func(r *protocol.RunRequest) any { return &r.Workspace }, "a string"},
+		"model":                 {func(r *protocol.RunRequest) any { return &r.Model }, "a string"},
+		"prompt":                {func(r *protocol.RunRequest) any { return &r.Prompt }, "a string"},
+		"session_id":            {func(r *protocol.RunRequest) any { return &r.SessionID }, "a string"},
+		"session_dir":           {func(r *protocol.RunRequest) any { return &r.SessionDir }, "a string"},
+		"system_prompt":         {func(r *protocol.RunRequest) any { return &r.SystemPrompt }, "a string"},
+		"tools":                 {func(r *protocol.RunRequest) any { return &r.Tools }, "an array of strings"},
+		"allow_file_mutation":   {func(r *protocol.RunRequest) any { return &r.AllowFileMutation }, "a boolean"},
+		"display_text":          {func(r *protocol.RunRequest) any { return &r.DisplayText }, "a string"},
+		"media":                 {func(r *protocol.RunRequest) any { return &r.Media }, `an array of {"type","path"} objects`},
+		"provider":              {func(r *protocol.RunRequest) any { return &r.Provider }, "a string"},
+		"base_url":              {func(r *protocol.RunRequest) any { return &r.BaseURL }, "a string"},
+		"api_key":               {func(r *protocol.RunRequest) any { return &r.APIKey }, "a string"},
+		"custom_headers":        {func(r *protocol.RunRequest) any { return &r.CustomHeaders }, "an object of string values"},
+		"provider_mode":         {func(r *protocol.RunRequest) any { return &r.ProviderMode }, "a string"},
+		"context_window_tokens": {func(r *protocol.RunRequest) any { return &r.ContextWindowTokens }, "an integer"},
+		"max_output_tokens":     {func(r *protocol.RunRequest) any { return &r.MaxOutputTokens }, "an integer"},
+		"input_modalities":      {func(r *protocol.RunRequest) any { return &r.InputModalities }, "an array of strings"},
+		"vision":                {func(r *protocol.RunRequest) any { return &r.Vision }, "a boolean"},
+		"supports_reasoning":    {func(r *protocol.RunRequest) any { return &r.SupportsReasoning }, "a boolean"},
+		"history":               {func(r *protocol.RunRequest) any { return &r.History }, `an array of {"role","content"} objects`},
+		"max_steps":             {func(r *protocol.RunRequest) any { return &r.MaxSteps }, "an integer"},
+		"reasoning":             {func(r *protocol.RunRequest) any { return &r.Reasoning }, `an object {"effort"}`},
+	}
+})
 
 var runRequired = []string{"run_id", "workspace", "model", "prompt"}
 
 // runNestedRequired lists the required members of the objects inside run
 // members: every element of an array member, or the object itself.
-var runNestedRequired = map[string][]string{
-	"media":     {"type", "path"},
-	"history":   {"role", "content"},
-	"reasoning": {"effort"},
-}
+var runNestedRequired = sync.OnceValue(func() map[string][]string {
+	return map[string][]string{
+		"media":     {"type", "path"},
+		"history":   {"role", "content"},
+		"reasoning": {"effort"},
+	}
+})
 
 // Decode parses one request line (without its newline) strictly: exact-case
 // member names, no duplicates, no unknown members, exact JSON types, no
@@ -227,10 +242,10 @@ func decodeMembers(members []member) (*Request, *DecodeError) {
 	// when the exact name is absent ("Request_ID" alone is not a missing
 	// request_id but a wrong name).
 	for _, m := range members {
-		if envelope[m.name] {
+		if isEnvelope(m.name) {
 			continue
 		}
-		for known := range envelope {
+		for _, known := range envelopeMembers {
 			if strings.EqualFold(known, m.name) {
 				e := unknown[struct{}](m.name, nil)
 				if raw, ok := find(members, "request_id"); ok {
@@ -290,12 +305,12 @@ func decodeMembers(members []member) (*Request, *DecodeError) {
 		derr = decodeFields[struct{}](members, nil, nil, nil)
 	case protocol.CommandModels:
 		req.Models = new(protocol.ModelsRequest)
-		derr = decodeFields(members, req.Models, modelsFields, nil)
+		derr = decodeFields(members, req.Models, modelsFields(), nil)
 	case protocol.CommandRun:
 		req.Run = new(protocol.RunRequest)
-		derr = decodeFields(members, req.Run, runFields, runRequired)
+		derr = decodeFields(members, req.Run, runFields(), runRequired)
 		if derr == nil {
-			derr = checkNested(members, runNestedRequired)
+			derr = checkNested(members, runNestedRequired())
 		}
 		if derr == nil {
 			derr = checkRunValues(req.Run)
@@ -314,7 +329,7 @@ func decodeMembers(members []member) (*Request, *DecodeError) {
 // errors, and missing required members last, each in input order.
 func decodeFields[T any](members []member, dst *T, fields map[string]field[T], required []string) *DecodeError {
 	for _, m := range members {
-		if envelope[m.name] {
+		if isEnvelope(m.name) {
 			continue
 		}
 		if _, ok := fields[m.name]; !ok {
@@ -444,7 +459,7 @@ func wrongType(name, want string, raw jsontext.Value) *DecodeError {
 
 func unknown[T any](name string, fields map[string]field[T]) *DecodeError {
 	msg := "unknown member " + quoteName(name)
-	for known := range envelope {
+	for _, known := range envelopeMembers {
 		if strings.EqualFold(known, name) {
 			return &DecodeError{Code: protocol.CodeUnknownField, Message: msg + " (names are case-sensitive: did you mean " + strconv.Quote(known) + "?)"}
 		}

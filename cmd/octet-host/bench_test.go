@@ -60,6 +60,41 @@ func BenchmarkSpawnHello(b *testing.B) {
 	reportMedian(b, ds)
 }
 
+// BenchmarkSpawnGoHello is the yardstick of a Go program: a hello-world
+// that answers each line of stdin with a hello line, built with the same
+// toolchain and settings as the host (testbin: CGO_ENABLED=0) into a
+// temporary directory, spawned and timed as BenchmarkSpawnHello times the
+// host (target: the host ≤ 2× this). scripts/bench prints the ratio.
+func BenchmarkSpawnGoHello(b *testing.B) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(os.Getenv("GOROOT"), "bin", "go")
+	}
+	dir := b.TempDir()
+	src := "package main\n\nimport (\n\t\"bufio\"\n\t\"os\"\n)\n\nfunc main() {\n\tr := bufio.NewReader(os.Stdin)\n\tfor {\n" +
+		"\t\tif _, err := r.ReadBytes('\\n'); err != nil {\n\t\t\treturn\n\t\t}\n\t\tos.Stdout.WriteString(`{\"type\":\"hello\"}` + \"\\n\")\n\t}\n}\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module hello\n\ngo 1.26\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	bin := filepath.Join(dir, "hello")
+	cmd := exec.Command(goTool, "build", "-o", bin, ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("building the hello-world: %v\n%s", err, out)
+	}
+	home := b.TempDir()
+	b.ResetTimer()
+	var ds []time.Duration
+	for i := 0; i < b.N; i++ {
+		ds = append(ds, spawnHello(b, bin, home))
+	}
+	reportMedian(b, ds)
+}
+
 // BenchmarkSpawnTrue is the floor: spawning /bin/true and waiting for it.
 func BenchmarkSpawnTrue(b *testing.B) {
 	var ds []time.Duration

@@ -275,15 +275,23 @@ func (e *buildEnv) key(s Spec) string {
 	h.Write(e.base)
 	tags := slices.Clone(s.Tags)
 	slices.Sort(tags)
-	fmt.Fprintf(h, "pkg %q tags %q race %v\n", s.Pkg, tags, s.Race)
+	fmt.Fprintf(h, "pkg %q tags %q race %v static %v\n", s.Pkg, tags, s.Race, s.static())
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
+
+// static reports whether s is built with CGO_ENABLED=0, as the README and
+// scripts/release build the commands: a static binary, no dynamic loader
+// at start-up. A -race build needs cgo and keeps the go env's setting.
+func (s Spec) static() bool { return !s.Race }
 
 // goBuild builds s into dir/name.
 func (e *buildEnv) goBuild(s Spec, dir string) (string, error) {
 	out := filepath.Join(dir, s.name())
 	cmd := exec.Command(e.goTool, append([]string{"build", "-o", out}, s.args()...)...)
 	cmd.Dir = e.root
+	if s.static() {
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	}
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go build %s: %v\n%s", strings.Join(s.args(), " "), err, b)
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"octet.dev/host/runtime/internal/opfile"
 )
@@ -144,42 +145,44 @@ type (
 )
 
 // The shape of models.json, checked before encoding/json decodes the file.
-var configShape = objectOf(map[string]*shape{
-	"providers": mapOf(objectOf(map[string]*shape{
-		"base_url":          str,
-		"provider_mode":     str,
-		"api_key_env":       str,
-		"lifecycle_events":  boolean,
-		"transport":         str,
-		"native_compaction": boolean,
-		"models": arrayOf(objectOf(map[string]*shape{
-			"id":                    str,
-			"name":                  str,
-			"context_window_tokens": integer,
-			"max_output_tokens":     integer,
-			"input_modalities":      arrayOf(str),
-			"output_modalities":     arrayOf(str),
-			"supports_reasoning":    boolean,
-			"native_steering":       boolean,
-			"reasoning_updates":     boolean,
-			"reasoning_ultra":       boolean,
-			"transport":             str,
-			"native_compaction":     boolean,
-			"cost": objectOf(map[string]*shape{
-				"input":       number,
-				"output":      number,
-				"cache_read":  number,
-				"cache_write": number,
-				"currency":    str,
-			}),
+var configShape = sync.OnceValue(func() *shape {
+	return objectOf(map[string]*shape{
+		"providers": mapOf(objectOf(map[string]*shape{
+			"base_url":          str,
+			"provider_mode":     str,
+			"api_key_env":       str,
+			"lifecycle_events":  boolean,
+			"transport":         str,
+			"native_compaction": boolean,
+			"models": arrayOf(objectOf(map[string]*shape{
+				"id":                    str,
+				"name":                  str,
+				"context_window_tokens": integer,
+				"max_output_tokens":     integer,
+				"input_modalities":      arrayOf(str),
+				"output_modalities":     arrayOf(str),
+				"supports_reasoning":    boolean,
+				"native_steering":       boolean,
+				"reasoning_updates":     boolean,
+				"reasoning_ultra":       boolean,
+				"transport":             str,
+				"native_compaction":     boolean,
+				"cost": objectOf(map[string]*shape{
+					"input":       number,
+					"output":      number,
+					"cache_read":  number,
+					"cache_write": number,
+					"currency":    str,
+				}),
+			})),
 		})),
-	})),
+	})
 })
 
 // parseConfig decodes and validates models.json and returns its models with
 // their catalog IDs assigned.
 func parseConfig(data []byte) ([]Model, error) {
-	if err := checkShape(data, configShape); err != nil {
+	if err := checkShape(data, configShape()); err != nil {
 		return nil, err
 	}
 	var cfg fileConfig

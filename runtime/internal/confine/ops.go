@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -340,4 +341,20 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// StatForChange fills st with an fstatat(2) of rel beneath the root, not
+// following a final link (AT_SYMLINK_NOFOLLOW): one system call, where
+// Lstat takes three. Unlike Lstat it does not refuse a link before the
+// final element. It is meant only to tell whether a file or folder read
+// before through the root's other methods has changed since (a cache's
+// validation), never to decide access or to read anything: a path that
+// goes through a link then stats as something other than what was read,
+// which is a change. rel must be local (filepath.IsLocal); else
+// ErrEscape.
+func (r *Root) StatForChange(rel string, st *unix.Stat_t) error {
+	if !filepath.IsLocal(rel) {
+		return &PathError{Op: "stat", Path: rel, Err: ErrEscape}
+	}
+	return unix.Fstatat(r.fd, rel, st, unix.AT_SYMLINK_NOFOLLOW)
 }

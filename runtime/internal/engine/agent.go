@@ -16,6 +16,7 @@ import (
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/copilot"
 	"octet.dev/host/runtime/internal/policy"
+	"octet.dev/host/runtime/internal/resources"
 	"octet.dev/host/runtime/internal/shell"
 )
 
@@ -122,8 +123,9 @@ type Agent struct {
 	delegation atomic.Pointer[delegationManager] // installed by Ultra (delegation.go)
 
 	docsMu    sync.Mutex
-	docsDir   string       // materialized documentation (DocsDir), once known
-	copilotSt copilotState // the Copilot provider (copilot.go)
+	docsDir   string           // materialized documentation (DocsDir), once known
+	resCache  *resources.Cache // the resource layers' skills and extensions between runs
+	copilotSt copilotState     // the Copilot provider (copilot.go)
 
 	shells *shell.Registry // process groups of running bash commands
 	runs   sync.WaitGroup  // runs not yet ended (their sessions still open)
@@ -195,7 +197,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.Jitter == nil {
 		opts.Jitter = defaultJitter
 	}
-	a := &Agent{opts: opts, log: log, maxRetries: -1, toolBudget: DefaultToolSchemaBudgetBytes, shells: &shell.Registry{}}
+	a := &Agent{opts: opts, log: log, resCache: resources.NewCache(), maxRetries: -1, toolBudget: DefaultToolSchemaBudgetBytes, shells: &shell.Registry{}}
 	if a.opts.ProviderFactory == nil {
 		a.opts.ProviderFactory = a.defaultFactory
 	}

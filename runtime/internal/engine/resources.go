@@ -165,7 +165,7 @@ func (a *Agent) DocsDir() (string, error) {
 // p), p.skills and p.resourcePrompt. Nothing here refuses a run: what
 // cannot be read is skipped and logged.
 func (a *Agent) loadResources(p *prepared, trusted bool) {
-	set := resources.Resolve(resources.Options{Home: a.opts.Home, Workspace: p.root, TrustWorkspace: trusted, Roots: a.opts.ResourceRoots})
+	set := resources.Resolve(resources.Options{Home: a.opts.Home, Workspace: p.root, TrustWorkspace: trusted, Roots: a.opts.ResourceRoots, Cache: a.resCache})
 	p.resources = set
 	contexts := set.Contexts(p.root)
 	var builtins []resources.Skill

@@ -90,7 +90,7 @@ func (s *Set) Extensions() []ExtensionFinding {
 		if l.Root == nil {
 			continue
 		}
-		ents, err := l.Root.ReadDir(ExtensionsDir)
+		ents, err := s.readDir(l, ExtensionsDir)
 		if err != nil {
 			if d, report := fileDiag(l.Name, ExtensionsDir, err); report {
 				s.add(d)
@@ -131,10 +131,7 @@ func (s *Set) Extensions() []ExtensionFinding {
 					Message: "extension " + quote(name) + " in " + c.layer.Label + " is shadowed by the one in " + won.layer.Label + " (not examined)"})
 				continue
 			}
-			if buf == nil {
-				buf = make([]byte, MaxManifestBytes)
-			}
-			f := examineExtension(c, name, buf)
+			f := s.extension(c, name, &buf)
 			found = append(found, f)
 			if f.Code == protocol.CodeNotStarted {
 				won = c

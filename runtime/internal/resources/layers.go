@@ -44,6 +44,8 @@ type Layer struct {
 	Label string
 	// Root is the layer's directory, or nil when it does not exist.
 	Root *confine.Root
+
+	id layerID // Root's device and inode when Options.Cache is set
 }
 
 // Options say which layers exist.
@@ -58,6 +60,9 @@ type Options struct {
 	// Roots are the explicit roots, absolute, in order (the operator's:
 	// --resource-root, OCTET_RESOURCE_ROOTS, Options.ResourceRoots).
 	Roots []string
+	// Cache, when set, keeps what the layers' skills and extensions were
+	// between resolutions (an agent's runs); see Cache.
+	Cache *Cache
 }
 
 // Diagnostic is one finding about a layer's resources. It never holds an
@@ -91,6 +96,7 @@ const MaxDiagnostics = 64
 // Set is the resolved layers of one run. Close releases their descriptors.
 type Set struct {
 	Layers []Layer
+	cache  *Cache
 	diags  []Diagnostic
 	lost   int // diagnostics over MaxDiagnostics
 }
@@ -100,7 +106,17 @@ type Set struct {
 // offer); an explicit root that cannot be opened is reported. Resolve
 // reads no file: what a layer holds is read by Contexts and Skills.
 func Resolve(opts Options) *Set {
-	s := &Set{}
+	s := &Set{cache: opts.Cache}
+	defer func() {
+		if s.cache == nil {
+			return
+		}
+		for i := range s.Layers {
+			if s.Layers[i].Root != nil {
+				s.Layers[i].id = idOf(s.Layers[i].Root)
+			}
+		}
+	}()
 	if opts.Home != "" {
 		l := Layer{Name: LayerUser, Label: "~/.octet"}
 		if r, err := confine.Open(filepath.Join(opts.Home, ".octet")); err == nil {

@@ -83,7 +83,7 @@ func (s *Set) Skills(builtins ...Skill) []Skill {
 		if l.Root == nil {
 			continue
 		}
-		ents, err := l.Root.ReadDir(SkillsDir)
+		ents, err := s.readDir(l, SkillsDir)
 		if err != nil {
 			if d, report := fileDiag(l.Name, SkillsDir, err); report {
 				s.add(d)
@@ -144,10 +144,7 @@ func (s *Set) Skills(builtins ...Skill) []Skill {
 			if p := pre[i-from]; j == len(cands)-1 && p.done {
 				k, d = p.k, p.d
 			} else {
-				if buf == nil {
-					buf = make([]byte, maxFrontMatterBytes)
-				}
-				k, d = s.parseSkill(c.layer, name, buf)
+				k, d = s.skill(c.layer, name, &buf)
 			}
 			if d != nil {
 				s.add(*d)
@@ -176,7 +173,7 @@ func (s *Set) prefetch(names []string, byName map[string][]candidate) []parsed {
 	out := make([]parsed, len(names))
 	var next atomic.Int64
 	work := func() {
-		buf := make([]byte, maxFrontMatterBytes)
+		var buf []byte // allocated when a SKILL.md is read, not served from the cache
 		for {
 			i := int(next.Add(1)) - 1
 			if i >= len(names) {
@@ -184,7 +181,7 @@ func (s *Set) prefetch(names []string, byName map[string][]candidate) []parsed {
 			}
 			cands := byName[names[i]]
 			if c := cands[len(cands)-1]; c.builtin == nil {
-				out[i].k, out[i].d = s.parseSkill(c.layer, names[i], buf)
+				out[i].k, out[i].d = s.skill(c.layer, names[i], &buf)
 				out[i].done = true
 			}
 		}

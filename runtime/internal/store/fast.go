@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -197,9 +198,17 @@ func addFastFields(n *fastNode, t reflect.Type, index []int, path string, keep f
 	return nil
 }
 
-// fastTypes are the fast paths by record type; a type whose schema failed
-// to build has none (see TestFastSchemas).
-var fastTypes, fastErrs = buildFastTypes()
+// fastPaths builds the fast paths by record type once, when a store is
+// first read (not at package init: a process that reads no session, a
+// hello, does not pay for it); a type whose schema failed to build has
+// none (see TestFastSchemas).
+var fastPaths = sync.OnceValues(buildFastTypes)
+
+// fastTypes are the fast paths by record type.
+func fastTypes() map[string]*fastType { t, _ := fastPaths(); return t }
+
+// fastErrs are the errors of the types whose fast path failed to build.
+func fastErrs() map[string]error { _, e := fastPaths(); return e }
 
 func buildFastTypes() (map[string]*fastType, map[string]error) {
 	types, errs := map[string]*fastType{}, map[string]error{}
@@ -249,18 +258,50 @@ func fastAs[T Body](root *fastNode) func([]byte) (Record, bool) {
 	}
 }
 
-// commonStrings are values many records share.
-var commonStrings = func() map[string]string {
-	m := map[string]string{}
-	for _, v := range []string{
-		RoleUser, RoleAssistant, RoleTool, RoleDeveloper,
-		"completed", "blocked", "error", "steering", "follow_up", "image", "audio",
-		NativeIntent, NativeAccepted, NativeLinked, NativeSettled, NativeUnknown, NativeOutcomeDelivered, NativeOutcomeFailed,
-	} {
-		m[v] = v
+// commonString returns the shared string of a value many records hold
+// (roles, statuses, events), so decoding it allocates nothing; ok is false
+// for any other value. A switch, not a map built at package init.
+func commonString(raw []byte) (string, bool) {
+	switch string(raw) {
+	case RoleUser:
+		return RoleUser, true
+	case RoleAssistant:
+		return RoleAssistant, true
+	case RoleTool:
+		return RoleTool, true
+	case RoleDeveloper:
+		return RoleDeveloper, true
+	case "completed":
+		return "completed", true
+	case "blocked":
+		return "blocked", true
+	case "error":
+		return "error", true
+	case "steering":
+		return "steering", true
+	case "follow_up":
+		return "follow_up", true
+	case "image":
+		return "image", true
+	case "audio":
+		return "audio", true
+	case NativeIntent:
+		return NativeIntent, true
+	case NativeAccepted:
+		return NativeAccepted, true
+	case NativeLinked:
+		return NativeLinked, true
+	case NativeSettled:
+		return NativeSettled, true
+	case NativeUnknown:
+		return NativeUnknown, true
+	case NativeOutcomeDelivered:
+		return NativeOutcomeDelivered, true
+	case NativeOutcomeFailed:
+		return NativeOutcomeFailed, true
 	}
-	return m
-}()
+	return "", false
+}
 
 // fastDecode decodes line, one object of schema root, into v; false when
 // the line is not in the strict canonical subset.
@@ -290,7 +331,7 @@ func (d *fastDecoder) value(n *fastNode, v reflect.Value) bool {
 		if v.IsValid() {
 			if !esc {
 				raw := d.b[start+1 : end-1]
-				if c, ok := commonStrings[string(raw)]; ok {
+				if c, ok := commonString(raw); ok {
 					v.SetString(c) // no allocation for the usual roles, statuses, events
 				} else {
 					v.SetString(string(raw))

@@ -16,8 +16,8 @@ import (
 // this test reports.
 func TestFastSchemas(t *testing.T) {
 	for _, typ := range []string{TypeMessage, TypeRunStart, TypeModelChange, TypeUsage, TypeReasoningChange, TypeRunEnd, TypeCheckout, TypeNativeSteering, TypeUsageUncertainty} {
-		if fastTypes[typ] == nil {
-			t.Errorf("%s: no fast path: %v", typ, fastErrs[typ])
+		if fastTypes()[typ] == nil {
+			t.Errorf("%s: no fast path: %v", typ, fastErrs()[typ])
 		}
 	}
 }
@@ -79,8 +79,8 @@ func checkLoadDecode(t *testing.T, line []byte) {
 	if diff := cmp.Diff(viewOf(full), viewOf(got)); diff != "" {
 		t.Fatalf("%q (-full +loader):\n%s", line, diff)
 	}
-	if typ, _ := sniffType(line); fastTypes[typ] != nil {
-		if r, ok := fastTypes[typ].decode(line); ok {
+	if typ, _ := sniffType(line); fastTypes()[typ] != nil {
+		if r, ok := fastTypes()[typ].decode(line); ok {
 			if diff := cmp.Diff(viewOf(full), viewOf(r)); diff != "" {
 				t.Fatalf("%q: fast path (-full +fast):\n%s", line, diff)
 			}
@@ -143,7 +143,7 @@ func TestLoadDecodeMatchesFull(t *testing.T) {
 		r.TS = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 		line, _ := appendRecord(nil, r)
 		typ, _ := sniffType(line)
-		if _, ok := fastTypes[typ].decode(bytes.TrimSuffix(line, []byte{'\n'})); !ok {
+		if _, ok := fastTypes()[typ].decode(bytes.TrimSuffix(line, []byte{'\n'})); !ok {
 			t.Errorf("canonical %s line declined: %s", typ, line)
 		}
 	}

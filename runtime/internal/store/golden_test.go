@@ -49,7 +49,7 @@ func TestGolden(t *testing.T) {
 		switch r.Type() {
 		case TypeMessage, TypeRunStart, TypeCompaction: // decoded in part on load
 		default:
-			if f := fastTypes[r.Type()]; f != nil {
+			if f := fastTypes()[r.Type()]; f != nil {
 				fr, ok := f.decode(text)
 				if !ok {
 					t.Errorf("line %d: the fast path declines it", i+2)

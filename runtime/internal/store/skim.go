@@ -101,7 +101,7 @@ func skimAs[T Body](line []byte) (Record, error) {
 // messages, checkpoints and run starts skimmed.
 func decodeSkim(line []byte) (Record, error) {
 	typ, _ := sniffType(line)
-	if f := fastTypes[typ]; f != nil {
+	if f := fastTypes()[typ]; f != nil {
 		if r, ok := f.decode(line); ok {
 			return r, nil
 		}

@@ -392,3 +392,55 @@ func TestCodesLiveHere(t *testing.T) {
 		})
 	}
 }
+
+// TestRuntimeNamesNoCodeByLiteral fails when the runtime (the façade and
+// its engine) writes an error code or an operation name as a string
+// literal instead of naming this package's constant. Message texts are
+// prose and may say "canceled".
+func TestRuntimeNamesNoCodeByLiteral(t *testing.T) {
+	names := map[string]bool{}
+	for _, l := range [][]string{protocol.ProtocolCodes(), protocol.RunCodes(), protocol.ToolCodes(), protocol.DenialCodes(),
+		protocol.CompactionCodes(), protocol.DiscoveryCodes(), protocol.ExtensionCodes(),
+		{protocol.OperationLocalCompaction, protocol.OperationNativeCompaction, protocol.OperationTerminalGate}} {
+		for _, c := range l {
+			names[c] = true
+		}
+	}
+	var files []string
+	for _, dir := range []string{"../runtime", "../runtime/internal/engine"} {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if n := e.Name(); strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") {
+				files = append(files, filepath.Join(dir, n))
+			}
+		}
+	}
+	if len(files) < 30 {
+		t.Fatalf("found only %d files of the runtime: wrong directory?", len(files))
+	}
+	fset := token.NewFileSet()
+	for _, path := range files {
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.Field:
+				n.Tag = nil // a JSON member name is not a code
+			case *ast.KeyValueExpr:
+				if key, ok := n.Key.(*ast.Ident); ok && key.Name == "Message" {
+					return false
+				}
+			case *ast.BasicLit:
+				if v, err := strconv.Unquote(n.Value); n.Kind == token.STRING && err == nil && names[v] {
+					t.Errorf("%s: %s: name the constant of package protocol", fset.Position(n.Pos()), n.Value)
+				}
+			}
+			return true
+		})
+	}
+}

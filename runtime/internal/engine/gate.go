@@ -310,7 +310,7 @@ func (d *driver) wouldStop(ctx context.Context, step int, msgs *[]provider.Messa
 
 // originTerminalGate marks the session message that carries a rejection's
 // reason to the model.
-const originTerminalGate = "terminal_gate"
+const originTerminalGate = protocol.OperationTerminalGate
 
 // gateFeedback is the user message that carries a rejection's reason.
 func gateFeedback(reason string, attempt int) string {

@@ -22,7 +22,7 @@ import (
 // any other route continues from the raw history (and compacts it
 // locally when it must).
 
-const operationNativeCompaction = "native_compaction"
+const operationNativeCompaction = protocol.OperationNativeCompaction
 
 // routeKey names the run's route for native checkpoints: wire, provider,
 // endpoint and API model.

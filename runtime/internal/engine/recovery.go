@@ -119,8 +119,8 @@ func (e *errTurnFailed) Error() string { return e.code + ": " + e.msg }
 // compaction's summarizer, a model terminal gate's question).
 const (
 	operationAssistantTurn   = "assistant_turn"
-	operationLocalCompaction = "local_compaction"
-	operationTerminalGate    = "terminal_gate"
+	operationLocalCompaction = protocol.OperationLocalCompaction
+	operationTerminalGate    = protocol.OperationTerminalGate
 )
 
 // operation is one logical provider call made under the recovery machine.

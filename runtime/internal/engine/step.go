@@ -148,9 +148,9 @@ func (d *driver) delta(step int, channel, text string) {
 // failureMessage explains a turn recovery gave up on.
 func failureMessage(tf *errTurnFailed) string {
 	switch tf.code {
-	case "retries_exhausted":
+	case protocol.CodeRetriesExhausted:
 		return "the retry budget is exhausted: " + tf.msg
-	case "network_wait_exceeded":
+	case protocol.CodeNetworkWaitExceeded:
 		return "the provider was unreachable for longer than the maximum network wait; last failure: " + tf.msg
 	}
 	return tf.msg

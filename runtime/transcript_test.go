@@ -1,6 +1,6 @@
 package runtime_test
 
-// Transcript tests of whole runs (issue 18 item 3): each file in
+// Transcript tests of whole runs: each file in
 // testdata/runs/*.txt is one scenario, driven through the public Go API
 // (runtime.New, Agent.Run, RunControl.Events/Steer/FollowUp/Cancel/Wait,
 // Agent.OpenSession) against the loopback fake provider, and compared with

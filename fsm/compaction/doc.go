@@ -1,5 +1,5 @@
-// Package compaction is the pure machine of compaction inside a run (issue
-// 11, issue 18 item 3), whose spec is tla/Compaction.tla: the threshold
+// Package compaction is the pure machine of compaction inside a run
+// (CONTRACT §17), whose spec is tla/Compaction.tla: the threshold
 // check before each model call, overflow recovery (compact, then re-issue
 // the step once), and what a refused or failed compaction leads to.
 //

@@ -22,7 +22,7 @@ func usageCount() *rapid.Generator[int64] {
 	)
 }
 
-// TestUsageNeverWraps (issue 19): whatever usage a provider reports (huge,
+// TestUsageNeverWraps: whatever usage a provider reports (huge,
 // negative, MaxInt64), no model_step carries a negative count or a
 // cumulative figure that went down (wrapped), the session's ledger sums
 // stay non-negative, and a step whose report was absurd is marked

@@ -71,11 +71,23 @@ func TestKillAfterCheckpointThenResume(t *testing.T) {
 	if fr.Status != "completed" {
 		t.Fatalf("resumed run: %s", res.Data)
 	}
-	reqs := fake.Requests()[before:]
-	if len(reqs) == 0 {
-		t.Fatal("the resumed run sent nothing")
+	// The killed host's last request may reach the fake after before was
+	// taken, cut short by the kill (no body that parses): the resumed
+	// run's first request is the first whose last message is its prompt.
+	var msgs []any
+	for _, r := range fake.Requests()[before:] {
+		m, _ := r.Body["messages"].([]any)
+		if len(m) == 0 {
+			continue
+		}
+		if last, _ := m[len(m)-1].(map[string]any); last["content"] == "and now?" {
+			msgs = m
+			break
+		}
 	}
-	msgs, _ := reqs[0].Body["messages"].([]any)
+	if msgs == nil {
+		t.Fatal("the resumed run sent no request with its prompt")
+	}
 	text := func(i int) string {
 		m, _ := msgs[i].(map[string]any)
 		s, _ := m["content"].(string)

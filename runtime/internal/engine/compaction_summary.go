@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/provider"
+)
+
+// The summarizer of local compaction: its calls, their usage records and
+// its input.
+
+// summaryWriteError is a summarizer call whose usage could not be
+// recorded.
+type summaryWriteError struct{ err error }
+
+func (e *summaryWriteError) Error() string {
+	return "the usage record could not be written: " + e.err.Error()
+}
+
+// summarize makes one summarizer call, as the auxiliary operation
+// local_compaction under the recovery loop: transient failures are
+// retried (provider_operation_retry), an overflowing request drops its
+// oldest transcript item and goes again (at most maxSummarizerTrims
+// times). Each call's usage goes to the session's ledger, tagged with its
+// operation, and is added to sum.
+func (d *driver) summarize(ctx context.Context, step int, items []string, prev, instruction string, maxOut int, sum *provider.Usage) (string, error) {
+	if limit := requestOutputCap(d.p.model); limit == 0 {
+		maxOut = 0 // a route that takes no output cap (the Codex backend)
+	} else {
+		maxOut = max(min(maxOut, limit), 1)
+	}
+	for trims := 0; ; trims++ {
+		req := provider.Request{
+			Model: d.p.model.APIModel, System: summarizerSystem,
+			Messages:        []provider.Message{{Role: provider.RoleUser, Text: summarizerInput(items, prev, instruction), NewTurn: true}},
+			MaxOutputTokens: maxOut, MaxOutputBytes: provider.OutputLimit(maxOut),
+		}
+		res, err := recoverCall(ctx, d, operation[summaryAttempt]{
+			name: operationLocalCompaction,
+			call: func(ctx context.Context) (summaryAttempt, error) { return d.callSummarizer(ctx, req) },
+		})
+		if err != nil {
+			var tf *errTurnFailed
+			if errors.As(err, &tf) && isOverflowCode(tf.code) && trims < maxSummarizerTrims && len(items) > 1 && ctx.Err() == nil {
+				items = items[1:]
+				continue
+			}
+			return "", err
+		}
+		if err := d.recordAuxUsage(step, operationLocalCompaction, res); err != nil {
+			return "", &summaryWriteError{err}
+		}
+		addUsage(sum, res.usage)
+		return res.text, nil
+	}
+}
+
+// summaryAttempt is one summarizer call's result.
+type summaryAttempt struct {
+	text     string
+	usage    provider.Usage
+	reported bool
+}
+
+// callSummarizer makes one summarizer attempt. Nothing of it is streamed
+// to the client: a summary is not the run's output.
+func (d *driver) callSummarizer(ctx context.Context, req provider.Request) (summaryAttempt, error) {
+	var a summaryAttempt
+	s, err := d.p.prov.Stream(ctx, req)
+	if err != nil {
+		return a, err
+	}
+	defer s.Close()
+	var text strings.Builder
+	for s.Next() {
+		ev := s.Event()
+		switch ev.Kind {
+		case provider.EventText:
+			text.WriteString(ev.Text)
+		case provider.EventUsage:
+			a.usage, a.reported = provider.Reported(ev.Usage)
+		}
+	}
+	a.text = d.p.red.String(text.String())
+	return a, s.Err()
+}
+
+// recordAuxUsage puts an auxiliary call's usage in the session's ledger:
+// a usage record with its operation, or, when the server reported none, a
+// usage_uncertainty record (the sticky flag follows).
+func (d *driver) recordAuxUsage(step int, op string, a summaryAttempt) error {
+	if !a.reported {
+		if err := d.p.sess.RecordUsageUncertainty(d.p.model.Provider, d.p.model.ID, op); err != nil {
+			return err
+		}
+		d.markUncertain()
+		return nil
+	}
+	cost := priceUsage(d.p.model.Cost, protocol.Usage(a.usage))
+	return d.p.sess.Append(store.Record{Body: store.Usage{RunID: d.p.req.RunID, Operation: op, Step: step, Model: d.p.model.ID, Usage: store.NewUsageV1(a.usage), CostUSD: cost.Total}})
+}
+
+func addUsage(sum *provider.Usage, u provider.Usage) { sum.Add(u) }
+
+// summarizerInput is the summarizer's one user message.
+func summarizerInput(items []string, prev, instruction string) string {
+	var b strings.Builder
+	b.WriteString("<conversation>\n")
+	b.WriteString(strings.Join(items, "\n\n"))
+	b.WriteString("\n</conversation>\n\n")
+	if prev != "" {
+		b.WriteString("<previous-summary>\n")
+		b.WriteString(prev)
+		b.WriteString("\n</previous-summary>\n\n")
+	}
+	b.WriteString(instruction)
+	return b.String()
+}

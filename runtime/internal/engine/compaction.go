@@ -14,6 +14,7 @@ import (
 
 	"octet.dev/host/fsm/compaction"
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/engine/modelcall"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
 )
@@ -103,9 +104,9 @@ func (d *driver) initCompaction(system string, specs []provider.ToolSpec, msgs [
 // assistant message that is appended next is in it. A usage of zero tokens
 // (a gateway that sends a usage object of zeros) says nothing about the
 // context: the count goes on from its estimates.
-func (d *driver) noteStep(t turn, msgs []provider.Message) {
-	if t.usageReported && usageTokens(t.usage) > 0 {
-		d.cmp.count.reset(usageTokens(t.usage), len(msgs)+1)
+func (d *driver) noteStep(t modelcall.Turn, msgs []provider.Message) {
+	if t.UsageReported && usageTokens(t.Usage) > 0 {
+		d.cmp.count.reset(usageTokens(t.Usage), len(msgs)+1)
 	}
 }
 
@@ -113,7 +114,7 @@ func (d *driver) noteStep(t turn, msgs []provider.Message) {
 // compacts when the context is over the threshold. A refused compaction
 // lets the run go on while the request still fits the window; it ends the
 // run (context_overflow) when it does not.
-func (d *driver) compactIfNeeded(ctx context.Context, step int, msgs *[]provider.Message) *errTurnFailed {
+func (d *driver) compactIfNeeded(ctx context.Context, step int, msgs *[]provider.Message) *modelcall.Failed {
 	c := d.cmp
 	pol := c.policy()
 	if !pol.Budget.On() {
@@ -135,7 +136,7 @@ func (d *driver) compactIfNeeded(ctx context.Context, step int, msgs *[]provider
 	}
 	c.holdUntil = pol.HoldUntil(tokens)
 	if pol.OnRefusal(false, tokens) == compaction.RefusalEnd {
-		return &errTurnFailed{code: protocol.CodeContextOverflow, msg: overflowAdvice("the conversation is larger than the model's context window and could not be compacted")}
+		return &modelcall.Failed{Code: protocol.CodeContextOverflow, Msg: overflowAdvice("the conversation is larger than the model's context window and could not be compacted")}
 	}
 	return nil
 }
@@ -220,14 +221,14 @@ func (d *driver) plan(msgs []provider.Message) (compactionPlan, bool) {
 // replaced the context. A refusal or a failed summarizer is ok false with no
 // checkpoint; tf is set only when the run must end (canceled, the session
 // could not be written).
-func (d *driver) compact(ctx context.Context, step int, msgs *[]provider.Message, pl compactionPlan, reason string, tokensBefore int64) (ok bool, tf *errTurnFailed) {
+func (d *driver) compact(ctx context.Context, step int, msgs *[]provider.Message, pl compactionPlan, reason string, tokensBefore int64) (ok bool, tf *modelcall.Failed) {
 	d.stream(protocol.TypeCompactionStart, &protocol.CompactionStart{Reason: reason, Kind: protocol.CompactionLocal, TokensBefore: tokensBefore})
 	fin := &protocol.CompactionFinish{Reason: reason, Kind: protocol.CompactionLocal, TokensBefore: tokensBefore}
-	refuse := func(code, msg string) (bool, *errTurnFailed) {
+	refuse := func(code, msg string) (bool, *modelcall.Failed) {
 		fin.Error = &protocol.ErrorData{Code: code, Message: bound(msg)}
 		d.stream(protocol.TypeCompactionFinish, fin)
 		if ctx.Err() != nil {
-			return false, &errTurnFailed{code: protocol.CodeCanceled, msg: "the run was canceled"}
+			return false, &modelcall.Failed{Code: protocol.CodeCanceled, Msg: "the run was canceled"}
 		}
 		return false, nil
 	}
@@ -291,13 +292,13 @@ func (d *driver) compact(ctx context.Context, step int, msgs *[]provider.Message
 	if err := d.p.sess.Append(store.Record{Body: cp}); err != nil {
 		fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound("the checkpoint could not be written: " + err.Error())}
 		d.stream(protocol.TypeCompactionFinish, fin)
-		return false, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + err.Error()}
+		return false, &modelcall.Failed{Code: protocol.CodeSessionWriteFailed, Msg: "the session could not be written: " + err.Error()}
 	}
 	rebuilt, err := d.sessionMessages()
 	if err != nil {
 		fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound(err.Error())}
 		d.stream(protocol.TypeCompactionFinish, fin)
-		return false, &errTurnFailed{code: protocol.CodeSessionCorrupt, msg: err.Error()}
+		return false, &modelcall.Failed{Code: protocol.CodeSessionCorrupt, Msg: err.Error()}
 	}
 	*msgs = rebuilt
 	d.cmp.count.reset(after, len(rebuilt))
@@ -309,24 +310,24 @@ func (d *driver) compact(ctx context.Context, step int, msgs *[]provider.Message
 
 // summarizerFailed ends a compaction whose summarizer call (or, native,
 // compaction endpoint call) failed.
-func (d *driver) summarizerFailed(ctx context.Context, fin *protocol.CompactionFinish, err error) (bool, *errTurnFailed) {
+func (d *driver) summarizerFailed(ctx context.Context, fin *protocol.CompactionFinish, err error) (bool, *modelcall.Failed) {
 	what := "the summarizer call failed: "
 	if fin.Kind == protocol.CompactionNative {
 		what = "the compaction endpoint call failed: "
 	}
 	msg := what + err.Error()
-	var tf *errTurnFailed
+	var tf *modelcall.Failed
 	if errors.As(err, &tf) {
 		msg = what + failureMessage(tf)
 	}
 	fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound(d.p.red.String(scrub(msg, d.p.key)))}
 	d.stream(protocol.TypeCompactionFinish, fin)
 	if ctx.Err() != nil {
-		return false, &errTurnFailed{code: protocol.CodeCanceled, msg: "the run was canceled"}
+		return false, &modelcall.Failed{Code: protocol.CodeCanceled, Msg: "the run was canceled"}
 	}
 	var we *summaryWriteError
 	if errors.As(err, &we) {
-		return false, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + we.err.Error()}
+		return false, &modelcall.Failed{Code: protocol.CodeSessionWriteFailed, Msg: "the session could not be written: " + we.err.Error()}
 	}
 	return false, nil
 }

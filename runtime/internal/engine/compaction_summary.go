@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/engine/modelcall"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
 )
@@ -44,8 +45,8 @@ func (d *driver) summarize(ctx context.Context, step int, items []string, prev, 
 			call: func(ctx context.Context) (summaryAttempt, error) { return d.callSummarizer(ctx, req) },
 		})
 		if err != nil {
-			var tf *errTurnFailed
-			if errors.As(err, &tf) && isOverflowCode(tf.code) && trims < maxSummarizerTrims && len(items) > 1 && ctx.Err() == nil {
+			var tf *modelcall.Failed
+			if errors.As(err, &tf) && isOverflowCode(tf.Code) && trims < maxSummarizerTrims && len(items) > 1 && ctx.Err() == nil {
 				items = items[1:]
 				continue
 			}

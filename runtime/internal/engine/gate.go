@@ -14,6 +14,7 @@ import (
 	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
+	"octet.dev/host/runtime/internal/engine/modelcall"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
@@ -329,14 +330,14 @@ func (d *driver) review(ctx context.Context, step int, candidate string) (GateDe
 			Message: bound(d.sanitize("the terminal gate failed: " + msg))}}
 	}
 	if err != nil {
-		var tf *errTurnFailed
+		var tf *modelcall.Failed
 		switch {
 		case ctx.Err() != nil:
 			return GateDecision{}, &runEnd{fsmrun.StatusError, "", &protocol.ErrorData{Code: protocol.CodeCanceled, Message: "the run was canceled"}}
-		case errors.As(err, &tf) && tf.code == protocol.CodeSessionWriteFailed:
-			return GateDecision{}, &runEnd{fsmrun.StatusError, "", &protocol.ErrorData{Code: tf.code, Message: bound(d.sanitize(tf.msg))}}
+		case errors.As(err, &tf) && tf.Code == protocol.CodeSessionWriteFailed:
+			return GateDecision{}, &runEnd{fsmrun.StatusError, "", &protocol.ErrorData{Code: tf.Code, Message: bound(d.sanitize(tf.Msg))}}
 		case errors.As(err, &tf):
-			return failed("its model call failed (" + tf.code + "): " + failureMessage(tf))
+			return failed("its model call failed (" + tf.Code + "): " + failureMessage(tf))
 		}
 		return failed(err.Error())
 	}
@@ -434,13 +435,13 @@ func (d *driver) askModelGate(ctx context.Context, g *ModelGate, in GateInput) (
 		u := store.Usage{RunID: d.p.req.RunID, Step: in.Step, Model: r.model.ID, Operation: operationTerminalGate,
 			Usage: store.NewUsageV1(ans.usage), CostUSD: callCost(r.model.Cost, ans.usage)}
 		if err := d.p.sess.Append(store.Record{Body: u}); err != nil {
-			return GateDecision{}, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + err.Error()}
+			return GateDecision{}, &modelcall.Failed{Code: protocol.CodeSessionWriteFailed, Msg: "the session could not be written: " + err.Error()}
 		}
 	} else {
 		// Billed, but of unknown size: the figures are subtotals from now
 		// on, as for a model step.
 		if err := d.p.sess.RecordUsageUncertainty(r.model.Provider, r.model.ID, operationTerminalGate); err != nil {
-			return GateDecision{}, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the usage uncertainty record could not be written: " + err.Error()}
+			return GateDecision{}, &modelcall.Failed{Code: protocol.CodeSessionWriteFailed, Msg: "the usage uncertainty record could not be written: " + err.Error()}
 		}
 		d.markUncertain()
 	}

@@ -9,6 +9,7 @@ import (
 	"octet.dev/host/fsm/steering"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
+	"octet.dev/host/runtime/internal/engine/modelcall"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
 )
@@ -98,7 +99,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			}
 			// Compact first when the context is over the budget's threshold.
 			if tf := d.compactIfNeeded(ctx, step, &msgs); tf != nil {
-				return fail(tf.code, tf.msg)
+				return fail(tf.Code, tf.Msg)
 			}
 		}
 		turn, err := d.modelTurnFitting(ctx, step, &msgs, func(msgs []provider.Message) provider.Request {
@@ -110,14 +111,14 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			}
 		})
 		if err != nil {
-			var tf *errTurnFailed
+			var tf *modelcall.Failed
 			switch {
 			case ctx.Err() != nil:
 				return fail(protocol.CodeCanceled, "the run was canceled")
-			case errors.As(err, &tf) && tf.code == protocol.CodeUnsettledNativeSteering:
+			case errors.As(err, &tf) && tf.Code == protocol.CodeUnsettledNativeSteering:
 				return unknown()
 			case errors.As(err, &tf):
-				return fail(tf.code, failureMessage(tf))
+				return fail(tf.Code, failureMessage(tf))
 			}
 			return fail(protocol.CodeProviderError, scrub(providerMessage(err), p.key))
 		}
@@ -132,7 +133,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		}
 		d.steps++
 		d.noteStep(turn, msgs)
-		if !turn.usageReported {
+		if !turn.UsageReported {
 			// The call was billed but the server never said how much: the
 			// figures from here on are known subtotals, exactly as after a
 			// discarded attempt (CONTRACT §12), never zeros presented as fact.
@@ -143,24 +144,24 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		}
 		// The blocks record the wire and model they came from, so that a
 		// session resumed on another wire never sends them there.
-		provider.SetOrigin(turn.reasoningBlocks, string(p.model.Mode), p.model.APIModel)
+		provider.SetOrigin(turn.ReasoningBlocks, string(p.model.Mode), p.model.APIModel)
 		// Each call gets an id unique in the conversation and fit for every
 		// wire, used alike by tool_start, tool_finish, the session and the
 		// next request.
-		provider.AssignCallIDs(turn.calls, step, provider.CallIDs(msgs))
+		provider.AssignCallIDs(turn.Calls, step, provider.CallIDs(msgs))
 		assistant := provider.Message{
-			Role: provider.RoleAssistant, Text: turn.text, Reasoning: turn.reasoning,
-			ReasoningBlocks: turn.reasoningBlocks, ToolCalls: turn.calls, OutputMedia: outMedia,
+			Role: provider.RoleAssistant, Text: turn.Text, Reasoning: turn.Reasoning,
+			ReasoningBlocks: turn.ReasoningBlocks, ToolCalls: turn.Calls, OutputMedia: outMedia,
 		}
-		cost := d.account(step, turn.usage)
+		cost := d.account(step, turn.Usage)
 		if err := p.sess.Append(
 			store.Record{Body: store.Message{RunID: p.req.RunID, Message: store.NewMessageV1(assistant)}},
-			store.Record{Body: store.Usage{RunID: p.req.RunID, Step: step, Model: p.model.ID, Usage: store.NewUsageV1(turn.usage), CostUSD: cost.Total}},
+			store.Record{Body: store.Usage{RunID: p.req.RunID, Step: step, Model: p.model.ID, Usage: store.NewUsageV1(turn.Usage), CostUSD: cost.Total}},
 		); err != nil {
 			return writeFailed(err)
 		}
 		msgs = append(msgs, assistant)
-		output = turn.text
+		output = turn.Text
 		if n != nil {
 			// A successor's usage is accounted: its intents settle.
 			if err := n.accounted(step); err != nil {
@@ -170,7 +171,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 				return unknown()
 			}
 		}
-		if turn.finish == provider.FinishLength {
+		if turn.Finish == provider.FinishLength {
 			// A tool call cut by the output cap is never executed, and a cut
 			// answer is not presented as complete.
 			return fail(protocol.CodeOutputIncomplete, "the model's output reached max_output_tokens before it finished")
@@ -179,7 +180,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		// message delivered now is one the model will see. At the last step
 		// the queue waits, and the run's end drops it.
 		lastStep := step >= p.maxSteps
-		if n != nil && len(turn.calls) == 0 && (n.follow != nil || n.unresolved()) {
+		if n != nil && len(turn.Calls) == 0 && (n.follow != nil || n.unresolved()) {
 			// A steer is outstanding: the server creates a successor (the
 			// next step reads it) or says it failed (the input is queued).
 			successor, err := d.awaitNative(step, false)
@@ -193,10 +194,10 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 				continue
 			}
 		}
-		if len(turn.calls) == 0 {
+		if len(turn.Calls) == 0 {
 			// The run would complete: steering, the terminal gate and
 			// follow-ups decide whether it goes on (gate.go).
-			end, kept := d.wouldStop(ctx, step, &msgs, turn.text, lastStep)
+			end, kept := d.wouldStop(ctx, step, &msgs, turn.Text, lastStep)
 			if end != nil {
 				return end.status, end.output, end.err
 			}
@@ -204,7 +205,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			continue
 		}
 		var b boundaryOutcome
-		for i, call := range turn.calls {
+		for i, call := range turn.Calls {
 			result := d.runTool(ctx, step, call)
 			if err := p.sess.Append(store.Record{Body: store.Message{RunID: p.req.RunID, Message: store.NewMessageV1(result)}}); err != nil {
 				return writeFailed(err)
@@ -213,9 +214,9 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			if ctx.Err() != nil {
 				return fail(protocol.CodeCanceled, "the run was canceled")
 			}
-			if i < len(turn.calls)-1 && !lastStep {
+			if i < len(turn.Calls)-1 && !lastStep {
 				if b = d.rc.boundary(steering.Input{Trigger: steering.TrAfterTool}); b.skipTools {
-					if err := d.skipTools(&msgs, turn.calls[i+1:]); err != nil {
+					if err := d.skipTools(&msgs, turn.Calls[i+1:]); err != nil {
 						return writeFailed(err)
 					}
 					break

@@ -8,6 +8,7 @@ import (
 	"octet.dev/host/fsm/compaction"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
+	"octet.dev/host/runtime/internal/engine/modelcall"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
 )
@@ -56,7 +57,7 @@ func (d *driver) nativeCompactor() (provider.Compactor, bool) {
 // runCompaction compacts msgs natively when the route has an endpoint,
 // else locally. attempted is false when a local compaction has nothing to
 // summarize (no events then).
-func (d *driver) runCompaction(ctx context.Context, step int, msgs *[]provider.Message, reason string, tokens int64) (attempted, ok bool, tf *errTurnFailed) {
+func (d *driver) runCompaction(ctx context.Context, step int, msgs *[]provider.Message, reason string, tokens int64) (attempted, ok bool, tf *modelcall.Failed) {
 	c, native := d.nativeCompactor()
 	var pl compactionPlan
 	can := false
@@ -76,7 +77,7 @@ func (d *driver) runCompaction(ctx context.Context, step int, msgs *[]provider.M
 
 // compactNative runs one native compaction, as the auxiliary operation
 // native_compaction under the recovery loop.
-func (d *driver) compactNative(ctx context.Context, step int, c provider.Compactor, msgs *[]provider.Message, reason string, tokensBefore int64) (bool, *errTurnFailed) {
+func (d *driver) compactNative(ctx context.Context, step int, c provider.Compactor, msgs *[]provider.Message, reason string, tokensBefore int64) (bool, *modelcall.Failed) {
 	d.stream(protocol.TypeCompactionStart, &protocol.CompactionStart{Reason: reason, Kind: protocol.CompactionNative, TokensBefore: tokensBefore})
 	fin := &protocol.CompactionFinish{Reason: reason, Kind: protocol.CompactionNative, TokensBefore: tokensBefore}
 	req := provider.Request{Model: d.p.model.APIModel, System: d.cmp.system, Messages: *msgs}
@@ -104,13 +105,13 @@ func (d *driver) compactNative(ctx context.Context, step int, c provider.Compact
 	if err := d.p.sess.Append(store.Record{Body: cp}); err != nil {
 		fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound("the checkpoint could not be written: " + err.Error())}
 		d.stream(protocol.TypeCompactionFinish, fin)
-		return false, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + err.Error()}
+		return false, &modelcall.Failed{Code: protocol.CodeSessionWriteFailed, Msg: "the session could not be written: " + err.Error()}
 	}
 	rebuilt, err := d.sessionMessages()
 	if err != nil {
 		fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound(err.Error())}
 		d.stream(protocol.TypeCompactionFinish, fin)
-		return false, &errTurnFailed{code: protocol.CodeSessionCorrupt, msg: err.Error()}
+		return false, &modelcall.Failed{Code: protocol.CodeSessionCorrupt, Msg: err.Error()}
 	}
 	*msgs = rebuilt
 	d.cmp.count.reset(after, len(rebuilt))

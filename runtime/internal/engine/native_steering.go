@@ -11,6 +11,7 @@ import (
 	fsmrun "octet.dev/host/fsm/run"
 	"octet.dev/host/fsm/steering"
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/engine/modelcall"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
 )
@@ -472,12 +473,12 @@ func (d *driver) endNative(status string, errInfo *protocol.ErrorData) (string, 
 // never; every intent in flight becomes unknown and the run ends blocked.
 // A failure of the host's own (an errTurnFailed from the call) is
 // returned as it is.
-func (d *driver) nativeAbort(err error) (*errTurnFailed, bool) {
+func (d *driver) nativeAbort(err error) (*modelcall.Failed, bool) {
 	n := d.native
 	if n == nil {
 		return nil, false
 	}
-	var tf *errTurnFailed
+	var tf *modelcall.Failed
 	if errors.As(err, &tf) {
 		return tf, true
 	}
@@ -485,7 +486,7 @@ func (d *driver) nativeAbort(err error) (*errTurnFailed, bool) {
 		return nil, false
 	}
 	n.lostAll()
-	return &errTurnFailed{code: protocol.CodeUnsettledNativeSteering, msg: unknownNativeMessage}, true
+	return &modelcall.Failed{Code: protocol.CodeUnsettledNativeSteering, Msg: unknownNativeMessage}, true
 }
 
 // nativeBusy reports a step that may not be re-issued: it reads a

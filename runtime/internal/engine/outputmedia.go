@@ -1,9 +1,8 @@
 package engine
 
 import (
-	"os"
-
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/engine/modelcall"
 	"octet.dev/host/runtime/provider"
 )
 
@@ -18,41 +17,18 @@ import (
 // path (the bytes never cross a frame), and the assistant message records
 // typed references to them.
 
-// addMedia takes an EventMedia of the attempt.
-func (t *turn) addMedia(m *provider.OutputMedia) {
-	if m != nil {
-		t.media = append(t.media, *m)
-	}
-}
-
-// settleMedia ends an attempt: on failure its media files are removed.
-func (t *turn) settleMedia(err error) error {
-	if err != nil {
-		dropMedia(t.media)
-		t.media = nil
-	}
-	return err
-}
-
-// dropMedia removes the temporary files of media never committed.
-func dropMedia(ms []provider.OutputMedia) {
-	for _, m := range ms {
-		_ = os.Remove(m.Spool)
-	}
-}
-
 // commitMedia stores the committed attempt's media beside the session,
 // durably, emits output_media for each and returns the references the
 // assistant message records. On a failure the files not stored yet are
 // removed.
-func (d *driver) commitMedia(step int, t *turn) ([]provider.Media, error) {
-	ms := t.media
-	t.media = nil
+func (d *driver) commitMedia(step int, t *modelcall.Turn) ([]provider.Media, error) {
+	ms := t.Media
+	t.Media = nil
 	var refs []provider.Media
 	for i, m := range ms {
 		path, err := d.p.sess.AdoptMedia(m.Spool, m.SHA256)
 		if err != nil {
-			dropMedia(ms[i+1:])
+			modelcall.DropMedia(ms[i+1:])
 			return nil, err
 		}
 		refs = append(refs, provider.Media{Type: m.Type, MIMEType: m.MIMEType, Format: m.Format, SHA256: m.SHA256, Bytes: m.Bytes})

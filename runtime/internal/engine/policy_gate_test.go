@@ -2,11 +2,12 @@ package engine
 
 import (
 	"encoding/json"
-	"octet.dev/host/protocol"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"octet.dev/host/protocol"
 
 	"github.com/google/go-cmp/cmp"
 )

@@ -3,10 +3,11 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"octet.dev/host/protocol"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"octet.dev/host/protocol"
 
 	"octet.dev/host/runtime/fakeprovider"
 )

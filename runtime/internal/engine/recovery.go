@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"octet.dev/host/runtime/internal/copilot"
 	"syscall"
 	"time"
+
+	"octet.dev/host/runtime/internal/copilot"
+	"octet.dev/host/runtime/internal/engine/modelcall"
 
 	"octet.dev/host/fsm/recovery"
 	"octet.dev/host/protocol"
@@ -104,11 +106,6 @@ func isOutage(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Op == "dial" && op.Timeout()
 }
-
-// errTurnFailed is a turn that recovery gave up on, with its code.
-type errTurnFailed struct{ code, msg string }
-
-func (e *errTurnFailed) Error() string { return e.code + ": " + e.msg }
 
 // Operations recovered under the recovery machine: the assistant turn of a
 // step, whose recovery is reported as provider_retry and
@@ -221,7 +218,7 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 						// spent, or it was canceled): there is nothing
 						// left to abort, and the write failure is the
 						// more important news.
-						return zero, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: bound(scrub(msg, d.p.key))}
+						return zero, &modelcall.Failed{Code: protocol.CodeSessionWriteFailed, Msg: bound(scrub(msg, d.p.key))}
 					}
 					next = recovery.Input{Trigger: recovery.TrAbort, Code: protocol.CodeSessionWriteFailed, Message: msg}
 					goto fire
@@ -257,7 +254,7 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 			case recovery.EffSucceed:
 				return last, nil
 			case recovery.EffFail:
-				return zero, &errTurnFailed{code: e.Code, msg: bound(scrub(e.Message, d.p.key))}
+				return zero, &modelcall.Failed{Code: e.Code, Msg: bound(scrub(e.Message, d.p.key))}
 			}
 		}
 	fire:
@@ -274,12 +271,12 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 // modelTurn performs one logical model turn under the recovery machine.
 // Only the committed attempt's output reaches the session; a replaced
 // attempt's partial text and reasoning become recovered_output events.
-func (d *driver) modelTurn(ctx context.Context, step int, req provider.Request) (turn, error) {
-	return recoverCall(ctx, d, operation[turn]{
+func (d *driver) modelTurn(ctx context.Context, step int, req provider.Request) (modelcall.Turn, error) {
+	return recoverCall(ctx, d, operation[modelcall.Turn]{
 		name:      operationAssistantTurn,
-		call:      func(ctx context.Context) (turn, error) { return d.callModel(ctx, step, req) },
+		call:      func(ctx context.Context) (modelcall.Turn, error) { return d.callModel(ctx, step, req) },
 		lifecycle: d.lifecycleOn(),
-		discard:   func(t turn) { d.discardTurn(step, t) },
+		discard:   func(t modelcall.Turn) { d.discardTurn(step, t) },
 	})
 }
 

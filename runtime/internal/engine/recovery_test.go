@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"octet.dev/host/runtime/internal/copilot"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"octet.dev/host/runtime/internal/copilot"
+	"octet.dev/host/runtime/internal/engine/modelcall"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -366,8 +368,8 @@ func TestAuxiliaryOperationExhausted(t *testing.T) {
 		name: operationTerminalGate,
 		call: func(context.Context) (struct{}, error) { return struct{}{}, pe("http_status", 500, true, false) },
 	})
-	var tf *errTurnFailed
-	if !errors.As(err, &tf) || tf.code != recovery.CodeRetriesExhausted {
+	var tf *modelcall.Failed
+	if !errors.As(err, &tf) || tf.Code != recovery.CodeRetriesExhausted {
 		t.Fatalf("err %v, want %s", err, recovery.CodeRetriesExhausted)
 	}
 	ops := find[protocol.ProviderOperationRetry](drained(d))
@@ -395,8 +397,8 @@ func TestUncertaintyWriteFailureEndsTheTurn(t *testing.T) {
 					return struct{}{}, pe("stream_cut", 0, true, true) // may have been billed
 				},
 			})
-			var tf *errTurnFailed
-			if !errors.As(err, &tf) || tf.code != protocol.CodeSessionWriteFailed {
+			var tf *modelcall.Failed
+			if !errors.As(err, &tf) || tf.Code != protocol.CodeSessionWriteFailed {
 				t.Fatalf("err %v, want %s", err, protocol.CodeSessionWriteFailed)
 			}
 			if calls != 1 {
@@ -441,8 +443,8 @@ func TestAuxiliaryOperationCeiling(t *testing.T) {
 			return struct{}{}, nil
 		},
 	})
-	var tf *errTurnFailed
-	if !errors.As(err, &tf) || tf.code != recovery.CodeNetworkWaitExceeded {
+	var tf *modelcall.Failed
+	if !errors.As(err, &tf) || tf.Code != recovery.CodeNetworkWaitExceeded {
 		t.Fatalf("err %v, want %s", err, recovery.CodeNetworkWaitExceeded)
 	}
 	if want := []time.Duration{0, 2500 * time.Millisecond}; !cmp.Equal(opens, want) {

@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"log/slog"
 	"math/rand/v2"
-	"octet.dev/host/protocol"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"octet.dev/host/protocol"
 
 	"octet.dev/host/runtime/fakeprovider"
 	"octet.dev/host/runtime/provider"

@@ -2,11 +2,12 @@ package engine
 
 import (
 	"context"
-	"octet.dev/host/protocol"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"octet.dev/host/protocol"
 
 	"octet.dev/host/runtime/fakeprovider"
 )

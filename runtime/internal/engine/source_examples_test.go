@@ -5,12 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"octet.dev/host/protocol"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"octet.dev/host/protocol"
 
 	"octet.dev/host/runtime/fakeprovider"
 )

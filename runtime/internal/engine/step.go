@@ -6,22 +6,12 @@ import (
 	"strings"
 
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/engine/modelcall"
 	"octet.dev/host/runtime/provider"
 )
 
-// turn is one model call's committed result.
-type turn struct {
-	text, reasoning string
-	reasoningBlocks []provider.ReasoningBlock
-	calls           []provider.ToolCall
-	usage           provider.Usage
-	usageReported   bool // the server sent usage figures for this call
-	finish          string
-	media           []provider.OutputMedia // spooled, not yet stored (outputmedia.go)
-}
-
-func (d *driver) callModel(ctx context.Context, step int, req provider.Request) (turn, error) {
-	var t turn
+func (d *driver) callModel(ctx context.Context, step int, req provider.Request) (modelcall.Turn, error) {
+	var t modelcall.Turn
 	var s provider.Stream
 	var err error
 	n := d.native
@@ -88,23 +78,23 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 				d.delta(step, protocol.ChannelReasoning, out)
 			}
 		case provider.EventToolCall:
-			t.calls = append(t.calls, d.p.red.call(ev.ToolCall))
+			t.Calls = append(t.Calls, d.p.red.call(ev.ToolCall))
 		case provider.EventUsage:
-			t.usage, t.usageReported = provider.Reported(ev.Usage)
+			t.Usage, t.UsageReported = provider.Reported(ev.Usage)
 		case provider.EventFinish:
-			t.finish = ev.FinishReason
+			t.Finish = ev.FinishReason
 		case provider.EventMedia:
-			t.addMedia(ev.Media)
+			t.AddMedia(ev.Media)
 		case provider.EventResponseCreated:
 			if g != nil {
 				if err := n.created(ev.ID, step); err != nil {
-					return t, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + err.Error()}
+					return t, &modelcall.Failed{Code: protocol.CodeSessionWriteFailed, Msg: "the session could not be written: " + err.Error()}
 				}
 			}
 		case provider.EventSteerAccepted, provider.EventSteerPending, provider.EventSteerFailed:
 			if g != nil {
 				if err := n.onEvent(ev); err != nil {
-					return t, &errTurnFailed{code: protocol.CodeSessionWriteFailed, msg: "the session could not be written: " + err.Error()}
+					return t, &modelcall.Failed{Code: protocol.CodeSessionWriteFailed, Msg: "the session could not be written: " + err.Error()}
 				}
 			}
 		}
@@ -123,8 +113,8 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 	}
 	// On failure the partial text is returned too: it becomes recovered
 	// output when recovery discards the attempt.
-	t.text, t.reasoning, t.reasoningBlocks = text.String(), d.p.red.String(reasoning.Text()), d.p.red.blocks(reasoning.Blocks())
-	return t, t.settleMedia(s.Err())
+	t.Text, t.Reasoning, t.ReasoningBlocks = text.String(), d.p.red.String(reasoning.Text()), d.p.red.blocks(reasoning.Blocks())
+	return t, t.SettleMedia(s.Err())
 }
 
 // deltaSlab is how many model_delta payloads are allocated at once.
@@ -146,14 +136,14 @@ func (d *driver) delta(step int, channel, text string) {
 }
 
 // failureMessage explains a turn recovery gave up on.
-func failureMessage(tf *errTurnFailed) string {
-	switch tf.code {
+func failureMessage(tf *modelcall.Failed) string {
+	switch tf.Code {
 	case protocol.CodeRetriesExhausted:
-		return "the retry budget is exhausted: " + tf.msg
+		return "the retry budget is exhausted: " + tf.Msg
 	case protocol.CodeNetworkWaitExceeded:
-		return "the provider was unreachable for longer than the maximum network wait; last failure: " + tf.msg
+		return "the provider was unreachable for longer than the maximum network wait; last failure: " + tf.Msg
 	}
-	return tf.msg
+	return tf.Msg
 }
 
 func providerMessage(err error) string {

@@ -36,6 +36,12 @@ type Features struct {
 	Extensions         bool `json:"extensions"`
 	ProcessGroupAbort  bool `json:"process_group_abort"`
 	InBandAbort        bool `json:"in_band_abort"`
+	// MaxSteps: a run may carry max_steps, the bound on its model steps
+	// (an optional run field this host adds to the source's list, CONTRACT §8).
+	MaxSteps bool `json:"max_steps"`
+	// Reasoning: a run may carry reasoning, the effort of a route that
+	// supports reasoning (an optional run field this host adds, CONTRACT §8).
+	Reasoning bool `json:"reasoning"`
 }
 
 // Models is the data of models (CONTRACT §7).

@@ -960,7 +960,8 @@ func TestHelloAdvertisesRunFeatures(t *testing.T) {
 	f := e.c.Hello().Features
 	want := protocol.Features{Streaming: true, PersistentSessions: true, SeedHistory: true, PromptDisplayText: true,
 		InlineModels: true, Tools: true, ProcessGroupAbort: true, TypedMediaInput: true, TypedImageInput: true, TypedAudioInput: true,
-		Skills: true, Extensions: true} // resources_e2e_test.go, extensions_e2e_test.go
+		Skills: true, Extensions: true, // resources_e2e_test.go, extensions_e2e_test.go
+		MaxSteps: true, Reasoning: true} // runfields_e2e_test.go
 	if f != want {
 		t.Errorf("features %+v, want %+v", f, want)
 	}

@@ -29,6 +29,8 @@ func features() protocol.Features {
 		Extensions:         true, // TestExtensionsThroughTheBinary, TestRunExtensionNotifications: findings after started; grants no process start
 		ProcessGroupAbort:  true,
 		InBandAbort:        false,
+		MaxSteps:           true, // TestRunMaxSteps: blocked with max_steps_reached, no step past the limit
+		Reasoning:          true, // TestRunReasoningEffort: the effort reaches each wire's request body
 	}
 }
 

@@ -139,8 +139,9 @@ type toolAcc struct {
 // wire decoding of this mode, used by the HTTP Stream and directly by tests
 // and benchmarks.
 type decoder struct {
-	sse *sse.Reader
-	c   chunk
+	sse  *sse.Reader
+	c    chunk
+	strs edge.Strings // the delta texts' storage (edge.Strings)
 	edge.Queue
 
 	tools    []toolAcc
@@ -228,7 +229,7 @@ func (d *decoder) step() {
 // decodeChunk applies one chat.completion.chunk.
 func (d *decoder) decodeChunk(data []byte) {
 	c := &d.c
-	if !parseChunkFast(data, c) {
+	if !parseChunkFast(data, c, &d.strs) {
 		// Unmarshal merges into existing values; clear what a chunk may
 		// omit. json v2 zeroes reused slice elements itself.
 		c.Choices, c.Usage, c.Error = c.Choices[:0], nil, nil

@@ -12,8 +12,9 @@ import "octet.dev/host/runtime/internal/provider/edge"
 // FuzzFastPath checks the equivalence.
 
 // parseChunkFast decodes data into c, reporting false when it declines.
-// c may be partly written when it declines; the caller resets it.
-func parseChunkFast(data []byte, c *chunk) bool {
+// c may be partly written when it declines; the caller resets it. The
+// delta texts are made in strs (nil: ordinary strings).
+func parseChunkFast(data []byte, c *chunk, strs *edge.Strings) bool {
 	s := edge.NewScanner(data)
 	c.Choices, c.Usage, c.Error = c.Choices[:0], nil, nil
 	if !s.Consume('{') {
@@ -28,7 +29,7 @@ func parseChunkFast(data []byte, c *chunk) bool {
 			}
 			switch string(name) {
 			case "choices":
-				ok = seen.First(1) && scanChoices(&s, c)
+				ok = seen.First(1) && scanChoices(&s, c, strs)
 			case "usage":
 				ok = seen.First(2) && s.Null()
 			case "error":
@@ -51,7 +52,7 @@ func parseChunkFast(data []byte, c *chunk) bool {
 	return s.AtEnd()
 }
 
-func scanChoices(s *edge.Scanner, c *chunk) bool {
+func scanChoices(s *edge.Scanner, c *chunk, strs *edge.Strings) bool {
 	if s.Null() {
 		c.Choices = nil
 		return true
@@ -70,7 +71,7 @@ func scanChoices(s *edge.Scanner, c *chunk) bool {
 		} else {
 			c.Choices = append(c.Choices, choice{})
 		}
-		if !scanChoice(s, &c.Choices[n]) {
+		if !scanChoice(s, &c.Choices[n], strs) {
 			return false
 		}
 		if s.Consume(',') {
@@ -80,7 +81,7 @@ func scanChoices(s *edge.Scanner, c *chunk) bool {
 	}
 }
 
-func scanChoice(s *edge.Scanner, ch *choice) bool {
+func scanChoice(s *edge.Scanner, ch *choice, strs *edge.Strings) bool {
 	if !s.Consume('{') {
 		return false
 	}
@@ -97,7 +98,7 @@ func scanChoice(s *edge.Scanner, ch *choice) bool {
 		case "index":
 			ok = seen.First(1) && s.IntOrNull(&ch.Index)
 		case "delta":
-			ok = seen.First(2) && scanDelta(s, &ch.Delta)
+			ok = seen.First(2) && scanDelta(s, &ch.Delta, strs)
 		case "finish_reason":
 			ok = seen.First(4) && s.StringOrNull(&ch.FinishReason)
 		default:
@@ -113,7 +114,7 @@ func scanChoice(s *edge.Scanner, ch *choice) bool {
 	}
 }
 
-func scanDelta(s *edge.Scanner, d *delta) bool {
+func scanDelta(s *edge.Scanner, d *delta, strs *edge.Strings) bool {
 	if s.Null() {
 		return true
 	}
@@ -131,11 +132,11 @@ func scanDelta(s *edge.Scanner, d *delta) bool {
 		}
 		switch string(name) {
 		case "content":
-			ok = seen.First(1) && s.StringOrNull(&d.Content)
+			ok = seen.First(1) && s.StringOrNullIn(&d.Content, strs)
 		case "refusal":
-			ok = seen.First(2) && s.StringOrNull(&d.Refusal)
+			ok = seen.First(2) && s.StringOrNullIn(&d.Refusal, strs)
 		case "reasoning_content":
-			ok = seen.First(4) && s.StringOrNull(&d.ReasoningContent)
+			ok = seen.First(4) && s.StringOrNullIn(&d.ReasoningContent, strs)
 		case "reasoning":
 			var r string
 			ok = seen.First(8) && s.StringOrNull(&r)

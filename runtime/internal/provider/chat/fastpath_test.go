@@ -11,6 +11,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"octet.dev/host/runtime/internal/provider/edge"
 )
 
 // chunkSeeds returns every data payload of the recorded fixtures.
@@ -53,7 +54,7 @@ var chunkCmp = []cmp.Option{cmp.AllowUnexported(optInt{}), cmpopts.EquateEmpty()
 // accepts it too and produces the same chunk.
 func checkFastPath(t *testing.T, data []byte) (accepted bool) {
 	var fast, slow chunk
-	if !parseChunkFast(data, &fast) {
+	if !parseChunkFast(data, &fast, new(edge.Strings)) {
 		return false
 	}
 	if err := json.Unmarshal(data, &slow, unmarshalOpts); err != nil {

@@ -145,7 +145,11 @@ var strSpecial = func() (t [256]bool) {
 
 // StringOrNull decodes a string (or null, as "") into dst. It declines
 // invalid UTF-8 and lone surrogate escapes, which json v2 replaces.
-func (s *Scanner) StringOrNull(dst *string) bool {
+func (s *Scanner) StringOrNull(dst *string) bool { return s.StringOrNullIn(dst, nil) }
+
+// StringOrNullIn is StringOrNull making the string in a (nil: an ordinary
+// string), unescaping in a's scratch buffer.
+func (s *Scanner) StringOrNullIn(dst *string, a *Strings) bool {
 	s.Space()
 	if s.Literal("null") {
 		*dst = ""
@@ -156,14 +160,21 @@ func (s *Scanner) StringOrNull(dst *string) bool {
 		return false
 	}
 	if !escaped {
-		*dst = string(raw)
+		*dst = a.Make(raw)
 		return true
 	}
-	out, ok := Unescape(make([]byte, 0, len(raw)), raw)
+	var buf []byte
+	if a != nil {
+		buf = a.scratch[:0]
+	}
+	out, ok := Unescape(buf, raw)
+	if a != nil {
+		a.scratch = out[:0]
+	}
 	if !ok {
 		return false
 	}
-	*dst = string(out)
+	*dst = a.Make(out)
 	return true
 }
 

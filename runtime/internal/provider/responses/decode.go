@@ -120,7 +120,8 @@ type item struct {
 type decoder struct {
 	sse     *sse.Reader
 	fe      fastEvent
-	scratch []byte // unescaping buffer of the fast path
+	scratch []byte       // unescaping buffer of the fast path
+	strs    edge.Strings // the delta texts' storage (edge.Strings)
 	ev      wireEvent
 	edge.Queue
 
@@ -288,7 +289,7 @@ func (d *decoder) decodeEvent(sseType string, data []byte) {
 			return
 		}
 		if kind.isDelta() && fe.fieldsOK {
-			d.delta(kind, fe.outputIndex, fe.summaryIndex, fe.text(&d.scratch))
+			d.delta(kind, fe.outputIndex, fe.summaryIndex, fe.text(&d.scratch, &d.strs))
 			return
 		}
 	} else {

@@ -31,14 +31,14 @@ type fastEvent struct {
 	fieldsOK bool
 }
 
-// text returns the delta as a string, the one allocation of a delta event.
-// scratch is a buffer reused for unescaping.
-func (fe *fastEvent) text(scratch *[]byte) string {
+// text returns the delta as a string made in strs (no allocation of its
+// own). scratch is a buffer reused for unescaping.
+func (fe *fastEvent) text(scratch *[]byte, strs *edge.Strings) string {
 	if !fe.deltaEscaped {
-		return string(fe.delta)
+		return strs.Make(fe.delta)
 	}
 	*scratch, _ = edge.Unescape((*scratch)[:0], fe.delta)
-	return string(*scratch)
+	return strs.Make(*scratch)
 }
 
 // parseFast scans data into fe, reporting false when it declines.

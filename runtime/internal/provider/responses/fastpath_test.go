@@ -100,7 +100,7 @@ func checkFastPath(t *testing.T, data []byte) (accepted bool) {
 		t.Fatalf("fast path decoded a delta json v2 rejects (%v): %q", err, data)
 	}
 	var scratch []byte
-	if got := fe.text(&scratch); got != ev.Delta || fe.outputIndex != ev.OutputIndex || fe.summaryIndex != ev.SummaryIndex {
+	if got := fe.text(&scratch, new(edge.Strings)); got != ev.Delta || fe.outputIndex != ev.OutputIndex || fe.summaryIndex != ev.SummaryIndex {
 		t.Fatalf("fast (%d, %d, %q) != json v2 (%d, %d, %q) for %q",
 			fe.outputIndex, fe.summaryIndex, got, ev.OutputIndex, ev.SummaryIndex, ev.Delta, data)
 	}

@@ -290,7 +290,7 @@ func TestImageOverWebSocketCut(t *testing.T) {
 			}
 			defer s.Close()
 			if tc.limit > 0 {
-				s.(*wsStream).s.conn.SetReadLimit(tc.limit)
+				s.(*wsStream).s.setReadLimit(tc.limit)
 			}
 			for s.Next() {
 				if ev := s.Event(); ev.Kind == provider.EventMedia {

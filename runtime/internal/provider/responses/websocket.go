@@ -122,12 +122,25 @@ type wsState struct {
 // socket) never interleaves with another.
 type socket struct {
 	conn   *websocket.Conn
-	wmu    sync.Mutex // writeText
-	opened time.Time  // by the Provider's clock
-	used   time.Time  // when its last call ended
-	state  *wsState   // nil: no continuation possible
+	frames *frameReader // reads the messages (nil: the library's NextReader does)
+	wmu    sync.Mutex   // writeText
+	opened time.Time    // by the Provider's clock
+	used   time.Time    // when its last call ended
+	state  *wsState     // nil: no continuation possible
 	timer  *time.Timer
 	closed atomic.Bool // close was called: nothing more can be sent
+}
+
+// libraryReader makes new sockets read through the library's NextReader:
+// the tests that hold frameReader to the library's reading set it.
+var libraryReader = false
+
+// setReadLimit bounds a message's length, in bytes.
+func (s *socket) setReadLimit(n int64) {
+	s.conn.SetReadLimit(n)
+	if s.frames != nil {
+		s.frames.limit = n
+	}
 }
 
 // errNotSent marks a writeText error after which nothing of the message
@@ -301,9 +314,15 @@ func (p *Provider) dial(ctx context.Context) (s *socket, refused bool, err error
 	// A message may be as long as a long SSE data line (a generated
 	// image); past LongDataAt it is decoded like one, as it is read
 	// (readMessage, decoder.stepEvent).
-	conn.SetReadLimit(int64(max(p.maxEvent, edge.MaxLongDataBytes)))
 	now := p.now()
-	return &socket{conn: conn, opened: now, used: now}, false, nil
+	s = &socket{conn: conn, opened: now, used: now}
+	if !cc.readAhead && !libraryReader {
+		// The library read nothing past the handshake's answer: the
+		// messages can be read straight off the connection.
+		s.frames = newFrameReader(cc, conn)
+	}
+	s.setReadLimit(int64(max(p.maxEvent, edge.MaxLongDataBytes)))
+	return s, false, nil
 }
 
 // transportText is err's text without a URL's path or query, which may
@@ -651,10 +670,17 @@ func (ws *wsStream) send(frame []byte) error {
 // image) is not buffered whole: data is its first longAt+1 bytes and rest
 // yields the remainder as it arrives, valid until the next read; rest is
 // nil for a message read whole. The buffer so never grows past longAt+1
-// bytes. The read limit set at dial (SetReadLimit) bounds the message; a
+// bytes. The read limit set at dial (setReadLimit) bounds the message; a
 // binary message is refused before its payload is read.
 func (ws *wsStream) readMessage() (data []byte, rest io.Reader, err error) {
-	typ, r, err := ws.s.conn.NextReader()
+	var typ int
+	var r io.Reader
+	if f := ws.s.frames; f != nil {
+		typ, err = f.next()
+		r = f
+	} else {
+		typ, r, err = ws.s.conn.NextReader()
+	}
 	if err != nil {
 		return nil, nil, err
 	}

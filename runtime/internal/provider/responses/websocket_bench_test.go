@@ -55,14 +55,6 @@ func serverFrames(stream []byte) []byte {
 	return out
 }
 
-// WebSocket opcodes of the frames tests build.
-const (
-	opContinuation = 0x0
-	opText         = 0x1
-	opBinary       = 0x2
-	opPing         = 0x9
-)
-
 // appendFrame appends one unmasked server frame to out.
 func appendFrame(out []byte, op byte, fin bool, payload []byte) []byte {
 	if fin {

@@ -59,7 +59,11 @@ type clientConn struct {
 	resp *http.Response // the server's answer
 	err  error          // why the handshake request got no answer
 
-	rwc       io.ReadWriteCloser // the upgraded connection, after a 101
+	rwc io.ReadWriteCloser // the upgraded connection, after a 101
+	// readAhead: the Dialer read from rwc during the handshake, so its
+	// buffer may hold the first frames (frameReader cannot take over).
+	readAhead bool
+	opened    bool // the handshake is over: reads are the socket's
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -94,6 +98,7 @@ func dialSocket(ctx context.Context, client *http.Client, endpoint string, heade
 		_ = cc.Close()
 		return nil, cc, err
 	}
+	cc.opened = true
 	return conn, cc, nil
 }
 
@@ -162,6 +167,9 @@ func (c *clientConn) Read(b []byte) (int, error) {
 	}
 	if c.head.Len() > 0 {
 		return c.head.Read(b)
+	}
+	if !c.opened {
+		c.readAhead = true
 	}
 	return c.rwc.Read(b)
 }

@@ -146,7 +146,7 @@ func TestWebSocketReadLimitBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	s.(*wsStream).s.conn.SetReadLimit(int64(len(at)))
+	s.(*wsStream).s.setReadLimit(int64(len(at)))
 	var texts []string
 	for s.Next() {
 		if ev := s.Event(); ev.Kind == provider.EventText {

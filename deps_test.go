@@ -38,7 +38,7 @@ var rules = []struct {
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm", "protocol"}},
 	{"internal/operator", []string{"runtime"}}, // the operator flags and process set-up both binaries share
 	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "internal/operator", "runtime", "protocol", "spec/schema", "."}}, // ".": the root package alone (its embedded documentation)
-	{"cmd/octet", []string{"cmd/octet", "internal/operator", "runtime", "protocol", "wire", "spec/schema"}},                         // print and RPC modes: the runtime directly, no NDJSON host
+	{"cmd/octet", []string{"cmd/octet", "internal/operator", "runtime", "protocol", "wire", "spec/schema", "."}},                    // print and RPC modes: the runtime directly, no NDJSON host; ".": the embedded documentation
 	{"cmd/octet-fake-provider", []string{"runtime/fakeprovider"}},
 	{"cmd/octet-conformance", []string{"spec", "protocol", "runtime/fakeprovider", "internal/linuxonly"}}, // a black-box kit: the wire only, never the host's packages
 	{"examples", []string{"runtime/fakeprovider"}},                                                        // tests of the client examples, against the built binary

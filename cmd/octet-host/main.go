@@ -43,7 +43,7 @@ func run(args []string) int {
 	showSchema := fs.Bool("schema", false, "print the JSON Schema (draft 2020-12) of protocol 1's requests and events and exit")
 	logLevel := fs.String("log-level", "info", "stderr log level: trace, debug, info, warn, error, disabled")
 	op := operator.Register(fs)
-	showDocs := fs.Bool("docs", false, "write the embedded documentation to ${XDG_DATA_HOME:-$HOME/.local/share}/octet/docs/<version>/ if needed, print that path and exit")
+	showDocs := fs.Bool("docs", false, "write the embedded documentation to ${XDG_DATA_HOME:-$HOME/.local/share}/octet/docs/ if needed, print that folder and exit")
 	fs.Usage = func() {
 		fmt.Fprint(os.Stderr, usage)
 		fs.PrintDefaults()
@@ -81,7 +81,7 @@ func run(args []string) int {
 				return 0
 			}
 		}
-		fmt.Fprintf(os.Stderr, "octet-host: the documentation cannot be written: %v\n", err)
+		fmt.Fprintf(os.Stderr, "octet-host: %v\n", err)
 		return 1
 	}
 	lvl, err := zerolog.ParseLevel(*logLevel)

@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"time"
 
+	octethost "octet.dev/host"
+
 	"octet.dev/host/internal/operator"
 	"octet.dev/host/runtime"
 	"octet.dev/host/spec/schema"
@@ -100,6 +102,7 @@ func run(args []string) int {
 	logout := fs.String("logout", "", "delete the local credential of `PROVIDER` and exit")
 	headless := fs.Bool("headless", false, "with --login: never open a browser; print the instructions to stderr")
 	showSchema := fs.Bool("schema", false, "with --mode rpc: print the JSON Schema (draft 2020-12) of the RPC mode's lines and exit")
+	showDocs := fs.Bool("docs", false, "write the embedded documentation to ${XDG_DATA_HOME:-$HOME/.local/share}/octet/docs/ if needed, print that folder and exit")
 	op := operator.Register(fs)
 	fs.Usage = func() {
 		fmt.Fprint(os.Stderr, usageText)
@@ -120,6 +123,19 @@ func run(args []string) int {
 	if *showVersion {
 		fmt.Fprintf(os.Stdout, "octet %s\n", versionString())
 		return exitCompleted
+	}
+	if *showDocs {
+		// The same documentation, in the same folder, as octet-host --docs.
+		agent, err := runtime.New(runtime.Options{Docs: octethost.Docs, Version: versionString()})
+		if err == nil {
+			var dir string
+			if dir, err = agent.DocsDir(); err == nil {
+				fmt.Fprintln(os.Stdout, dir)
+				return exitCompleted
+			}
+		}
+		fmt.Fprintf(os.Stderr, "octet: %v\n", err)
+		return exitError
 	}
 	if set["login"] || set["logout"] {
 		return runLogin(*login, *logout, set, *headless)
@@ -211,6 +227,8 @@ func run(args []string) int {
 		return usageErr("%v", err)
 	}
 	opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	// Runs offer the octet-docs skill, as the host's do.
+	opts.Docs, opts.Version = octethost.Docs, versionString()
 	if *logLevel == "disabled" {
 		opts.Logger = nil
 	}

@@ -1,10 +1,12 @@
 // Package docs materializes the documentation the binary carries as files
-// (issue 12, embedded documentation): under <base>/<version>/, written into
-// a temporary directory beside it and renamed into place, so a reader (or
-// another host doing the same at the same moment) sees either no directory
-// or a complete one. A directory whose stamp matches the content is reused;
-// one that does not (a rebuilt development binary of the same version) is
-// swapped for a fresh one atomically with renameat2(RENAME_EXCHANGE).
+// in one managed folder (${XDG_DATA_HOME:-$HOME/.local/share}/octet/docs/,
+// the caller names it): written into a temporary directory beside it and
+// renamed into place, so a reader (or another process doing the same at
+// the same moment) sees either no folder or a complete one. A folder whose
+// stamp (a digest of the content, written last) matches is reused; one that
+// does not (another build's documentation) is swapped for a fresh one in
+// one step with renameat2(RENAME_EXCHANGE), and the old tree is removed
+// whole, so nothing of an older copy is left.
 package docs
 
 import (
@@ -15,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -22,29 +25,6 @@ import (
 // stampFile holds the digest of the directory's content; it is written
 // last, so a directory with the right stamp is complete.
 const stampFile = ".octet-docs-stamp"
-
-// Dir returns the documentation directory of version under base.
-func Dir(base, version string) string { return filepath.Join(base, VersionDir(version)) }
-
-// VersionDir is the directory name of a version: its letters, digits, '.',
-// '_', '+' and '-', every other byte replaced by '_'; "devel" for an empty
-// version or Go's "(devel)".
-func VersionDir(v string) string {
-	if v == "" || v == "(devel)" {
-		return "devel"
-	}
-	b := []byte(v)
-	for i, c := range b {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '+' || c == '-') {
-			b[i] = '_'
-		}
-	}
-	s := string(b)
-	if s == "." || s == ".." {
-		return "devel"
-	}
-	return s
-}
 
 // Digest is the stamp of files: a SHA-256 over the sorted names and
 // contents.
@@ -68,33 +48,37 @@ func Digest(files map[string][]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Materialize makes Dir(base, version) hold exactly files (slash-separated
-// relative names) and returns it. It writes only when the directory is
-// missing or its stamp differs.
-func Materialize(base, version string, files map[string][]byte) (string, error) {
-	if !filepath.IsAbs(base) {
-		return "", errors.New("docs: the data directory is not absolute")
+// Materialize makes dir (absolute) hold exactly files (slash-separated
+// relative names). It writes only when dir is missing or its stamp
+// differs; it may be called by several processes at once, and each returns
+// once dir holds a complete tree (its own content or another's that
+// raced it). The temporaries of a process that died while writing are
+// swept once they are older than staleTemp.
+func Materialize(dir string, files map[string][]byte) error {
+	if !filepath.IsAbs(dir) {
+		return errors.New("docs: the documentation folder is not absolute: " + dir)
 	}
 	for n := range files {
 		if n == "" || strings.HasPrefix(n, "/") || slices.Contains(strings.Split(n, "/"), "..") || n == stampFile {
-			return "", errors.New("docs: invalid file name " + n)
+			return errors.New("docs: invalid file name " + n)
 		}
 	}
-	dir := Dir(base, version)
 	stamp := Digest(files)
 	if current(dir, stamp) {
-		return dir, nil
+		return nil
 	}
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return "", err
+	parent, prefix := filepath.Dir(dir), ".tmp-"+filepath.Base(dir)+"-"
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
 	}
-	tmp, err := os.MkdirTemp(base, ".tmp-"+VersionDir(version)+"-")
+	sweep(parent, prefix)
+	tmp, err := os.MkdirTemp(parent, prefix)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer os.RemoveAll(tmp) // our temporary, or the old tree after an exchange
 	if err := write(tmp, files, stamp); err != nil {
-		return "", err
+		return err
 	}
 	err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_NOREPLACE)
 	if err == unix.EINVAL || err == unix.ENOSYS {
@@ -103,19 +87,44 @@ func Materialize(base, version string, files map[string][]byte) (string, error) 
 		err = unix.Rename(tmp, dir)
 	}
 	if err == nil {
-		return dir, nil
+		return nil
 	}
 	if err != unix.EEXIST && err != unix.ENOTEMPTY {
-		return "", &os.LinkError{Op: "rename", Old: tmp, New: dir, Err: err}
+		return &os.LinkError{Op: "rename", Old: tmp, New: dir, Err: err}
 	}
 	if current(dir, stamp) {
-		return dir, nil // another process got there first, with the same content
+		return nil // another process got there first, with the same content
 	}
-	// A stale tree of the same version: swap it for ours in one step.
+	// A stale tree (another build's, or one from before the folder was
+	// managed whole): swap it for ours in one step; the deferred removal
+	// takes the old one.
 	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dir, unix.RENAME_EXCHANGE); err != nil {
-		return "", &os.LinkError{Op: "exchange", Old: tmp, New: dir, Err: err}
+		return &os.LinkError{Op: "exchange", Old: tmp, New: dir, Err: err}
 	}
-	return dir, nil
+	return nil
+}
+
+// staleTemp is how old a temporary must be before another process removes
+// it: far longer than writing the documentation takes, so a temporary
+// still being written is never taken.
+const staleTemp = 10 * time.Minute
+
+// sweep removes the temporaries (names starting with prefix) in parent
+// that are older than staleTemp: what a process that died while writing
+// left behind. Failures are ignored: the sweep is housekeeping.
+func sweep(parent, prefix string) {
+	ents, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTemp {
+			_ = os.RemoveAll(filepath.Join(parent, e.Name()))
+		}
+	}
 }
 
 // Complete reports whether dir holds a complete tree (its stamp, written

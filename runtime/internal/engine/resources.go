@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"log/slog"
 	"path/filepath"
@@ -61,16 +62,16 @@ func (a *Agent) docsFiles() (map[string][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if readme, ok := files["README.md"]; ok {
-		if t := errorTables(readme); len(t) > 0 {
-			files["ERRORS.md"] = t
-		}
-	}
-	names := make([]string, 0, len(files))
+	names := make([]string, 0, len(files)+2)
 	for n := range files {
 		names = append(names, n)
 	}
 	slices.Sort(names)
+	if t := errorTables(names, files); len(t) > 0 {
+		files["ERRORS.md"] = t
+		names = append(names, "ERRORS.md")
+		slices.Sort(names)
+	}
 	var b strings.Builder
 	// A double-quoted YAML scalar (the description holds ": ").
 	b.WriteString("---\nname: " + DocsSkill + "\ndescription: " + strconv.Quote(docsSkillDescription) + "\n---\n\n")
@@ -78,18 +79,25 @@ func (a *Agent) docsFiles() (map[string][]byte, error) {
 	b.WriteString("The files of this folder, read with the read tool as skill://" + DocsSkill + "/<file> " +
 		"(grep and find take path skill://" + DocsSkill + " to search them):\n\n")
 	for _, n := range names {
-		b.WriteString("- " + n + docsBlurb(n) + "\n")
+		b.WriteString("- " + n + docsBlurb(n, files[n]) + "\n")
 	}
 	files["SKILL.md"] = []byte(b.String())
 	return files, nil
 }
 
-func docsBlurb(name string) string {
+func docsBlurb(name string, content []byte) string {
 	switch {
 	case name == "README.md":
-		return ": what octet-host is, how to run it, the run fields, event types, tools, policy, resources, and every error-code table"
+		return ": what octet-host is, how to build and run it, and the map of the documentation"
 	case name == "ERRORS.md":
-		return ": the error-code tables of README.md, on their own"
+		return ": every error-code table of the documentation, on its own"
+	case strings.HasPrefix(name, "docs/") && strings.HasSuffix(name, ".md"):
+		// The document's title says what it covers.
+		for line := range bytes.Lines(content) {
+			if t, ok := bytes.CutPrefix(line, []byte("# ")); ok {
+				return ": " + string(bytes.TrimSpace(t))
+			}
+		}
 	case strings.HasSuffix(name, "CONTRACT.md"):
 		return ": the contract, section by section: what the host promises about the protocol"
 	case strings.HasSuffix(name, ".json"):
@@ -98,24 +106,30 @@ func docsBlurb(name string) string {
 	return ""
 }
 
-// errorTables extracts the README's code-table sections (headings ending
-// a "codes" title) into a document of their own.
-func errorTables(readme []byte) []byte {
+// errorTables extracts the code-table sections (level-3 headings whose
+// title says "codes") of the Markdown documents among names, in order,
+// into a document of their own.
+func errorTables(names []string, files map[string][]byte) []byte {
 	var out bytes.Buffer
-	out.WriteString("# octet-host error codes\n\nThe code tables of README.md.\n")
-	in := false
+	out.WriteString("# octet-host error codes\n\nThe code tables of the documentation.\n")
 	found := false
-	for line := range bytes.Lines(readme) {
-		if bytes.HasPrefix(line, []byte("#")) {
-			h := string(bytes.TrimSpace(line))
-			in = strings.HasPrefix(h, "### ") && strings.Contains(strings.ToLower(h), "codes")
-			if in {
-				found = true
-				out.WriteString("\n")
-			}
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".md") {
+			continue
 		}
-		if in {
-			out.Write(line)
+		in := false
+		for line := range bytes.Lines(files[n]) {
+			if bytes.HasPrefix(line, []byte("#")) {
+				h := string(bytes.TrimSpace(line))
+				in = strings.HasPrefix(h, "### ") && strings.Contains(strings.ToLower(h), "codes")
+				if in {
+					found = true
+					out.WriteString("\n")
+				}
+			}
+			if in {
+				out.Write(line)
+			}
 		}
 	}
 	if !found {
@@ -131,10 +145,11 @@ func (a *Agent) version() string {
 	return a.opts.Version
 }
 
-// DocsDir materializes the documentation of Options.Docs under
-// ${XDG_DATA_HOME:-$HOME/.local/share}/octet/docs/<version>/ when it is
-// not there yet (or is stale), atomically, and returns the directory. It
-// fails when Options.Docs is nil.
+// DocsDir materializes the documentation of Options.Docs in the one
+// managed folder ${XDG_DATA_HOME:-$HOME/.local/share}/octet/docs/ when it
+// is not there yet or holds other content (another build's), atomically,
+// and returns the folder. It fails when Options.Docs is nil, or when the
+// folder cannot be written (the error names it).
 func (a *Agent) DocsDir() (string, error) {
 	if a.opts.Docs == nil {
 		return "", errors.New("runtime: no documentation: Options.Docs is nil")
@@ -152,9 +167,9 @@ func (a *Agent) DocsDir() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir, err := docs.Materialize(filepath.Join(base, "octet", "docs"), a.opts.Version, files)
-	if err != nil {
-		return "", err
+	dir := filepath.Join(base, "octet", "docs")
+	if err := docs.Materialize(dir, files); err != nil {
+		return "", fmt.Errorf("the documentation folder %s cannot be written: %w", dir, err)
 	}
 	a.docsDir = dir
 	return dir, nil

@@ -233,7 +233,7 @@ func TestRunDocsSkill(t *testing.T) {
 		t.Errorf("ERRORS.md: %q", fin[2].Output)
 	}
 	dir, err := f.agent.DocsDir()
-	if err != nil || dir != filepath.Join(data, "octet", "docs", "v9.9.9") {
+	if err != nil || dir != filepath.Join(data, "octet", "docs") {
 		t.Fatalf("DocsDir %q %v", dir, err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "spec/CONTRACT.md")); err != nil || string(b) != "# contract\n" {
@@ -304,5 +304,27 @@ func TestRunDocsSkillUnwritable(t *testing.T) {
 	fe := find[protocol.ToolFinish](evs)[0]
 	if res.Status != "completed" || fe.OK || fe.Error.Code != "io_error" || strings.Contains(fe.Error.Message, blocked) {
 		t.Errorf("result %s, tool_finish %+v", res.Status, fe.Error)
+	}
+}
+
+// TestErrorTablesGatherEveryDocument: ERRORS.md takes the code tables of
+// every Markdown document, in name order, and nothing else.
+func TestErrorTablesGatherEveryDocument(t *testing.T) {
+	files := map[string][]byte{
+		"README.md":        []byte("# octet-host\n\n## Build\n\nmake\n"),
+		"docs/protocol.md": []byte("# Protocol\n\n### Run error codes\n\n| `canceled` | stopped |\n\n## Events\n\nprose\n"),
+		"docs/sessions.md": []byte("# Sessions\n\n### Store error codes\n\n| `session_locked` | in use |\n"),
+		"spec/x.json":      []byte(`{"### not codes":1}`),
+	}
+	names := []string{"README.md", "docs/protocol.md", "docs/sessions.md", "spec/x.json"}
+	got := string(errorTables(names, files))
+	want := "# octet-host error codes\n\nThe code tables of the documentation.\n" +
+		"\n### Run error codes\n\n| `canceled` | stopped |\n\n" +
+		"\n### Store error codes\n\n| `session_locked` | in use |\n"
+	if got != want {
+		t.Errorf("ERRORS.md:\n%s\nwant:\n%s", got, want)
+	}
+	if errorTables([]string{"README.md"}, files) != nil {
+		t.Error("a documentation without code tables got an ERRORS.md")
 	}
 }

@@ -164,9 +164,9 @@ func TestResourcesThroughTheBinary(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", w, logs)
 		}
 	}
-	// The docs were materialized under XDG_DATA_HOME.
-	if ents, _ := filepath.Glob(filepath.Join(data, "octet/docs/*/README.md")); len(ents) != 1 {
-		t.Errorf("materialized READMEs: %v", ents)
+	// The docs were materialized in their folder under XDG_DATA_HOME.
+	if _, err := os.Stat(filepath.Join(data, "octet/docs/README.md")); err != nil {
+		t.Errorf("materialized README: %v", err)
 	}
 }
 
@@ -214,8 +214,8 @@ func TestHelloSkillsWithoutScanning(t *testing.T) {
 	}
 }
 
-// TestDocsFlag: --docs materializes once, prints the path; two hosts at
-// once agree; a stale tree of the same version is replaced.
+// TestDocsFlag: --docs materializes once, prints the folder; two hosts at
+// once agree; a stale tree (other content) is replaced.
 func TestDocsFlag(t *testing.T) {
 	data := t.TempDir()
 	docs := func() (string, error) {
@@ -231,7 +231,7 @@ func TestDocsFlag(t *testing.T) {
 		wg.Go(func() { dirs[i], errs[i] = docs() })
 	}
 	wg.Wait()
-	if errs[0] != nil || errs[1] != nil || dirs[0] != dirs[1] || !strings.HasPrefix(dirs[0], filepath.Join(data, "octet", "docs")+"/") {
+	if errs[0] != nil || errs[1] != nil || dirs[0] != dirs[1] || dirs[0] != filepath.Join(data, "octet", "docs") {
 		t.Fatalf("dirs %v errs %v", dirs, errs)
 	}
 	dir := dirs[0]
@@ -244,7 +244,7 @@ func TestDocsFlag(t *testing.T) {
 	if want, _ := os.ReadFile("../../README.md"); string(readme) != string(want) {
 		t.Error("the materialized README differs from the repository's")
 	}
-	// A stale tree (same version, other content) is refreshed.
+	// A stale tree (other content) is refreshed.
 	os.WriteFile(filepath.Join(dir, "README.md"), []byte("stale"), 0o644)
 	os.WriteFile(filepath.Join(dir, ".octet-docs-stamp"), []byte("old"), 0o644)
 	if again, err := docs(); err != nil || again != dir {

@@ -71,7 +71,7 @@ const crashRounds = 3
 
 // crashStats counts what the crash points saw.
 type crashStats struct {
-	points, torn, lostUnacked, keptUnacked, forks int
+	points, torn, lostUnacked, keptUnacked, forks, media int
 }
 
 // TestCrashPoints runs the store on a crashable in-memory file system
@@ -102,8 +102,8 @@ func TestCrashPoints(t *testing.T) {
 		}
 	}
 	el := time.Since(start)
-	t.Logf("crash points: %d in %d scenarios, %.2fs (%.0f points/s); torn tails %d, unacknowledged batch lost %d / kept (part) %d, forks %d",
-		st.points, count, el.Seconds(), float64(st.points)/el.Seconds(), st.torn, st.lostUnacked, st.keptUnacked, st.forks)
+	t.Logf("crash points: %d in %d scenarios, %.2fs (%.0f points/s); torn tails %d, unacknowledged batch lost %d / kept (part) %d, forks %d, media objects checked %d",
+		st.points, count, el.Seconds(), float64(st.points)/el.Seconds(), st.torn, st.lostUnacked, st.keptUnacked, st.forks, st.media)
 	if os.Getenv("OCTET_CRASH_FIGURES") != "" {
 		fmt.Printf("crash-figures points=%d scenarios=%d seconds=%.2f torn=%d\n", st.points, count, el.Seconds(), st.torn)
 	}
@@ -115,6 +115,7 @@ type crashGen struct {
 	tick   time.Time
 	runs   int
 	prefix string
+	media  map[string][]byte // the media objects stored, by digest
 }
 
 func (g *crashGen) ts() time.Time {
@@ -211,7 +212,7 @@ func crashScenario(seed uint64, st *crashStats) error {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	fsys := newCrashFS()
 	dir := crashDirs[rng.IntN(len(crashDirs))]
-	g := &crashGen{rng: rng, tick: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	g := &crashGen{rng: rng, tick: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), media: map[string][]byte{}}
 	now := clock()
 	var acked []Record // durable: their Append returned nil
 	var header *Header // the header, once Open returned
@@ -229,7 +230,7 @@ func crashScenario(seed uint64, st *crashStats) error {
 		}
 		fsys = fsys.Crash(tear)
 		st.points++
-		if acked, err = crashCheck(fsys, dir, now, acked, pending, header, forks, st); err != nil {
+		if acked, err = crashCheck(fsys, dir, now, acked, pending, header, forks, g.media, st); err != nil {
 			return fmt.Errorf("round %d, after the crash: %w", round, err)
 		}
 	}
@@ -254,6 +255,26 @@ func crashRound(fsys *crashFS, dir string, g *crashGen, now func() time.Time, ac
 	batches := 0
 	for batches < 40 {
 		for _, batch := range g.run(*acked) {
+			// At times a prompt carries media, stored before the message
+			// that refers to them, as a run stores them.
+			for i, r := range batch {
+				if m, ok := r.Body.(Message); ok && m.Message.Role == RoleUser && g.rng.IntN(3) == 0 {
+					data := make([]byte, 1+g.rng.IntN(3000))
+					for j := range data {
+						data[j] = byte(g.rng.Uint32())
+					}
+					digest, err := s.PutMedia(data)
+					if errors.Is(err, errCrashed) {
+						return nil, nil
+					}
+					if err != nil {
+						return nil, fmt.Errorf("put media: %w", err)
+					}
+					g.media[digest] = data
+					m.Message.Media = []MediaV1{{Type: "image", MIMEType: "image/png", Format: "png", SHA256: digest, Bytes: int64(len(data))}}
+					batch[i].Body = m
+				}
+			}
 			err := s.Append(batch...)
 			if errors.Is(err, errCrashed) {
 				return batch, nil
@@ -285,7 +306,7 @@ func crashRound(fsys *crashFS, dir string, g *crashGen, now func() time.Time, ac
 // crashCheck reopens the session on the crashed file system and checks it
 // against what was acknowledged; it returns the records now in the file.
 // A torn tail must be gone after one more append.
-func crashCheck(fsys *crashFS, dir string, now func() time.Time, acked, pending []Record, header *Header, forks map[string]bool, st *crashStats) ([]Record, error) {
+func crashCheck(fsys *crashFS, dir string, now func() time.Time, acked, pending []Record, header *Header, forks map[string]bool, media map[string][]byte, st *crashStats) ([]Record, error) {
 	s, err := Open(dir, "crash", Options{Now: now, fs: fsys})
 	if err != nil {
 		return nil, fmt.Errorf("reopen: %w", err)
@@ -313,6 +334,21 @@ func crashCheck(fsys *crashFS, dir string, now func() time.Time, acked, pending 
 		}
 		if !sameRecord(want, got[i]) {
 			return nil, fmt.Errorf("record %d is %s, want %s", i+1, describe(got[i:i+1]), describe([]Record{want}))
+		}
+	}
+	// Every media object a message in the file refers to is there, whole:
+	// it was durable before the message was appended.
+	for i, r := range got {
+		m, ok := r.Body.(Message)
+		if !ok {
+			continue
+		}
+		for _, ref := range m.Message.Media {
+			b, err := s.Media(ref.SHA256)
+			if err != nil || !bytes.Equal(b, media[ref.SHA256]) {
+				return nil, fmt.Errorf("record %d refers to media %s: %d bytes, %v", i+1, ref.SHA256[:12], len(b), err)
+			}
+			st.media++
 		}
 	}
 	if len(pending) > 0 {

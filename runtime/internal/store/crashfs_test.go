@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -178,6 +180,8 @@ func (c *crashFS) OpenFile(name string, flag int, perm os.FileMode) (file, error
 		}
 		n = &memNode{modTime: time.Now()}
 		c.now[name] = n
+	} else if flag&(os.O_CREATE|os.O_EXCL) == os.O_CREATE|os.O_EXCL {
+		return nil, &os.PathError{Op: "open", Path: name, Err: fs.ErrExist}
 	} else if flag&os.O_TRUNC != 0 && len(n.data) > 0 {
 		if err := c.op(); err != nil {
 			return nil, &os.PathError{Op: "open", Path: name, Err: err}
@@ -253,6 +257,24 @@ func (c *crashFS) Remove(name string) error {
 	}
 	delete(c.now, name)
 	return nil
+}
+
+// ReadDir lists the entries of dir as they are now, sorted by name.
+func (c *crashFS) ReadDir(dir string) ([]os.DirEntry, error) {
+	dir = clean(dir)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if d := c.now[dir]; d == nil || !d.dir {
+		return nil, &os.PathError{Op: "readdir", Path: dir, Err: fs.ErrNotExist}
+	}
+	var out []os.DirEntry
+	for name, n := range c.now {
+		if name != dir && filepath.Dir(name) == dir {
+			out = append(out, fs.FileInfoToDirEntry(memInfo{name: filepath.Base(name), size: int64(len(n.data)), dir: n.dir, mod: n.modTime}))
+		}
+	}
+	slices.SortFunc(out, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return out, nil
 }
 
 // SyncDir makes the entries of dir as they are now durable.

@@ -71,10 +71,10 @@ func (s *Session) fork(dir, path, id string) (*Session, error) {
 				if err != nil {
 					return nil, fmt.Errorf("store: fork: %w", err)
 				}
-				if err := makeDir(osFS{}, media); err != nil {
+				if err := makeDir(s.fs, media); err != nil {
 					return nil, fmt.Errorf("store: fork: media folder: %w", err)
 				}
-				if _, err := putMedia(media, data); err != nil {
+				if _, err := putMedia(s.fs, media, data); err != nil {
 					return nil, fmt.Errorf("store: fork: %w", err)
 				}
 			}

@@ -12,7 +12,9 @@ import (
 // through a temporary file, their appends, syncs and reads). osFS is the
 // real one; the tests also run the store on a crashable in-memory file
 // system that keeps only what was synced (crashfs_test.go). Media objects
-// use the real file system directly.
+// go through it too (PutMedia, Media, the sweep of temporaries); only
+// AdoptMedia, which renames a spool the provider's decoder wrote into the
+// media folder, works on the real file system.
 type fileSystem interface {
 	// OpenFile opens name with os.OpenFile's flags and permission.
 	OpenFile(name string, flag int, perm os.FileMode) (file, error)
@@ -21,6 +23,8 @@ type fileSystem interface {
 	MkdirAll(name string, perm os.FileMode) error
 	Rename(oldpath, newpath string) error
 	Remove(name string) error
+	// ReadDir lists the directory name, sorted by file name.
+	ReadDir(name string) ([]os.DirEntry, error)
 	// SyncDir makes the entries of the directory dir durable.
 	SyncDir(dir string) error
 }
@@ -57,6 +61,7 @@ func (osFS) Lstat(name string) (os.FileInfo, error)       { return os.Lstat(name
 func (osFS) MkdirAll(name string, perm os.FileMode) error { return os.MkdirAll(name, perm) }
 func (osFS) Rename(oldpath, newpath string) error         { return os.Rename(oldpath, newpath) }
 func (osFS) Remove(name string) error                     { return os.Remove(name) }
+func (osFS) ReadDir(name string) ([]os.DirEntry, error)   { return os.ReadDir(name) }
 func (osFS) SyncDir(dir string) error                     { return sysfile.SyncDir(dir) }
 
 // osFile is an *os.File; its ReadAt, Write, Truncate, Stat and Close are

@@ -6,9 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -56,43 +59,73 @@ func (s *Session) PutMedia(data []byte) (string, error) {
 	if s.closed {
 		return "", ErrClosed
 	}
-	return putMedia(s.MediaDir(), data)
+	return putMedia(s.fs, s.MediaDir(), data)
 }
 
 // putMedia stores data as a media object in the media folder dir.
-func putMedia(dir string, data []byte) (string, error) {
+func putMedia(fsys fileSystem, dir string, data []byte) (string, error) {
 	sum := sha256.Sum256(data)
 	digest := hex.EncodeToString(sum[:])
 	final := filepath.Join(dir, digest)
-	if existing, err := os.ReadFile(final); err == nil && bytes.Equal(existing, data) {
+	if existing, err := readObject(fsys, final); err == nil && bytes.Equal(existing, data) {
 		return digest, nil
 	}
-	if err := makeDir(osFS{}, dir); err != nil {
+	if err := makeDir(fsys, dir); err != nil {
 		return "", fmt.Errorf("store: media folder: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
+	var f file
+	var tmp string
+	var err error
+	for range 10 { // a name another writer took is tried again
+		tmp = filepath.Join(dir, spoolPrefix+strconv.FormatUint(rand.Uint64(), 36))
+		if f, err = fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
 	if err != nil {
 		return "", fmt.Errorf("store: media: %w", err)
 	}
-	tmp := f.Name()
 	_, err = f.Write(data)
 	if err == nil {
-		err = syncData(f)
+		err = f.SyncData()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp, final)
+		err = fsys.Rename(tmp, final)
 	}
 	if err == nil {
-		err = sysfile.SyncDir(dir)
+		err = fsys.SyncDir(dir)
 	}
 	if err != nil {
-		_ = os.Remove(tmp)
+		_ = fsys.Remove(tmp)
 		return "", fmt.Errorf("store: media: %w", err)
 	}
 	return digest, nil
+}
+
+// readObject reads the regular file name whole; a symbolic link is
+// refused (ELOOP).
+func readObject(fsys fileSystem, name string) ([]byte, error) {
+	f, err := fsys.OpenFile(name, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", name)
+	}
+	b := make([]byte, info.Size())
+	n, err := f.ReadAt(b, 0)
+	if err == io.EOF && n == len(b) {
+		err = nil
+	}
+	return b[:n], err
 }
 
 // Media returns the bytes of the media object digest, checked against the
@@ -101,23 +134,17 @@ func (s *Session) Media(digest string) ([]byte, error) {
 	if !validDigest(digest) {
 		return nil, fmt.Errorf("%w: %q is not a SHA-256 digest", ErrMediaMissing, digest)
 	}
-	p := filepath.Join(s.MediaDir(), digest)
-	f, err := os.OpenFile(p, os.O_RDONLY|unix.O_NOFOLLOW, 0)
+	b, err := readObject(s.fs, filepath.Join(s.MediaDir(), digest))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ELOOP) {
 			return nil, fmt.Errorf("%w: %s", ErrMediaMissing, digest)
 		}
 		return nil, fmt.Errorf("store: media: %w", err)
 	}
-	defer f.Close()
-	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(f); err != nil {
-		return nil, fmt.Errorf("store: media: %w", err)
-	}
-	if sum := sha256.Sum256(buf.Bytes()); hex.EncodeToString(sum[:]) != digest {
+	if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) != digest {
 		return nil, fmt.Errorf("%w: %s does not match its digest", ErrMediaMissing, digest)
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 // spoolPrefix begins the name of every temporary file in the media folder:
@@ -131,13 +158,13 @@ const spoolPrefix = ".tmp-"
 // disk space.
 func (s *Session) removeSpools() {
 	dir := s.MediaDir()
-	entries, err := os.ReadDir(dir)
+	entries, err := s.fs.ReadDir(dir)
 	if err != nil {
 		return
 	}
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), spoolPrefix) && e.Type().IsRegular() {
-			_ = os.Remove(filepath.Join(dir, e.Name()))
+			_ = s.fs.Remove(filepath.Join(dir, e.Name()))
 		}
 	}
 }

@@ -87,7 +87,7 @@ type Options struct {
 func (o Options) engine() engine.Options {
 	return engine.Options{
 		Home: o.Home, SessionDir: o.SessionDir, Logger: o.Logger, Now: o.Now, HTTPClient: o.HTTPClient,
-		Getenv: o.Getenv, IdleTimeout: o.IdleTimeout, PolicyLayers: o.PolicyLayers,
+		Getenv: o.Getenv, IdleTimeout: o.IdleTimeout, PolicyLayers: policyLayers(o.PolicyLayers),
 		ProviderFactory: o.ProviderFactory.engine(), Sleep: o.Sleep, Jitter: o.Jitter,
 		CodexTokenURL: o.CodexTokenURL, CodexBaseURL: o.CodexBaseURL, TrustWorkspace: o.TrustWorkspace,
 		ResourceRoots: o.ResourceRoots, Docs: o.Docs, Version: o.Version, Copilot: o.Copilot,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -67,6 +68,33 @@ func BenchmarkRPCHandshake(b *testing.B) {
 		stdin.Close()
 		if err := cmd.Wait(); err != nil {
 			b.Fatal(err)
+		}
+		ds = append(ds, d)
+	}
+	reportMedian(b, ds)
+}
+
+// BenchmarkFakeRoundTrip measures the loopback fake's answer to a one-step
+// prompt from this process (a fresh connection each time, as a new
+// process makes): the provider's share of octet -p's time to the answer,
+// which the bench summary takes out of it.
+func BenchmarkFakeRoundTrip(b *testing.B) {
+	e := newEnv(b)
+	body := `{"model":"fake-model","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}`
+	var ds []time.Duration
+	for i := 0; i < b.N; i++ {
+		e.fake.SetScript(fakeprovider.Script{Turns: []fakeprovider.Turn{done}})
+		client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+		t0 := time.Now()
+		resp, err := client.Post(e.fake.BaseURL(fakeprovider.ModeChat)+"/chat/completions", "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		all, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		d := time.Since(t0)
+		if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(all, []byte("42")) {
+			b.Fatalf("status %d, %v: %s", resp.StatusCode, err, all)
 		}
 		ds = append(ds, d)
 	}

@@ -84,7 +84,7 @@ type Machine[P ~string, T ~string, I any, E any] struct {
 	in     I
 	out    []E
 	tracer fsm.Tracer
-	state  func() any // the traced state (SetTracer); nil: none
+	state  func() any                  // the traced state (SetTracer); nil: none
 	fast   [MaxInternal]fastStep[P, T] // held inline: building a machine allocates no table for them
 	nfast  int
 	noFast bool

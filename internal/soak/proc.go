@@ -115,6 +115,13 @@ func (w *goroutineWatch) consume(r io.Reader) {
 }
 
 func (w *goroutineWatch) line(line []byte) {
+	if i := bytes.Index(line, []byte(`{"level":`)); i > 0 {
+		// The host's log line landed inside a dump line: the Go runtime
+		// writes a dump line in pieces, zerolog a log line in one write.
+		// The log line is whole; the dump's piece before it goes on.
+		w.line(line[i:])
+		line = line[:i]
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {

@@ -142,3 +142,19 @@ func TestSoakTraceChecked(t *testing.T) {
 		t.Errorf("%s; %d runs ended", st, rep.Ended)
 	}
 }
+
+// TestWatchKeepsLogLinesWhole: a log line the Go runtime's dump cut into
+// ("  G" + the line, then the dump line's rest) reaches Config.HostLog
+// whole, as the host wrote it.
+func TestWatchKeepsLogLinesWhole(t *testing.T) {
+	var log bytes.Buffer
+	w := newGoroutineWatch(&log)
+	line := `{"level":"trace","component":"octet-host","message":"state machine transition"}`
+	w.consume(strings.NewReader("SCHED 2004ms: gomaxprocs=2\n  G" + line + "\n17: status=4(select) m=nil lockedm=nil\n" + line + "\n"))
+	if got := strings.Count(log.String(), line+"\n"); got != 2 || strings.Contains(log.String(), "G{") {
+		t.Errorf("log %q: want the line twice, whole", log.String())
+	}
+	if tail := w.logTail(); strings.Contains(tail, "octet-host") {
+		t.Errorf("trace lines in the tail: %q", tail)
+	}
+}

@@ -44,6 +44,7 @@ var rules = []struct {
 	{"examples", []string{"runtime/fakeprovider"}},                                                        // tests of the client examples, against the built binary
 	{"internal/soak", []string{"internal/soak", "runtime/fakeprovider", "spec", "protocol", "internal/linuxonly"}},
 	{"cmd/octet-soak", []string{"internal/soak"}},
+	{"cmd/octet-tracecheck", []string{"fsm"}}, // replays a transition log against the specs (fsm/tracecheck)
 	{"proptest", []string{"proptest", "fsm", "wire", "runtime", "internal/host", "spec", "protocol"}},
 	{"", []string{""}}, // the root package (this doc) only: see ruleFor
 }

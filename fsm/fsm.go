@@ -13,12 +13,19 @@ package fsm
 
 import "fmt"
 
-// Transition records one fired trigger.
+// Transition records one fired trigger: the machine's name, its phase
+// before and after, and the trigger. FromState and ToState are the
+// machine's whole state before and after as JSON (its State value; the
+// session machine gives the number of used request IDs, not the IDs), what
+// a trace checker needs to map a step onto its TLA+ spec (fsm/tracecheck).
+// Machines compute them only while a tracer is installed.
 type Transition struct {
-	Machine string
-	From    string
-	To      string
-	Trigger string
+	Machine   string
+	From      string
+	To        string
+	Trigger   string
+	FromState string
+	ToState   string
 }
 
 // Tracer receives every transition a machine takes. Drivers use it for

@@ -65,7 +65,8 @@ func Example() {
 // ExampleOptions_logger gives the runtime a log/slog logger. At
 // runtime.LevelTrace it logs every state machine transition of a run; this
 // handler names that level TRACE and drops the time, and the example
-// prints the run machine's lines.
+// prints the run machine's lines up to the machine's states before and
+// after (from_state, to_state: JSON, for fsm/tracecheck).
 func ExampleOptions_logger() {
 	fake, err := fakeprovider.New(fakeprovider.Options{Script: fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "hi"}}}})
 	if err != nil {
@@ -105,6 +106,7 @@ func ExampleOptions_logger() {
 	rc.Wait()
 	for _, line := range strings.Split(logs.String(), "\n") {
 		if strings.Contains(line, "machine=run ") {
+			line, _, _ = strings.Cut(line, " from_state=")
 			fmt.Println(line)
 		}
 	}

@@ -514,6 +514,9 @@ func TestRunTranscripts(t *testing.T) {
 	if len(files) == 0 {
 		t.Fatal("no transcripts")
 	}
+	t.Cleanup(func() {
+		t.Logf("transition logs replayed against the specs: %d transitions of %d runs", tracedSteps.Load(), tracedRuns.Load())
+	})
 	for _, file := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(file), ".txt"), func(t *testing.T) {
 			t.Parallel()
@@ -574,7 +577,8 @@ func runTranscript(t *testing.T, file string) {
 	// The first recovery sleep reopens a refusing fake: a network wait
 	// that ends, with no real time passing.
 	var reopenOnce sync.Once
-	opts := runtime.Options{Home: home, Getenv: func(string) string { return "" }, Jitter: func() float64 { return 0 },
+	var trace traceLog // every transition, checked against the specs at the end (tracecheck_test.go)
+	opts := runtime.Options{Home: home, Logger: trace.logger(), Getenv: func(string) string { return "" }, Jitter: func() float64 { return 0 },
 		Sleep: func(ctx context.Context, _ time.Duration) error {
 			if fake.Refusing() {
 				reopenOnce.Do(func() {
@@ -700,6 +704,7 @@ func runTranscript(t *testing.T, file string) {
 	if !agent.WaitRuns(10 * time.Second) {
 		t.Error("runs still going")
 	}
+	checkTrace(t, &trace)
 
 	if *update {
 		var b strings.Builder

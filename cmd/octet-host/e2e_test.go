@@ -8,12 +8,14 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"octet.dev/host/fsm/tracecheck"
 	"octet.dev/host/internal/schematest"
 	"octet.dev/host/internal/testbin"
 )
@@ -357,6 +359,16 @@ func TestStderrLogLevels(t *testing.T) {
 		// malformed, request, terminal, eof
 		if want := map[string]int{"trace": 4, "debug": 0, "info": 0}[lvl]; transitions != want {
 			t.Errorf("--log-level %s: %d transition lines, want %d: %s", lvl, transitions, want, p.stderr)
+		}
+		if lvl == "trace" {
+			// The lines replay against tla/Session.tla (fsm/tracecheck).
+			c, err := tracecheck.Load(func(f string) ([]byte, error) { return os.ReadFile(filepath.Join("..", "..", "tla", f)) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Log([]byte(p.stderr.String())); err != nil || c.Stats().ByMachine["session"] != 4 {
+				t.Errorf("trace check: %v (%s)", err, c.Stats())
+			}
 		}
 	}
 }

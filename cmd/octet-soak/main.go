@@ -16,6 +16,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -51,6 +52,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&cfg.IdleTimeoutMS, "idle-timeout-ms", 500, "the host's --provider-idle-timeout-ms")
 	fs.IntVar(&cfg.SchedTraceMS, "schedtrace-ms", 2000, "period of the host's scheduler dumps, from which goroutines are counted (negative: off)")
 	jsonPath := fs.String("json", "", "also write the report as JSON to `file`")
+	tracePath := fs.String("trace-log", "", "run the host at --log-level trace and write its log to `file` (octet-tracecheck replays it)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -73,7 +75,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "octet-soak: %d runs, concurrency %d, fault rate %.2f, tool rate %.2f, host %s\n",
 		cfg.Runs, cfg.Concurrency, max(cfg.FaultRate, 0), max(cfg.ToolRate, 0), cfg.HostPath)
+	var traceLog *bufio.Writer
+	if *tracePath != "" {
+		f, err := os.Create(*tracePath)
+		if err != nil {
+			fmt.Fprintf(stderr, "octet-soak: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		traceLog = bufio.NewWriterSize(f, 1<<20)
+		cfg.HostLog = traceLog
+	}
 	rep, err := soak.Run(ctx, cfg)
+	if traceLog != nil {
+		if ferr := traceLog.Flush(); ferr != nil && err == nil {
+			err = ferr
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "octet-soak: %v\n", err)
 		return 2

@@ -402,11 +402,15 @@ func TestTracer(t *testing.T) {
 	mustFire(t, m, failed(status(429), 0, 0))
 	mustFire(t, m, timer)
 	mustFire(t, m, succeeded)
+	st := func(phase string, retries int) string {
+		return `{"Phase":"` + phase + `","Retries":` + string(rune('0'+retries)) +
+			`,"NetworkWaits":0,"Outage":false,"OutageStartMS":0,"OutageFloorMS":0,"Uncertain":false,"Code":""}`
+	}
 	want := []fsm.Transition{
-		{Machine: "recovery", From: "idle", To: "attempting", Trigger: "start"},
-		{Machine: "recovery", From: "attempting", To: "backing_off", Trigger: "attempt_failed"},
-		{Machine: "recovery", From: "backing_off", To: "attempting", Trigger: "timer_fired"},
-		{Machine: "recovery", From: "attempting", To: "succeeded", Trigger: "attempt_succeeded"},
+		{Machine: "recovery", From: "idle", To: "attempting", Trigger: "start", FromState: st("idle", 0), ToState: st("attempting", 0)},
+		{Machine: "recovery", From: "attempting", To: "backing_off", Trigger: "attempt_failed", FromState: st("attempting", 0), ToState: st("backing_off", 1)},
+		{Machine: "recovery", From: "backing_off", To: "attempting", Trigger: "timer_fired", FromState: st("backing_off", 1), ToState: st("attempting", 1)},
+		{Machine: "recovery", From: "attempting", To: "succeeded", Trigger: "attempt_succeeded", FromState: st("attempting", 1), ToState: st("succeeded", 1)},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("transitions (-want +got):\n%s", diff)

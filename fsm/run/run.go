@@ -156,8 +156,9 @@ func FromState(st State) *Machine {
 	return m
 }
 
-// SetTracer installs a tracer for every transition taken.
-func (m *Machine) SetTracer(t fsm.Tracer) { m.w.SetTracer(t) }
+// SetTracer installs a tracer for every transition taken, with the
+// machine's state (fsm.Transition).
+func (m *Machine) SetTracer(t fsm.Tracer) { m.w.SetTracer(t, func() any { return m.st }) }
 
 // State returns the current state.
 func (m *Machine) State() State { return m.st }

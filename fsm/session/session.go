@@ -238,8 +238,21 @@ func (m *Machine) finish() {
 	m.st.Current, m.st.Seq = "", 0
 }
 
-// SetTracer installs a tracer for every transition taken.
-func (m *Machine) SetTracer(t fsm.Tracer) { m.w.SetTracer(t) }
+// SetTracer installs a tracer for every transition taken, with the
+// machine's state (fsm.Transition).
+func (m *Machine) SetTracer(t fsm.Tracer) {
+	m.w.SetTracer(t, func() any { return traceState{m.st.Phase, m.st.Current, m.st.Seq, len(m.st.Used)} })
+}
+
+// traceState is the state a transition is traced with: the used request
+// IDs are counted, not listed, so a trace line stays small however long
+// the session.
+type traceState struct {
+	Phase   Phase
+	Current string
+	Seq     int
+	Used    int
+}
 
 // State returns a copy of the current state.
 func (m *Machine) State() State { return m.st.Clone() }

@@ -166,8 +166,9 @@ func NativeFromState(st NativeState) *NativeMachine {
 	return m
 }
 
-// SetTracer installs a tracer for every transition taken.
-func (m *NativeMachine) SetTracer(t fsm.Tracer) { m.w.SetTracer(t) }
+// SetTracer installs a tracer for every transition taken, with the
+// machine's state (fsm.Transition).
+func (m *NativeMachine) SetTracer(t fsm.Tracer) { m.w.SetTracer(t, func() any { return m.st }) }
 
 // State returns the current state.
 func (m *NativeMachine) State() NativeState { return m.st }

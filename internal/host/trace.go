@@ -9,7 +9,8 @@ import (
 )
 
 // sessionTracer returns the session machine's tracer: each transition is
-// logged at runtime.LevelTrace. It returns nil when log is not enabled at
+// logged at runtime.LevelTrace, with the machine's state before and after
+// (from_state, to_state) for fsm/tracecheck. It returns nil when log is not enabled at
 // that level (asked once, here), and the machine skips a nil tracer, so
 // tracing costs nothing unless it is on.
 func sessionTracer(log *slog.Logger) fsm.Tracer {
@@ -19,6 +20,7 @@ func sessionTracer(log *slog.Logger) fsm.Tracer {
 	}
 	return func(t fsm.Transition) {
 		log.LogAttrs(ctx, runtime.LevelTrace, "state machine transition", slog.String("machine", t.Machine),
-			slog.String("trigger", t.Trigger), slog.String("from", t.From), slog.String("to", t.To))
+			slog.String("trigger", t.Trigger), slog.String("from", t.From), slog.String("to", t.To),
+			slog.String("from_state", t.FromState), slog.String("to_state", t.ToState))
 	}
 }

@@ -81,16 +81,23 @@ type goroutineWatch struct {
 	counting bool
 	current  int
 	tail     []string // the latest log lines, at most tailLines
+	// log, when set, receives every log line (Config.HostLog); done is
+	// closed when consume returns.
+	log  io.Writer
+	done chan struct{}
 }
 
 const tailLines = 40
 
-func newGoroutineWatch() *goroutineWatch { return &goroutineWatch{last: -1, peak: -1} }
+func newGoroutineWatch(log io.Writer) *goroutineWatch {
+	return &goroutineWatch{last: -1, peak: -1, log: log, done: make(chan struct{})}
+}
 
 // gDead is the runtime's _Gdead status.
 const gDead = 6
 
 func (w *goroutineWatch) consume(r io.Reader) {
+	defer close(w.done)
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, err := br.ReadSlice('\n')
@@ -108,6 +115,13 @@ func (w *goroutineWatch) consume(r io.Reader) {
 }
 
 func (w *goroutineWatch) line(line []byte) {
+	if i := bytes.Index(line, []byte(`{"level":`)); i > 0 {
+		// The host's log line landed inside a dump line: the Go runtime
+		// writes a dump line in pieces, zerolog a log line in one write.
+		// The log line is whole; the dump's piece before it goes on.
+		w.line(line[i:])
+		line = line[:i]
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	switch {
@@ -133,6 +147,12 @@ func (w *goroutineWatch) line(line []byte) {
 		// though a log line may cut into it; the count then stays low
 		// for that one dump).
 		w.finishDump()
+		if w.log != nil {
+			_, _ = w.log.Write(append(line, '\n'))
+			if bytes.Contains(line, []byte(`"level":"trace"`)) {
+				return // the tail is for the host's own log, not transitions
+			}
+		}
 		if len(w.tail) == tailLines {
 			w.tail = w.tail[1:]
 		}

@@ -66,6 +66,10 @@ type Config struct {
 	// Dir is a scratch directory for the workspace, HOME and sessions; ""
 	// makes (and removes) a temporary one.
 	Dir string
+	// HostLog, when set, has the host log at trace level and receives
+	// every line of its log (stderr without the scheduler dumps): the
+	// state machines' transitions, for octet-tracecheck.
+	HostLog io.Writer
 	// Progress, when set, receives a sample every ReportEvery runs.
 	Progress func(Sample, *Report)
 }
@@ -250,7 +254,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		frames:  make(chan []byte, 256),
 		readErr: make(chan error, 1),
 		quit:    make(chan struct{}),
-		watch:   newGoroutineWatch(),
+		watch:   newGoroutineWatch(cfg.HostLog),
 	}
 	if err := d.prepare(); err != nil {
 		return nil, err
@@ -285,7 +289,11 @@ func (d *driver) prepare() error {
 }
 
 func (d *driver) startHost() error {
-	d.cmd = exec.Command(d.cfg.HostPath, "--log-level", "warn",
+	level := "warn"
+	if d.cfg.HostLog != nil {
+		level = "trace"
+	}
+	d.cmd = exec.Command(d.cfg.HostPath, "--log-level", level,
 		"--provider-idle-timeout-ms", strconv.Itoa(d.cfg.IdleTimeoutMS))
 	env := append(os.Environ(), "HOME="+d.home)
 	if d.cfg.SchedTraceMS > 0 {
@@ -755,6 +763,10 @@ func (d *driver) finish() {
 		}
 	} else {
 		d.rep.HostExit = "exit status 0"
+	}
+	select { // the log's last lines (Config.HostLog)
+	case <-d.watch.done:
+	case <-time.After(5 * time.Second):
 	}
 	elapsed := time.Since(d.start)
 	d.rep.DurationMS = elapsed.Milliseconds()

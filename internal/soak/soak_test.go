@@ -1,12 +1,15 @@
 package soak
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"octet.dev/host/fsm/tracecheck"
 	"octet.dev/host/internal/testbin"
 )
 
@@ -73,7 +76,7 @@ func TestShortSoak(t *testing.T) {
 
 // TestGoroutineWatch checks the counting of a scheduler dump.
 func TestGoroutineWatch(t *testing.T) {
-	w := newGoroutineWatch()
+	w := newGoroutineWatch(nil)
 	dump := strings.Join([]string{
 		"SCHED 2004ms: gomaxprocs=2 idleprocs=2 threads=8 spinningthreads=0 needspinning=0 idlethreads=5 runqueue=0 gcwaiting=false nmidlelocked=0 stopwait=0 sysmonwait=false",
 		"  P0: status=0 schedtick=10 syscalltick=3 m=nil runqsize=0 gfreecnt=0 timerslen=1",
@@ -104,5 +107,54 @@ func TestSampleProc(t *testing.T) {
 	s := sampleProc(os.Getpid())
 	if s.RSSKiB <= 0 || s.HWMKiB < s.RSSKiB || s.FDs < 3 || s.Threads < 1 {
 		t.Errorf("sample %+v", s)
+	}
+}
+
+// TestSoakTraceChecked: a soak whose host logs at trace level replays,
+// transition by transition, against the TLA+ specs (fsm/tracecheck), as
+// scripts/soak --check-trace does.
+func TestSoakTraceChecked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the host and runs 60 runs")
+	}
+	bin := buildHost(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var log bytes.Buffer
+	rep, err := Run(ctx, Config{HostPath: bin, Runs: 60, Concurrency: 3, Seed: 11, FaultRate: 0.3, SchedTraceMS: -1,
+		Dir: t.TempDir(), HostLog: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.OK() {
+		t.Fatalf("soak failed: %s\nhost log:\n%s", strings.Join(rep.Problems, "\n"), rep.HostLogTail)
+	}
+	c, err := tracecheck.Load(func(f string) ([]byte, error) { return os.ReadFile(filepath.Join("..", "..", "tla", f)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Log(log.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	st := c.Stats()
+	t.Log(st)
+	if st.Runs != rep.Ended || st.ByMachine["session"] == 0 || st.ByMachine["recovery"] == 0 || st.ByMachine["steering"] == 0 {
+		t.Errorf("%s; %d runs ended", st, rep.Ended)
+	}
+}
+
+// TestWatchKeepsLogLinesWhole: a log line the Go runtime's dump cut into
+// ("  G" + the line, then the dump line's rest) reaches Config.HostLog
+// whole, as the host wrote it.
+func TestWatchKeepsLogLinesWhole(t *testing.T) {
+	var log bytes.Buffer
+	w := newGoroutineWatch(&log)
+	line := `{"level":"trace","component":"octet-host","message":"state machine transition"}`
+	w.consume(strings.NewReader("SCHED 2004ms: gomaxprocs=2\n  G" + line + "\n17: status=4(select) m=nil lockedm=nil\n" + line + "\n"))
+	if got := strings.Count(log.String(), line+"\n"); got != 2 || strings.Contains(log.String(), "G{") {
+		t.Errorf("log %q: want the line twice, whole", log.String())
+	}
+	if tail := w.logTail(); strings.Contains(tail, "octet-host") {
+		t.Errorf("trace lines in the tail: %q", tail)
 	}
 }

@@ -25,6 +25,7 @@ package machine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/qmuntal/stateless"
@@ -83,6 +84,7 @@ type Machine[P ~string, T ~string, I any, E any] struct {
 	in     I
 	out    []E
 	tracer fsm.Tracer
+	state  func() any                  // the traced state (SetTracer); nil: none
 	fast   [MaxInternal]fastStep[P, T] // held inline: building a machine allocates no table for them
 	nfast  int
 	noFast bool
@@ -146,7 +148,16 @@ func (m *Machine[P, T, I, E]) Emit(e ...E) { m.out = append(m.out, e...) }
 func (m *Machine[P, T, I, E]) Phase() P { return *m.phase }
 
 // SetTracer installs a tracer for every transition taken (nil: none).
-func (m *Machine[P, T, I, E]) SetTracer(t fsm.Tracer) { m.tracer = t }
+// state, if not nil, returns the machine's whole state: each traced
+// transition carries it, as JSON, from before and after the step
+// (fsm.Transition's FromState and ToState). Neither is called while t is
+// nil.
+func (m *Machine[P, T, I, E]) SetTracer(t fsm.Tracer, state func() any) {
+	m.tracer, m.state = t, state
+	if t == nil {
+		m.state = nil
+	}
+}
 
 // SetFastPath turns the fast path on (the default) or off, in which case
 // every input goes through stateless. Tests compare the two.
@@ -198,13 +209,14 @@ func (m *Machine[P, T, I, E]) Fire(in I) ([]E, error) {
 	m.in = in
 	m.out = m.out[:0]
 	from := *m.phase
+	fromState := m.traceState()
 	t := m.spec.trigger(in)
 	if f := m.fastFor(t); f != nil {
 		checkFast(m, t)
 		if err := f.action(context.Background()); err != nil {
 			return nil, m.refuse(from, t, err)
 		}
-		m.trace(from, t)
+		m.trace(from, fromState, t)
 		return m.out, nil
 	}
 	st := m.spec.Trigger(t)
@@ -214,7 +226,7 @@ func (m *Machine[P, T, I, E]) Fire(in I) ([]E, error) {
 	if err := m.sm.FireCtx(context.Background(), st); err != nil {
 		return nil, m.refuse(from, t, err)
 	}
-	m.trace(from, t)
+	m.trace(from, fromState, t)
 	return m.out, nil
 }
 
@@ -222,8 +234,22 @@ func (m *Machine[P, T, I, E]) refuse(from P, t T, err error) error {
 	return &fsm.TransitionError{Machine: m.spec.name, Phase: string(from), Trigger: string(t), Input: fmt.Sprintf("%+v", m.in), Err: err}
 }
 
-func (m *Machine[P, T, I, E]) trace(from P, t T) {
+func (m *Machine[P, T, I, E]) trace(from P, fromState string, t T) {
 	if m.tracer != nil {
-		m.tracer(fsm.Transition{Machine: m.spec.name, From: string(from), To: string(*m.phase), Trigger: string(t)})
+		m.tracer(fsm.Transition{Machine: m.spec.name, From: string(from), To: string(*m.phase), Trigger: string(t),
+			FromState: fromState, ToState: m.traceState()})
 	}
+}
+
+// traceState returns the traced state as JSON, or "" when there is no
+// tracer or no state to trace.
+func (m *Machine[P, T, I, E]) traceState() string {
+	if m.tracer == nil || m.state == nil {
+		return ""
+	}
+	b, err := json.Marshal(m.state())
+	if err != nil {
+		return fmt.Sprintf("%q", err.Error()) // a State is plain data; never happens
+	}
+	return string(b)
 }

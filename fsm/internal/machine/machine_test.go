@@ -73,7 +73,7 @@ func TestFastPathMatchesStateless(t *testing.T) {
 					m := newToy(p)
 					m.count = 5
 					m.w.SetFastPath(fast)
-					m.w.SetTracer(func(tr fsm.Transition) { traces[i] = append(traces[i], tr) })
+					m.w.SetTracer(func(tr fsm.Transition) { traces[i] = append(traces[i], tr) }, nil)
 					e, err := m.w.Fire(in)
 					effs[i], errs[i], toys[i] = slices.Clone(e), err, m
 				}
@@ -96,7 +96,7 @@ func TestFastPathMatchesStateless(t *testing.T) {
 func TestRefusalIsTypedAndChangesNothing(t *testing.T) {
 	m := newToy("on")
 	var traced []fsm.Transition
-	m.w.SetTracer(func(tr fsm.Transition) { traced = append(traced, tr) })
+	m.w.SetTracer(func(tr fsm.Transition) { traced = append(traced, tr) }, nil)
 	for _, in := range []input{{Trigger: "add", N: 0}, {Trigger: "nope"}} {
 		e, err := m.w.Fire(in)
 		var te *fsm.TransitionError

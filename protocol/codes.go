@@ -5,7 +5,7 @@ import "slices"
 // Error codes are stable snake_case strings (CONTRACT §5). Each constant's
 // name is Code followed by the CamelCase of its value; a code shared by
 // several places (canceled, not_found, …) is defined once and listed in
-// each place's table below. The README documents every code in the table
+// each place's table below. docs/protocol.md documents every code in the table
 // of each place it appears (protocol_test.go checks both rules).
 
 // Protocol error codes: protocol_error.data.code (CONTRACT §3–§5).

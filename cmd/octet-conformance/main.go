@@ -45,8 +45,8 @@
 // duplicate request ids, a tolerated trailing carriage return), lets a
 // malformed line's protocol_error carry request_id null, and accepts any
 // snake_case error code. The default, -level contract, also requires this
-// project's error codes (README: "Protocol error codes" and "Run error
-// codes").
+// project's error codes (docs/protocol.md: "Protocol error codes" and "Run
+// error codes").
 //
 // docs/conformance.md of the repository is the guide for host authors:
 // the levels, the reports, the case file format.

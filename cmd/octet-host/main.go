@@ -91,7 +91,7 @@ func run(args []string) int {
 	}
 
 	// Non-dumpable from the start: the host's /proc entries (environ, fd)
-	// are closed to the processes its tools start (see the README,
+	// are closed to the processes its tools start (see docs/operations.md,
 	// "Commands cannot reach the host"). The shell tool sets it again
 	// before its first command, for embedders.
 	if err := operator.NonDumpable(); err != nil {

@@ -6,7 +6,7 @@
 // only the answer, to stdout; progress and diagnostics go to stderr. RPC
 // mode, `octet --mode rpc`, reads one JSON command a line on stdin and
 // writes one JSON object a line (responses and run events) on stdout; see
-// the README, "The octet CLI".
+// docs/cli.md.
 package main
 
 import (
@@ -98,7 +98,7 @@ func run(args []string) int {
 	apiKeyEnv := fs.String("api-key-env", "", "inline route: the environment variable `NAME` holding the API key")
 	logLevel := fs.String("log-level", "warn", "runtime diagnostics on stderr: debug, info, warn, error, disabled")
 	showVersion := fs.Bool("version", false, "print the version and exit")
-	login := fs.String("login", "", "log in to `PROVIDER` (see the README) and exit")
+	login := fs.String("login", "", "log in to `PROVIDER` (see docs/copilot-and-codex.md) and exit")
 	logout := fs.String("logout", "", "delete the local credential of `PROVIDER` and exit")
 	headless := fs.Bool("headless", false, "with --login: never open a browser; print the instructions to stderr")
 	showSchema := fs.Bool("schema", false, "with --mode rpc: print the JSON Schema (draft 2020-12) of the RPC mode's lines and exit")

@@ -177,7 +177,7 @@ func describePath(path string, links Links) string {
 	return kind(st.Mode)
 }
 
-// Size formats a byte count as the README writes limits: "1 MiB",
+// Size formats a byte count as the documentation writes limits: "1 MiB",
 // "64 KiB", else bytes.
 func Size(n int64) string {
 	switch {

@@ -15,7 +15,7 @@ import (
 	"octet.dev/host/runtime/fakeprovider"
 )
 
-// Resource layers through the binary (CONTRACT §18, issue 12): explicit
+// Resource layers through the binary (CONTRACT §18): explicit
 // roots from --resource-root and OCTET_RESOURCE_ROOTS, AGENTS.md in the
 // system prompt, a skill the model reads through skill://, its sibling
 // and writes refused, a script never run, the built-in octet-docs skill,

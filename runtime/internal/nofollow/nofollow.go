@@ -1,5 +1,5 @@
 // Package nofollow is the one rule every HTTP client of the host follows
-// about redirects: it never follows one (issue 10, item 1).
+// about redirects: it never follows one.
 //
 // net/http's default client follows 301, 302, 303, 307 and 308 and, on a
 // change of host, strips only Authorization, Www-Authenticate and Cookie:

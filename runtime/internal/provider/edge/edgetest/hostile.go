@@ -20,9 +20,8 @@ import (
 
 // The hostile-stream checks: what every wire decoder must hold whatever a
 // provider (or anything between it and the host) sends. A decoder is fed
-// arbitrary bytes, mutated recorded streams and the hostile shapes of
-// issue 10 (endless text, giant tool arguments, duplicate and empty
-// tool-call ids, interleaved indices, unknown event types, truncated JSON,
+// arbitrary bytes, mutated recorded streams and the hostile shapes
+// (endless text, giant tool arguments, duplicate and empty tool-call ids, interleaved indices, unknown event types, truncated JSON,
 // nesting bombs), and CheckHostile asserts:
 //
 //   - it ends: never panics, and delivers nothing after EventFinish;

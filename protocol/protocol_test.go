@@ -112,9 +112,9 @@ func camel(v string) string {
 
 // eventChecks run for every event type of the registry.
 var eventChecks = map[string]func(t *testing.T, e protocol.EventInfo, table map[string]bool){
-	"payload":    checkPayload,
+	"payload": checkPayload,
 	"doc row": checkDocRow,
-	"schema":     checkSchema,
+	"schema":  checkSchema,
 }
 
 func checkPayload(t *testing.T, e protocol.EventInfo, _ map[string]bool) {

@@ -24,8 +24,8 @@ import (
 const tablesDoc = "docs/protocol.md"
 
 // docTable returns the first cells of the rows of the table under the
-// heading of docs/protocol.md that starts with heading, each as the backquoted names it
-// holds (a cell may name several codes).
+// heading of docs/protocol.md that starts with heading, each as the
+// backquoted names it holds (a cell may name several codes).
 func docTable(t *testing.T, heading string) map[string]bool {
 	t.Helper()
 	data, err := os.ReadFile("../" + tablesDoc)
@@ -257,8 +257,8 @@ func TestEventKinds(t *testing.T) {
 
 // TestCodeNames checks every code constant's name against its value (Code
 // + CamelCase), that no two constants share a value, that each code is in
-// at least one place's list, and that each list matches its table in docs/protocol.md
-// exactly.
+// at least one place's list, and that each list matches its table in
+// docs/protocol.md exactly.
 func TestCodeNames(t *testing.T) {
 	consts := constants(t, "codes.go", "Code")
 	if len(consts) == 0 {

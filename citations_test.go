@@ -286,3 +286,132 @@ func TestCitationParsing(t *testing.T) {
 		t.Errorf("outline: sections %v, items %v", o.sections, o.items)
 	}
 }
+
+// The README and the topic documents under docs/ link to each other, to
+// their sections ("protocol.md#event-types") and to files of the
+// repository. TestDocLinksResolve fails when a relative link names a file
+// that does not exist or a section its document does not have.
+
+var (
+	// mdLinkRE finds a Markdown link's target: [text](target).
+	mdLinkRE = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	// mdHeadingRE finds a heading of any level.
+	mdHeadingRE = regexp.MustCompile(`^#{1,6}[ \t]+(.*?)[ \t]*#*$`)
+	// slugDropRE is what a heading's anchor drops: everything but letters,
+	// digits, spaces, hyphens and underscores (GitHub's rule).
+	slugDropRE = regexp.MustCompile(`[^\p{L}\p{N} _-]`)
+)
+
+// anchors returns the section anchors of a Markdown document as GitHub
+// names them: the heading lower-cased, punctuation dropped, spaces as
+// hyphens, and "-1", "-2", … after a repeated one.
+func anchors(text string) map[string]bool {
+	out := map[string]bool{}
+	seen := map[string]int{}
+	inFence := false
+	for line := range strings.Lines(text) {
+		line = strings.TrimRight(line, "\n")
+		if strings.HasPrefix(line, "```") {
+			inFence = !inFence
+			continue
+		}
+		m := mdHeadingRE.FindStringSubmatch(line)
+		if inFence || m == nil {
+			continue
+		}
+		a := strings.ReplaceAll(slugDropRE.ReplaceAllString(strings.ToLower(m[1]), ""), " ", "-")
+		if n := seen[a]; n > 0 {
+			seen[a]++
+			a += "-" + strconv.Itoa(n)
+		} else {
+			seen[a] = 1
+		}
+		out[a] = true
+	}
+	return out
+}
+
+// links returns the relative link targets of a Markdown document outside
+// its code blocks, with the line each is on.
+func links(text string) (targets []string, lines []int) {
+	inFence := false
+	n := 0
+	for line := range strings.Lines(text) {
+		n++
+		if strings.HasPrefix(line, "```") {
+			inFence = !inFence
+			continue
+		}
+		if inFence {
+			continue
+		}
+		for _, m := range mdLinkRE.FindAllStringSubmatch(line, -1) {
+			t := m[1]
+			if strings.Contains(t, "://") || strings.HasPrefix(t, "mailto:") {
+				continue
+			}
+			targets, lines = append(targets, t), append(lines, n)
+		}
+	}
+	return targets, lines
+}
+
+func TestDocLinksResolve(t *testing.T) {
+	files, err := filepath.Glob("docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files = append([]string{"README.md"}, files...)
+	checked := 0
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		targets, lines := links(string(b))
+		for i, target := range targets {
+			path, frag, _ := strings.Cut(target, "#")
+			dest := file
+			if path != "" {
+				dest = filepath.Join(filepath.Dir(file), path)
+				if _, err := os.Stat(dest); err != nil {
+					t.Errorf("%s:%d: link %q: %v", file, lines[i], target, err)
+					continue
+				}
+			}
+			checked++
+			if frag == "" {
+				continue
+			}
+			if filepath.Ext(dest) != ".md" {
+				t.Errorf("%s:%d: link %q names a section of a file that is not Markdown", file, lines[i], target)
+				continue
+			}
+			db, err := os.ReadFile(dest)
+			if err != nil {
+				t.Errorf("%s:%d: link %q: %v", file, lines[i], target, err)
+				continue
+			}
+			if !anchors(string(db))[frag] {
+				t.Errorf("%s:%d: link %q: %s has no section #%s", file, lines[i], target, dest, frag)
+			}
+		}
+	}
+	// The README alone links to every topic document; a check that finds
+	// few links has stopped reading them.
+	if checked < 30 {
+		t.Errorf("checked %d links; the scanner is missing them", checked)
+	}
+}
+
+func TestAnchors(t *testing.T) {
+	got := anchors("# Title\n## The `octet` CLI: print mode and RPC mode\n```\n## not a heading\n```\n### Run error codes (`final_result.data.error.code`)\n## Dup\n## Dup\n")
+	for _, want := range []string{"title", "the-octet-cli-print-mode-and-rpc-mode", "run-error-codes-final_resultdataerrorcode", "dup", "dup-1"} {
+		if !got[want] {
+			t.Errorf("anchors lack %q: %v", want, got)
+		}
+	}
+	if got["not-a-heading"] {
+		t.Error("a line in a code block was read as a heading")
+	}
+}

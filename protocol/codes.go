@@ -5,7 +5,7 @@ import "slices"
 // Error codes are stable snake_case strings (CONTRACT §5). Each constant's
 // name is Code followed by the CamelCase of its value; a code shared by
 // several places (canceled, not_found, …) is defined once and listed in
-// each place's table below. The README documents every code in the table
+// each place's table below. docs/protocol.md documents every code in the table
 // of each place it appears (protocol_test.go checks both rules).
 
 // Protocol error codes: protocol_error.data.code (CONTRACT §3–§5).
@@ -65,13 +65,13 @@ const (
 	CodeRequestTooLarge      = "request_too_large"     // 413
 	CodeQuotaExhausted       = "quota_exhausted"       // insufficient_quota and kin, 402
 	CodeContextOverflow      = "context_overflow"      // context_length_exceeded and kin
-	// The terminal gate (issue 11 §6): with status blocked, the gate
+	// The terminal gate: with status blocked, the gate
 	// rejected MaxGateRejections candidates in a row, or stopped the run;
 	// with status error, the gate itself failed (fail closed).
 	CodeTerminalGateExhausted = "terminal_gate_exhausted"
 	CodeTerminalGateStopped   = "terminal_gate_stopped"
 	CodeTerminalGateFailed    = "terminal_gate_failed"
-	// Native steering (issue 14 §2): with status blocked, the outcome of
+	// Native steering: with status blocked, the outcome of
 	// a native steering input became unknown during the run, or, before
 	// any provider I/O, the session holds such an intent from an earlier
 	// run; the application must start a new session.

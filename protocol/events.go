@@ -96,7 +96,7 @@ func info[T any](typ string, kind Kind, emitted Emission) EventInfo {
 
 // events is the registry: every event type with its payload type. A new
 // event type needs a constant, a payload struct, a row here and a row in
-// the README's event table (protocol_test.go checks the last two).
+// the event table of docs/protocol.md (protocol_test.go checks the last two).
 var events = []EventInfo{
 	info[Hello](TypeHello, KindResponse, EmittedWire),
 	info[Models](TypeModels, KindResponse, EmittedWire),

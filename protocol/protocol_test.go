@@ -20,19 +20,22 @@ import (
 	"octet.dev/host/spec/schema"
 )
 
-// readmeTable returns the first cells of the rows of the table under the
-// README heading that starts with heading, each as the backquoted names it
-// holds (a cell may name several codes).
-func readmeTable(t *testing.T, heading string) map[string]bool {
+// tablesDoc is the document that holds the event and code tables.
+const tablesDoc = "docs/protocol.md"
+
+// docTable returns the first cells of the rows of the table under the
+// heading of docs/protocol.md that starts with heading, each as the
+// backquoted names it holds (a cell may name several codes).
+func docTable(t *testing.T, heading string) map[string]bool {
 	t.Helper()
-	data, err := os.ReadFile("../README.md")
+	data, err := os.ReadFile("../" + tablesDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(string(data), "\n")
 	start := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, heading) })
 	if start < 0 {
-		t.Fatalf("README has no heading %q", heading)
+		t.Fatalf("%s has no heading %q", tablesDoc, heading)
 	}
 	names := map[string]bool{}
 	inTable := false
@@ -53,7 +56,7 @@ func readmeTable(t *testing.T, heading string) map[string]bool {
 		}
 	}
 	if len(names) == 0 {
-		t.Fatalf("README: no table rows under %q", heading)
+		t.Fatalf("%s: no table rows under %q", tablesDoc, heading)
 	}
 	return names
 }
@@ -108,10 +111,10 @@ func camel(v string) string {
 }
 
 // eventChecks run for every event type of the registry.
-var eventChecks = map[string]func(t *testing.T, e protocol.EventInfo, readme map[string]bool){
-	"payload":    checkPayload,
-	"readme row": checkReadmeRow,
-	"schema":     checkSchema,
+var eventChecks = map[string]func(t *testing.T, e protocol.EventInfo, table map[string]bool){
+	"payload": checkPayload,
+	"doc row": checkDocRow,
+	"schema":  checkSchema,
 }
 
 func checkPayload(t *testing.T, e protocol.EventInfo, _ map[string]bool) {
@@ -179,9 +182,9 @@ func checkSchema(t *testing.T, e protocol.EventInfo, _ map[string]bool) {
 	}
 }
 
-func checkReadmeRow(t *testing.T, e protocol.EventInfo, readme map[string]bool) {
-	if !readme[e.Type] {
-		t.Errorf("no row in the README's event table (### Event types)")
+func checkDocRow(t *testing.T, e protocol.EventInfo, table map[string]bool) {
+	if !table[e.Type] {
+		t.Errorf("no row in the event table of %s (### Event types)", tablesDoc)
 	}
 }
 
@@ -204,15 +207,15 @@ func TestEventRegistry(t *testing.T) {
 			t.Errorf("%s = %q is not in the registry", name, v)
 		}
 	}
-	readme := readmeTable(t, "### Event types")
+	table := docTable(t, "### Event types")
 	for _, e := range protocol.Events() {
 		for name, check := range eventChecks {
-			t.Run(e.Type+"/"+name, func(t *testing.T) { check(t, e, readme) })
+			t.Run(e.Type+"/"+name, func(t *testing.T) { check(t, e, table) })
 		}
 	}
-	for typ := range readme {
+	for typ := range table {
 		if !seen[typ] {
-			t.Errorf("the README's event table lists %q, which the registry does not know", typ)
+			t.Errorf("the event table of %s lists %q, which the registry does not know", tablesDoc, typ)
 		}
 	}
 	if v := protocol.PayloadFor("no_such_type"); v != nil {
@@ -254,8 +257,8 @@ func TestEventKinds(t *testing.T) {
 
 // TestCodeNames checks every code constant's name against its value (Code
 // + CamelCase), that no two constants share a value, that each code is in
-// at least one place's list, and that each list matches its README table
-// exactly.
+// at least one place's list, and that each list matches its table in
+// docs/protocol.md exactly.
 func TestCodeNames(t *testing.T) {
 	consts := constants(t, "codes.go", "Code")
 	if len(consts) == 0 {
@@ -285,19 +288,19 @@ func TestCodeNames(t *testing.T) {
 	}
 	listed := map[string]bool{}
 	for _, p := range places {
-		readme := readmeTable(t, p.heading)
+		table := docTable(t, p.heading)
 		for _, c := range p.codes {
 			listed[c] = true
 			if byValue[c] == "" {
 				t.Errorf("%s: %q has no constant", p.heading, c)
 			}
-			if !readme[c] {
-				t.Errorf("README %s: no row for %q", p.heading, c)
+			if !table[c] {
+				t.Errorf("%s %s: no row for %q", tablesDoc, p.heading, c)
 			}
 		}
-		for c := range readme {
+		for c := range table {
 			if !slices.Contains(p.codes, c) {
-				t.Errorf("README %s lists %q, which is not one of its codes", p.heading, c)
+				t.Errorf("%s %s lists %q, which is not one of its codes", tablesDoc, p.heading, c)
 			}
 		}
 	}

@@ -39,8 +39,8 @@ func fakeRun(t *testing.T, fake *fakeprovider.Server, mode fakeprovider.Mode, ma
 }
 
 // An endless stream of text or reasoning ends the step with a
-// provider_error once the response produced more than its output limit
-// (issue 10, item 10), and the run ends with one final result; what the
+// provider_error once the response produced more than its output limit,
+// and the run ends with one final result; what the
 // run held of it stays within the limit.
 func TestEndlessStreamEndsTheStep(t *testing.T) {
 	const maxOutput = 100_000 // a limit of 1.6 MB
@@ -81,7 +81,7 @@ func TestEndlessStreamEndsTheStep(t *testing.T) {
 }
 
 // A tool call whose arguments are larger than any frame could carry is
-// answered with invalid_arguments and the run goes on (issue 10, item 12):
+// answered with invalid_arguments and the run goes on:
 // the decoder drops the arguments as they arrive, tool_start says so, and
 // the next request replays the call with "{}". (Responses is left out: its
 // arguments.done event repeats the whole arguments in one event, which the

@@ -14,7 +14,7 @@ import (
 )
 
 // The request prefix is byte-identical from step to step and across a
-// resumed session, on every wire (issue 11 §7), so each request can read
+// resumed session, on every wire, so each request can read
 // the previous one's prefix from the provider's prompt cache. Two runs on
 // one session, each a tool loop with reasoning, the second by a new Agent
 // (a resume from the session file) naming its tools in another order;

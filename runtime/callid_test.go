@@ -9,7 +9,7 @@ import (
 )
 
 // Repeated and malformed tool-call ids from the model are replaced by
-// unique, well-formed ones (issue 10, item 16), used alike by tool_start,
+// unique, well-formed ones, used alike by tool_start,
 // tool_finish and the next request, on every wire.
 func TestToolCallIDsAreUnique(t *testing.T) {
 	wellFormed := regexp.MustCompile(`^[a-zA-Z0-9_-]{1,40}$`)

@@ -17,7 +17,7 @@ import (
 	"octet.dev/host/runtime/fakeprovider"
 )
 
-// kill -9 with a native steer in flight on a real socket (issue 14 §2):
+// kill -9 with a native steer in flight on a real socket:
 // a child process (this test binary, re-executed) runs a real run on a
 // qualified WebSocket route against the parent's loopback fake and calls
 // RunControl.Steer while the model streams; the parent kills it (SIGKILL)

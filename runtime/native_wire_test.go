@@ -17,7 +17,7 @@ import (
 	"octet.dev/host/runtime/fakeprovider"
 )
 
-// Native steering end to end (issue 14 §2): a route qualified for it
+// Native steering end to end: a route qualified for it
 // (openai-responses over WebSocket, "native_steering": true) steers the
 // live response through the fake's loopback socket; the frames the fake
 // received and the session's records are the evidence.

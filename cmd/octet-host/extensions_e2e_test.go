@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Extension discovery through the binary (CONTRACT §18, issue 12 §4):
+// Extension discovery through the binary (CONTRACT §18):
 // extension_notification findings right after started and before the
 // model's output, across the user layer, a trusted workspace and explicit
 // roots; nothing is started; at most 64 a run; hello does not scan.

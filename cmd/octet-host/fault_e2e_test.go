@@ -17,7 +17,7 @@ import (
 	"octet.dev/host/wire/client"
 )
 
-// The fault-injection suite (issue 4): each fault is injected into the
+// The fault-injection suite: each fault is injected into the
 // fake provider and run end to end through the binary; the test checks the
 // exact recovery events, that the failed attempt's provisional output is
 // not the answer, the session afterwards, and the usage flags.

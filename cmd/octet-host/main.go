@@ -1,6 +1,3 @@
-// Command octet-host is the headless coding-agent host: applications launch
-// it as a subprocess and drive it with native-host protocol 1 (UTF-8 NDJSON)
-// on stdin/stdout. Logs go to stderr; stdout carries protocol frames only.
 package main
 
 import (
@@ -91,7 +88,7 @@ func run(args []string) int {
 	}
 
 	// Non-dumpable from the start: the host's /proc entries (environ, fd)
-	// are closed to the processes its tools start (see the README,
+	// are closed to the processes its tools start (see docs/operations.md,
 	// "Commands cannot reach the host"). The shell tool sets it again
 	// before its first command, for embedders.
 	if err := operator.NonDumpable(); err != nil {

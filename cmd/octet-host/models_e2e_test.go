@@ -40,7 +40,7 @@ func modelList(t *testing.T, n, width int, prefix string) string {
 	return srv.URL + "/v1"
 }
 
-// The models event always fits its frame (issue 10, items 14 and 15): a
+// The models event always fits its frame: a
 // list of 200,000 models or two of 5,000 long ids are cut, with a
 // discovery_truncated issue per endpoint saying how many were left out,
 // instead of a protocol_error and no list at all.

@@ -15,7 +15,7 @@ import (
 	"octet.dev/host/runtime/fakeprovider"
 )
 
-// Resource layers through the binary (CONTRACT §18, issue 12): explicit
+// Resource layers through the binary (CONTRACT §18): explicit
 // roots from --resource-root and OCTET_RESOURCE_ROOTS, AGENTS.md in the
 // system prompt, a skill the model reads through skill://, its sibling
 // and writes refused, a script never run, the built-in octet-docs skill,
@@ -235,7 +235,7 @@ func TestDocsFlag(t *testing.T) {
 		t.Fatalf("dirs %v errs %v", dirs, errs)
 	}
 	dir := dirs[0]
-	for _, f := range []string{"README.md", "spec/CONTRACT.md", "spec/schema/protocol-1.schema.json", "ERRORS.md", "SKILL.md"} {
+	for _, f := range []string{"README.md", "docs/protocol.md", "docs/operations.md", "spec/CONTRACT.md", "spec/schema/protocol-1.schema.json", "ERRORS.md", "SKILL.md"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s: %v", f, err)
 		}
@@ -243,6 +243,18 @@ func TestDocsFlag(t *testing.T) {
 	readme, _ := os.ReadFile(filepath.Join(dir, "README.md"))
 	if want, _ := os.ReadFile("../../README.md"); string(readme) != string(want) {
 		t.Error("the materialized README differs from the repository's")
+	}
+	// The topic documents are carried too, and ERRORS.md gathers the code
+	// tables they hold (docs/protocol.md).
+	topic, _ := os.ReadFile(filepath.Join(dir, "docs", "protocol.md"))
+	if want, _ := os.ReadFile("../../docs/protocol.md"); len(want) == 0 || string(topic) != string(want) {
+		t.Error("the materialized docs/protocol.md differs from the repository's")
+	}
+	errorsDoc, _ := os.ReadFile(filepath.Join(dir, "ERRORS.md"))
+	for _, h := range []string{"### Protocol error codes", "### Run error codes", "### Tool error codes"} {
+		if !strings.Contains(string(errorsDoc), h) {
+			t.Errorf("ERRORS.md lacks %q", h)
+		}
 	}
 	// A stale tree (other content) is refreshed.
 	os.WriteFile(filepath.Join(dir, "README.md"), []byte("stale"), 0o644)

@@ -14,7 +14,7 @@ import (
 	"octet.dev/host/runtime/fakeprovider"
 )
 
-// Shell and process safety through the binary (issue 6): bash is denied
+// Shell and process safety through the binary: bash is denied
 // unless the operator enables it; a timeout, SIGTERM to the host, or
 // SIGKILL to its process group leaves no process behind, including
 // children that called setsid; output is bounded; nothing a command writes

@@ -39,7 +39,7 @@ func TestDocsBothBinaries(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	for _, f := range []string{"README.md", "spec/CONTRACT.md", "spec/schema/protocol-1.schema.json", "SKILL.md", "ERRORS.md"} {
+	for _, f := range []string{"README.md", "docs/protocol.md", "docs/embedding.md", "spec/CONTRACT.md", "spec/schema/protocol-1.schema.json", "SKILL.md", "ERRORS.md"} {
 		if _, err := os.Stat(filepath.Join(want, f)); err != nil {
 			t.Errorf("the folder lacks %s: %v", f, err)
 		}

@@ -1,12 +1,3 @@
-// Command octet is the coding agent for a person at a terminal and for
-// applications that want in-band control: it shares the runtime (tools,
-// policy, sessions, providers, recovery) with octet-host.
-//
-// Print mode, `octet -p PROMPT`, runs one prompt and writes the answer, and
-// only the answer, to stdout; progress and diagnostics go to stderr. RPC
-// mode, `octet --mode rpc`, reads one JSON command a line on stdin and
-// writes one JSON object a line (responses and run events) on stdout; see
-// the README, "The octet CLI".
 package main
 
 import (
@@ -98,7 +89,7 @@ func run(args []string) int {
 	apiKeyEnv := fs.String("api-key-env", "", "inline route: the environment variable `NAME` holding the API key")
 	logLevel := fs.String("log-level", "warn", "runtime diagnostics on stderr: debug, info, warn, error, disabled")
 	showVersion := fs.Bool("version", false, "print the version and exit")
-	login := fs.String("login", "", "log in to `PROVIDER` (see the README) and exit")
+	login := fs.String("login", "", "log in to `PROVIDER` (see docs/copilot-and-codex.md) and exit")
 	logout := fs.String("logout", "", "delete the local credential of `PROVIDER` and exit")
 	headless := fs.Bool("headless", false, "with --login: never open a browser; print the instructions to stderr")
 	showSchema := fs.Bool("schema", false, "with --mode rpc: print the JSON Schema (draft 2020-12) of the RPC mode's lines and exit")

@@ -19,7 +19,7 @@ var encOpts = json.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.EscapeF
 // appendRPCEvent appends one run event as an RPC line (newline included):
 // a flat object {"type", "runId", ...data members in camelCase}. The
 // recovery events take the names and members of the RPC vocabulary
-// (README, "The octet CLI").
+// (docs/cli.md).
 func appendRPCEvent(dst []byte, runID string, ev runtime.Event) ([]byte, error) {
 	dst = append(dst, `{"type":`...)
 	dst, _ = jsontext.AppendQuote(dst, rpc.EventType(ev.Type))

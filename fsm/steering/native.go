@@ -7,7 +7,7 @@ import (
 	"octet.dev/host/fsm/internal/machine"
 )
 
-// Native steering (issue 14 section 2): on a qualified route — Responses
+// Native steering: on a qualified route — Responses
 // over WebSocket, a model whose route metadata says it supports steering,
 // no provider-side compaction, no hard cumulative ceilings —
 // RunControl.Steer hands the input to the provider with response.steer

@@ -279,8 +279,8 @@ func (e *buildEnv) key(s Spec) string {
 	return hex.EncodeToString(h.Sum(nil))[:32]
 }
 
-// static reports whether s is built with CGO_ENABLED=0, as the README and
-// scripts/release build the commands: a static binary, no dynamic loader
+// static reports whether s is built with CGO_ENABLED=0, as the README,
+// docs/operations.md and scripts/release build the commands: a static binary, no dynamic loader
 // at start-up. A -race build needs cgo and keeps the go env's setting.
 func (s Spec) static() bool { return !s.Race }
 

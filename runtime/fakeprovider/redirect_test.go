@@ -11,7 +11,7 @@ import (
 // TestFaultRedirect: the fault answers a 3xx whose Location is To plus the
 // request's path, consumes no turn, and a client that follows it (net/http's
 // default) shows up at the second server with the credentials it carried:
-// the reproduction of issue 10, item 1.
+// the leak the host's no-redirect rule (runtime/internal/nofollow) prevents.
 func TestFaultRedirect(t *testing.T) {
 	for _, code := range []int{301, 302, 303, 307, 308} {
 		s := newServer(t, threeTurns)

@@ -193,7 +193,7 @@ var builtinModels = []Model{
 	// Source: OpenAI API docs model page "GPT-Audio-1.5" (audio tokens $32 in / $64 out;
 	// modalities: text and audio in and out, image not supported — so the
 	// protocol source's media example, image-audio-image on this model, is
-	// refused with media_unsupported; see the README).
+	// refused with media_unsupported; see docs/runs-and-tools.md).
 	audioOut(openai("gpt-audio-1.5", "GPT-Audio-1.5", ModeOpenAICompatible, 128_000, 16_384, textAudio, false, usd(2.50, 10, 0, 0))),
 
 	// Source: OpenAI API docs model page "GPT-Audio" (audio tokens $32 in / $64 out).

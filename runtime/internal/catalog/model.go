@@ -314,8 +314,8 @@ func normalizeModalities(declared []string, vision *bool) ([]string, error) {
 // (OpenAI Chat's input_audio formats).
 var AudioFormats = []string{"wav", "mp3"}
 
-// NativeSteeringQualified reports whether a run on m may steer natively
-// (issue 14 §2): an openai-responses route over the WebSocket mode whose
+// NativeSteeringQualified reports whether a run on m may steer natively:
+// an openai-responses route over the WebSocket mode whose
 // metadata says the model takes steering (NativeSteering), and a run that
 // uses no provider-side compaction (the provider refuses to steer a
 // response with automatic compaction) and has no hard cumulative ceiling

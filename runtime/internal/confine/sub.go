@@ -7,7 +7,7 @@ import "golang.org/x/sys/unix"
 // inside it, and nothing above it can be reached through the new Root. The
 // new Root accepts relative paths only (an absolute path fails with
 // ErrEscape), so it never names where it lies on the host. Resource layers
-// and skill folders are opened this way (issue 12). The caller closes it;
+// and skill folders are opened this way. The caller closes it;
 // it stays valid after r is closed.
 func (r *Root) OpenDir(p string) (*Root, error) {
 	rel, err := r.Rel(p)

@@ -120,7 +120,7 @@ func TestParseListErrors(t *testing.T) {
 }
 
 // A list of any length is read keeping at most maxEntries entries, the
-// others counted (issue 10, items 14 and 15).
+// others counted.
 func TestParseListKeepsAtMostMaxEntries(t *testing.T) {
 	const n = 200_000
 	var b strings.Builder

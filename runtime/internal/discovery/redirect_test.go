@@ -11,7 +11,7 @@ import (
 
 // TestRedirectIsRefused: an endpoint that redirects its model list
 // elsewhere is an issue naming the status, never the Location, and the
-// other server never gets the request or the key (issue 10, item 1).
+// other server never gets the request or the key.
 func TestRedirectIsRefused(t *testing.T) {
 	var reached, withKey atomic.Int32
 	other := serve(t, func(w http.ResponseWriter, r *http.Request) {

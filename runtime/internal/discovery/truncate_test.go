@@ -10,8 +10,7 @@ import (
 )
 
 // An endpoint listing more than MaxModelsPerEndpoint models gives the
-// first ones and a discovery_truncated issue counting the others (issue 10,
-// item 14).
+// first ones and a discovery_truncated issue counting the others.
 func TestLongListIsTruncated(t *testing.T) {
 	const n = MaxModelsPerEndpoint + 777
 	var b strings.Builder

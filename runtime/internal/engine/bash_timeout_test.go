@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// A timeout_ms above the operator's limit is clamped to it, however large
-// (issue 10, item 17): 2^63-1 ms used to overflow to a negative duration,
+// A timeout_ms above the operator's limit is clamped to it, however large:
+// 2^63-1 ms used to overflow to a negative duration,
 // which the shell refused ("could not be started").
 func TestBashHugeTimeoutIsClamped(t *testing.T) {
 	huge := []int64{math.MaxInt64, math.MaxInt64/int64(time.Millisecond) + 1, 1 << 62}

@@ -19,7 +19,7 @@ import (
 	"octet.dev/host/runtime/provider"
 )
 
-// Local compaction (issue 11 §2): when the context passes the budget's
+// Local compaction: when the context passes the budget's
 // threshold, or the provider refuses a request as too long, the older
 // history is summarized by a call on the run's own route and replaced,
 // durably, by a checkpoint: the handoff (summary + file evidence) wrapped
@@ -74,7 +74,7 @@ type compactor struct {
 	// attempt waits until the context passes this size (it must have
 	// grown by keep), so a summarizer that keeps refusing is not called
 	// on every step; but never past the budget's fit: the run goes on
-	// uncompacted only while the next request still fits (issue 11 §2),
+	// uncompacted only while the next request still fits,
 	// and a request that would not fit tries again first.
 	holdUntil int64
 }

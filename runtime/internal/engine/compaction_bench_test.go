@@ -11,7 +11,7 @@ import (
 // BenchmarkCompactionCheck10k is the per-step compaction check on a
 // session of 10,000 messages: each step appends a tool call and its result
 // and checks the budget (under the threshold, as almost every step is).
-// Target: <= 50 µs per step (issue 11); the estimate is incremental, so it
+// Target: <= 50 µs per step; the estimate is incremental, so it
 // does not depend on the history's length.
 func BenchmarkCompactionCheck10k(b *testing.B) {
 	text := strings.Repeat("some file content ", 40)

@@ -116,7 +116,7 @@ func TestEnduranceCompaction(t *testing.T) {
 	}
 }
 
-// BenchmarkEndurance1000x20 is issue 11's endurance figure: one session
+// BenchmarkEndurance1000x20 is the compaction endurance figure: one session
 // driven through 1,000 runs of 20 steps each on a small window never fails
 // on context size. It reports the runs, compactions, failed runs,
 // requests over the window and the time per run.

@@ -13,7 +13,7 @@ import (
 	"octet.dev/host/protocol"
 )
 
-// Extension discovery through real runs (CONTRACT §18, issue 12 §4): the
+// Extension discovery through real runs (CONTRACT §18): the
 // findings come right after started, before the model's output; nothing
 // is started; the workspace layer needs trust.
 

@@ -35,8 +35,7 @@ func inventorySize(ms []protocol.ModelInfo) int {
 }
 
 // The inventory stays within its frame however many and however long the
-// discovered ids, each provider keeping an equal share when it must be cut
-// (issue 10, item 15).
+// discovered ids, each provider keeping an equal share when it must be cut.
 func TestFitInventory(t *testing.T) {
 	var out []protocol.ModelInfo
 	for i := range 30 {

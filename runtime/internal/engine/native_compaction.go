@@ -13,7 +13,7 @@ import (
 	"octet.dev/host/runtime/provider"
 )
 
-// Native compaction (issue 11 §4): on an openai-responses route whose
+// Native compaction: on an openai-responses route whose
 // ~/.octet/models.json entry declares "native_compaction": true, the
 // provider's compaction endpoint (POST base_url/responses/compact)
 // compacts the conversation, and its output items are stored verbatim as

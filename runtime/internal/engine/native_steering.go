@@ -16,7 +16,7 @@ import (
 	"octet.dev/host/runtime/provider"
 )
 
-// Native steering (issue 14 §2): on a qualified route RunControl.Steer sends
+// Native steering: on a qualified route RunControl.Steer sends
 // the input into the provider's live response (response.steer) after a
 // durable intent record; fsm/steering's NativeMachine settles each intent
 // (spec tla/NativeSteering.tla). An intent whose outcome became unknown

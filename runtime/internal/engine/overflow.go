@@ -11,7 +11,7 @@ import (
 	"octet.dev/host/runtime/provider"
 )
 
-// Overflow recovery (issue 11 §3): a step the provider refuses as too
+// Overflow recovery: a step the provider refuses as too
 // long (context_overflow, or a 413), one that stops because the window
 // filled up (Anthropic's model_context_window_exceeded), or a successful
 // one whose input alone passed the window (a silent overflow: the server

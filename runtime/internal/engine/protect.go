@@ -8,7 +8,7 @@ import (
 )
 
 // operatorGuard protects every operator layer from the model's edit and
-// write (issue 10, item 3): the user's ~/.octet (settings, credentials,
+// write: the user's ~/.octet (settings, credentials,
 // models, sessions) and the workspace's .octet, wherever each lies
 // relative to the workspace. A HOME inside the workspace, a workspace
 // inside ~/.octet, a link or a bind mount to either: the guard compares

@@ -15,7 +15,7 @@ import (
 // TestHomeInsideWorkspaceIsProtected: with HOME=<workspace>/home/user and
 // allow_file_mutation, the model can neither write nor edit the user's
 // ~/.octet, by any spelling, and the next run's policy is still the
-// operator's (issue 10, item 3). Through a real run against the fake
+// operator's. Through a real run against the fake
 // provider; the session goes to the default ~/.octet/sessions, inside the
 // workspace, as it would.
 func TestHomeInsideWorkspaceIsProtected(t *testing.T) {

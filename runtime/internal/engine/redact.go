@@ -11,7 +11,7 @@ import (
 	"octet.dev/host/runtime/provider"
 )
 
-// Redaction of echoed credentials (issue 10, item 2). The host knows every
+// Redaction of echoed credentials. The host knows every
 // credential it sends a provider: the route's API key (or Codex token) and
 // each custom header value. A provider that streams one of them back (in
 // text, reasoning or tool-call arguments), or a tool whose output holds

@@ -14,8 +14,8 @@ import (
 
 // TestProviderRedirectIsRefused: a provider answering with a redirect to
 // another origin ends the run with provider_error naming the status, and
-// the other origin never receives the request, the key or a custom header
-// (issue 10, item 1), on each wire and for each redirect status.
+// the other origin never receives the request, the key or a custom header,
+// on each wire and for each redirect status.
 func TestProviderRedirectIsRefused(t *testing.T) {
 	modes := []struct {
 		fake fakeprovider.Mode

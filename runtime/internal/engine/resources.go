@@ -47,8 +47,8 @@ const docsSkillDescription = "Documentation of octet-host, the host that runs yo
 	"tool policy, error codes and configuration (~/.octet, skills, AGENTS.md). Read it only when asked about octet or octet-host itself."
 
 // docsFiles returns what the documentation directory holds: every file of
-// Options.Docs under its own path, ERRORS.md (the README's code tables)
-// and the octet-docs skill's SKILL.md.
+// Options.Docs under its own path, ERRORS.md (the code tables of the
+// documents) and the octet-docs skill's SKILL.md.
 func (a *Agent) docsFiles() (map[string][]byte, error) {
 	files := map[string][]byte{}
 	err := fs.WalkDir(a.opts.Docs, ".", func(p string, d fs.DirEntry, err error) error {

@@ -11,7 +11,7 @@ import (
 )
 
 // BenchmarkResourceLayers100Skills is what resource layers add to a run's
-// start (issue 12: <= 5 ms): resolving the user layer, a trusted
+// start (target: <= 5 ms): resolving the user layer, a trusted
 // workspace's .octet and one explicit root holding 100 skills between them
 // and three AGENTS.md files, formatting the system prompt, and closing the
 // layers. The built-in docs skill is offered without touching its files.
@@ -19,7 +19,7 @@ func BenchmarkResourceLayers100Skills(b *testing.B) { benchLayers(b, 0) }
 
 // BenchmarkResourceLayers100Skills20Extensions is the same with 20
 // extension folders beside the skills (one in three has a shadowed twin a
-// layer below), so extension discovery is part of the figure (issue 12:
+// layer below), so extension discovery is part of the figure (target:
 // layers with 100 skills and 20 extensions add <= 5 ms).
 func BenchmarkResourceLayers100Skills20Extensions(b *testing.B) { benchLayers(b, 20) }
 

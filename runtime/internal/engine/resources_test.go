@@ -16,7 +16,7 @@ import (
 	"octet.dev/host/runtime/internal/resources"
 )
 
-// Resource layers through real runs (CONTRACT §18, issue 12): AGENTS.md in
+// Resource layers through real runs (CONTRACT §18): AGENTS.md in
 // the system prompt, skills offered and read through skill:// paths,
 // read-only, nothing else outside the workspace readable.
 

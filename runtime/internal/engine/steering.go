@@ -52,14 +52,15 @@ type steeringQueue struct {
 // It returns ErrRunEnded once the run has completed or is ending, and
 // ErrMessageInvalid for an empty, oversized or non-UTF-8 text.
 //
-// On a route qualified for native steering (see the README's Native
-// steering), an input that comes while the model streams goes into its
-// live response instead (response.steer), after a durable intent record;
-// at any other time (or when that response has just ended) it is queued as
-// above. A native input is delivered once (steering_delivered with mode
-// "native"), handed back to the queue when the provider refuses it, or
-// left unsettled when its outcome cannot be known: the run then ends
-// blocked with unsettled_native_steering and the input is never replayed.
+// On a route qualified for native steering (see Native steering in
+// docs/steering-and-reasoning.md), an input that comes while the model
+// streams goes into its live response instead (response.steer), after a
+// durable intent record; at any other time (or when that response has just
+// ended) it is queued as above. A native input is delivered once
+// (steering_delivered with mode "native"), handed back to the queue when
+// the provider refuses it, or left unsettled when its outcome cannot be
+// known: the run then ends blocked with unsettled_native_steering and the
+// input is never replayed.
 // When the intent record cannot be written, nothing is sent and the
 // session's write error is returned.
 func (rc *RunControl) Steer(text string) error {

@@ -6,7 +6,7 @@ import (
 	"octet.dev/host/runtime/provider"
 )
 
-// Context budgeting (issue 11 §1). The route's window is its
+// Context budgeting. The route's window is its
 // context_window_tokens; the reserve keeps room for the answer:
 //
 //	reserve   = max(max_output_tokens, min(16384, window/4))

@@ -27,8 +27,8 @@ type Settings struct {
 	// headers); runtime/internal/copilot reads and validates it, from the
 	// user file only.
 	Copilot jsontext.Value `json:"copilot"`
-	// TerminalGate configures a model terminal gate for every run (issue
-	// 11 §6); a trusted workspace's replaces the user file's.
+	// TerminalGate configures a model terminal gate for every run; a
+	// trusted workspace's replaces the user file's.
 	TerminalGate *TerminalGate `json:"terminal_gate"`
 }
 

@@ -2,7 +2,7 @@ package store
 
 import "slices"
 
-// TypeNativeSteering is the record type of native steering (issue 14 §2).
+// TypeNativeSteering is the record type of native steering.
 const TypeNativeSteering = "native_steering"
 
 // Native steering record events (NativeSteering.Event), in the order an

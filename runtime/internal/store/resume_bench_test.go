@@ -75,7 +75,7 @@ func resumeChild(dir, id string) int {
 // compaction checkpoint every 500 records, written by this package's own
 // Append, in a fresh child process per iteration (re-executing the test
 // binary), so that its peak RSS is the resume's alone plus the Go
-// runtime's baseline. Targets (issue 11): <= 300 ms, <= 64 MiB peak RSS.
+// runtime's baseline. Targets: <= 300 ms, <= 64 MiB peak RSS.
 // ms/op is the median child's time from Open to the built conversation;
 // peak-rss-MiB is the largest VmHWM of any child.
 func BenchmarkResume100kCheckpoints(b *testing.B) {

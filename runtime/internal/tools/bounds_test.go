@@ -13,7 +13,7 @@ import (
 )
 
 // Tests of the bounds every tool keeps whatever its input: it notices
-// cancellation promptly (issue 10 item 8), read's work is proportional to
+// cancellation promptly, read's work is proportional to
 // what it returns (item 11), and grep's memory does not grow with file size
 // or GOMAXPROCS (item 13).
 

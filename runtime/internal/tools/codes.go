@@ -5,7 +5,7 @@ import "octet.dev/host/protocol"
 // Error codes of tool failures: the protocol's (package protocol), named
 // here for this package's code. They reach the model and the caller in
 // tool_finish.error.code (CONTRACT §9); a new one is added to
-// protocol.ToolCodes and the README. Gate reports path_outside_workspace,
+// protocol.ToolCodes and docs/protocol.md. Gate reports path_outside_workspace,
 // symlink_refused and protected_path before a call runs, and the caller
 // denies the call with the denial code of the same value; Run reports them
 // too when the workspace changed after the gate.

@@ -46,8 +46,8 @@ func TestReadAgreesWithReference(t *testing.T) {
 	})
 }
 
-// referenceRead is read as it was before the bounded scan (issue 10 item
-// 11), kept as the reference for the files it answered exactly.
+// referenceRead is read as it was before the bounded scan, kept as the
+// reference for the files it answered exactly.
 func referenceRead(ctx context.Context, env Env, a *args) (Result, error) {
 	offset, limit := a.int("offset", 1), a.int("limit", 2000)
 	f, _, err := env.Root.OpenRegular(a.string("path", ""))

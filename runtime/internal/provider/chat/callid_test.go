@@ -9,7 +9,7 @@ import (
 
 // A history with a repeated or malformed tool-call id (written before the
 // host assigned ids) is sent with unique, well-formed ids, each result
-// answering its own call (issue 10, item 16).
+// answering its own call.
 func TestRequestMakesCallIDsUnique(t *testing.T) {
 	providertest.CheckCallIDsUnique(t, func(req provider.Request) ([]byte, error) { return buildRequest(req) })
 }

@@ -12,7 +12,7 @@ import (
 	"octet.dev/host/runtime/provider"
 )
 
-// The hostile shapes of issue 10 for the Chat Completions decoder; see
+// The hostile shapes for the Chat Completions decoder; see
 // edgetest.CheckHostile for what every one of them must hold.
 
 func openHostile(r io.Reader, maxEventBytes int) edge.Decoder { return decodeStream(r, maxEventBytes) }

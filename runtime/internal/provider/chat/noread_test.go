@@ -13,7 +13,7 @@ import (
 	"octet.dev/host/runtime/provider"
 )
 
-// A provider that never reads a large request (issue 10, item 9) fails the
+// A provider that never reads a large request fails the
 // call with an idle timeout instead of hanging it.
 func TestProviderThatNeverReadsTheRequest(t *testing.T) {
 	fake, err := fakeprovider.New(fakeprovider.Options{Script: fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "ok"}}}})

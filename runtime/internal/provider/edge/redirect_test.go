@@ -14,8 +14,8 @@ import (
 
 // TestStreamRefusesRedirects: a provider answering with any redirect gets
 // a provider error naming the status, never the Location, and the other
-// origin never sees a request, its key or its custom headers (issue 10,
-// item 1), whatever the client's own CheckRedirect says.
+// origin never sees a request, its key or its custom headers, whatever the
+// client's own CheckRedirect says.
 func TestStreamRefusesRedirects(t *testing.T) {
 	var stolen atomic.Int32
 	other := newServer(t, func(w http.ResponseWriter, r *http.Request) { stolen.Add(1) })

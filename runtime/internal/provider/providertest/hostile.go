@@ -6,7 +6,7 @@ import (
 	"octet.dev/host/runtime/internal/provider/edge/edgetest"
 )
 
-// HostileCase is one hostile stream shape of issue 10. It is an alias of
+// HostileCase is one hostile stream shape. It is an alias of
 // a struct literal type so that the suites' tables may stay positional.
 type HostileCase = struct {
 	Name string

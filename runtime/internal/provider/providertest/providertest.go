@@ -282,7 +282,7 @@ func CheckToolArrayBytes(t *testing.T, build func(provider.Request) ([]byte, err
 
 // CheckCallIDsUnique: a history with a repeated or malformed tool-call id
 // (written before the host assigned ids) is sent by build with unique,
-// well-formed ids, each result answering its own call (issue 10, item 16),
+// well-formed ids, each result answering its own call,
 // and the caller's history is left alone.
 func CheckCallIDsUnique(t *testing.T, build func(provider.Request) ([]byte, error)) {
 	req := provider.Request{Model: "m", Messages: []provider.Message{

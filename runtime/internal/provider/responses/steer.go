@@ -14,7 +14,7 @@ import (
 	"octet.dev/host/runtime/provider"
 )
 
-// Native steering over the WebSocket transport (issue 14 §2). A call made
+// Native steering over the WebSocket transport. A call made
 // with Request.NativeSteering returns a stream that is a provider.Steerer:
 //
 //   - Steer sends {"type":"response.steer","previous_response_id":…,

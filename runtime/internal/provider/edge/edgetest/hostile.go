@@ -20,10 +20,10 @@ import (
 
 // The hostile-stream checks: what every wire decoder must hold whatever a
 // provider (or anything between it and the host) sends. A decoder is fed
-// arbitrary bytes, mutated recorded streams and the hostile shapes of
-// issue 10 (endless text, giant tool arguments, duplicate and empty
-// tool-call ids, interleaved indices, unknown event types, truncated JSON,
-// nesting bombs), and CheckHostile asserts:
+// arbitrary bytes, mutated recorded streams and the hostile shapes
+// (endless text, giant tool arguments, duplicate and empty tool-call
+// ids, interleaved indices, unknown event types, truncated JSON, nesting
+// bombs), and CheckHostile asserts:
 //
 //   - it ends: never panics, and delivers nothing after EventFinish;
 //   - it finishes exactly when it reports no error, and every error is a

@@ -240,6 +240,7 @@ func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 		status, output, errInfo = blockedByNativeSteering(blocked) // before any provider I/O
 	} else {
 		status, output, errInfo = d.contain(ctx)
+		d.endCompaction(status) // compaction.go
 	}
 	status, errInfo = d.endNative(status, errInfo) // before the queue closes: a late native input is queued, then dropped
 	d.rc.closeSteering()                           // what is still queued is dropped, before settled

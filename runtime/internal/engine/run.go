@@ -169,7 +169,7 @@ type driver struct {
 	cmp       *compactor      // context budgeting and compaction (compaction.go)
 	native    *nativeSteering // native steering on a qualified route (native_steering.go); nil otherwise
 	// nativeStep: the step's call reads a successor or continues a
-	// steered response, so it is never re-issued (overflow.go).
+	// steered response, so it is never re-issued (package compact).
 	nativeStep bool
 
 	deltas []protocol.ModelDelta // the unused rest of the model_delta slab (step.go)

@@ -3,11 +3,11 @@
 // check before each model call, overflow recovery (compact, then re-issue
 // the step once), and what a refused or failed compaction leads to.
 //
-// It holds the decisions the engine (runtime/internal/engine: compaction.go,
-// overflow.go, native_compaction.go) makes, and does no I/O: the engine
-// measures the context, runs the summarizer or the compaction endpoint,
-// writes the checkpoint and the events; the machine says what to do next,
-// as effects returned as data.
+// It holds the decisions of the engine's compaction (package
+// runtime/internal/engine/compact, whose Compactor drives the Machine) and
+// does no I/O: the engine measures the context, runs the summarizer or the
+// compaction endpoint, writes the checkpoint and the events; the machine
+// says what to do next, as effects returned as data.
 //
 // Two layers:
 //

@@ -2,491 +2,98 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"path"
-	"path/filepath"
-	"slices"
-	"strconv"
-	"strings"
-	"unicode"
+	"fmt"
 
-	"github.com/go-json-experiment/json"
+	fsmrun "octet.dev/host/fsm/run"
 
-	"octet.dev/host/fsm/compaction"
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/catalog"
+	"octet.dev/host/runtime/internal/engine/compact"
 	"octet.dev/host/runtime/internal/engine/modelcall"
-	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
 )
 
-// Local compaction: when the context passes the budget's
-// threshold, or the provider refuses a request as too long, the older
-// history is summarized by a call on the run's own route and replaced,
-// durably, by a checkpoint: the handoff (summary + file evidence) wrapped
-// in one user message, then the newest messages kept verbatim.
+// Compaction and overflow recovery live in package compact: the run's
+// compact.Compactor owns its budget, its plans, summaries and checkpoints,
+// and the compaction machine (fsm/compaction) that decides; it sees the run
+// through the driver's methods in env_compact.go. These are the loop's
+// entry points.
 
-const (
-	// maxHandoffBytes bounds a handoff, evidence included: a larger one is
-	// refused, never truncated.
-	maxHandoffBytes = 131072
-	// toolResultChars is how much of a tool result the transcript keeps.
-	toolResultChars = 2000
-	// maxSummarizerTrims bounds how often an overflowing summarizer
-	// request drops its oldest transcript item and tries again.
-	maxSummarizerTrims = 20
-)
-
-// summarizerMarker is the phrase of the summarizer's system prompt by
-// which the fake provider knows a summarizer request: it must equal
-// fakeprovider.SummarizerMarker (a test checks).
-const summarizerMarker = "Do not continue the conversation"
-
-// summarizerSystem is the summarizer's system prompt.
-const summarizerSystem = "You summarize a conversation between a user and an AI coding agent so that another " +
-	"instance of the agent can carry on the work from the summary alone. " + summarizerMarker +
-	": do not answer its questions, do not call tools, do not add commentary. Write only the summary, in the " +
-	"format you are given, keeping exact file paths, names, commands and error messages."
-
-// summarySections is the format the summary follows.
-const summarySections = "Use exactly these sections:\n\n## Goal\n## Constraints & Preferences\n## Progress\n" +
-	"### Done\n### In Progress\n### Blocked\n## Key Decisions\n## Next Steps\n## Critical Context\n\n" +
-	"Write \"(none)\" under a section with nothing to say."
-
-const (
-	summaryCreate = "Summarize the conversation above. " + summarySections
-	summaryUpdate = "The previous summary covers what came before the conversation above. Update it with the " +
-		"conversation: keep what still holds, add what is new, move finished items from In Progress to Done. " +
-		summarySections
-	summaryTurnPrefix = "The conversation above is the beginning of a turn whose end is kept verbatim. " +
-		"Summarize it for the one who will read that end: the original request, the progress so far, and " +
-		"what the rest of the turn needs to know. Use the sections ## Original Request, ## Early Progress " +
-		"and ## Context for Suffix."
-	splitTurnSeparator = "\n\n---\n\n**Turn Context (split turn):**\n\n"
-)
-
-// compactor is a run's compaction state.
-type compactor struct {
-	system   string // the run's system prompt (native compaction sends it)
-	bud      budget
-	overhead int64 // system prompt and tool schemas
-	count    contextCount
-	// holdUntil: after a refused threshold compaction, the next threshold
-	// attempt waits until the context passes this size (it must have
-	// grown by keep), so a summarizer that keeps refusing is not called
-	// on every step; but never past the budget's fit: the run goes on
-	// uncompacted only while the next request still fits,
-	// and a request that would not fit tries again first.
-	holdUntil int64
-}
-
-// policy is the run's compaction decisions (fsm/compaction) over its
-// budget; the route's native endpoint is asked for only where it matters
-// (runCompaction, modelTurnFitting).
-func (c *compactor) policy() compaction.Policy {
-	return compaction.Policy{Budget: compaction.Budget{Window: c.bud.window, Threshold: c.bud.threshold, Keep: c.bud.keep, Fit: c.bud.fit}}
-}
+// compactor is the run's compaction state (the driver's cmp).
+type compactor = compact.Compactor
 
 // initCompaction sets up budgeting for the run, whose conversation is
-// msgs: the usage of the newest step since the newest checkpoint plus
-// estimates of the messages after it, or, without one (or when that usage
-// is all zeros), an estimate of everything.
+// msgs.
 func (d *driver) initCompaction(system string, specs []provider.ToolSpec, msgs []provider.Message) {
-	c := &compactor{system: system, bud: budgetOf(d.p.model), overhead: overheadTokens(system, specs)}
-	d.cmp = c
-	if u, after, ok := d.p.sess.ContextUsage(); ok && after <= len(msgs) && usageTokens(u) > 0 {
-		c.count.reset(usageTokens(u)+estimateMessages(msgs[len(msgs)-after:]), len(msgs))
-		return
-	}
-	c.count.reset(c.overhead+estimateMessages(msgs), len(msgs))
+	m := d.p.model
+	_, native := d.nativeCompactor()
+	d.cmp = compact.New(d, compact.Config{
+		System: system, Tools: specs, Window: int64(m.ContextWindowTokens), MaxOutput: int64(m.MaxOutputTokens),
+		OutputCap: requestOutputCap(m), APIModel: m.APIModel, Workspace: d.p.req.Workspace, Route: d.routeKey(),
+		Native: native, Tracer: d.trace,
+	}, msgs)
 }
 
-// noteStep records a successful step's usage as the context's size; the
-// assistant message that is appended next is in it. A usage of zero tokens
-// (a gateway that sends a usage object of zeros) says nothing about the
-// context: the count goes on from its estimates.
-func (d *driver) noteStep(t modelcall.Turn, msgs []provider.Message) {
-	if t.UsageReported && usageTokens(t.Usage) > 0 {
-		d.cmp.count.reset(usageTokens(t.Usage), len(msgs)+1)
-	}
-}
+// noteStep records a successful step's usage as the context's size.
+func (d *driver) noteStep(t modelcall.Turn, msgs []provider.Message) { d.cmp.NoteStep(t, msgs) }
 
-// compactIfNeeded is the threshold check before a model call: it
-// compacts when the context is over the threshold. A refused compaction
-// lets the run go on while the request still fits the window; it ends the
-// run (context_overflow) when it does not.
+// compactIfNeeded is the threshold check before a model call.
 func (d *driver) compactIfNeeded(ctx context.Context, step int, msgs *[]provider.Message) *modelcall.Failed {
-	c := d.cmp
-	pol := c.policy()
-	if !pol.Budget.On() {
-		return nil
-	}
-	tokens := c.count.current(*msgs)
-	if !pol.Due(tokens, c.holdUntil) {
-		return nil
-	}
-	attempted, ok, tf := d.runCompaction(ctx, step, msgs, protocol.CompactionThreshold, tokens)
-	if !attempted {
-		// Nothing older than the newest keep tokens: nothing to
-		// summarize. The request goes out; if it overflows, the overflow
-		// path reports it.
-		return nil
-	}
-	if tf != nil || ok {
-		return tf
-	}
-	c.holdUntil = pol.HoldUntil(tokens)
-	if pol.OnRefusal(false, tokens) == compaction.RefusalEnd {
-		return &modelcall.Failed{Code: protocol.CodeContextOverflow, Msg: overflowAdvice("the conversation is larger than the model's context window and could not be compacted")}
-	}
-	return nil
+	return d.cmp.Check(ctx, step, msgs)
 }
 
-// overflowAdvice completes an overflow failure message with what the
-// user can do.
-func overflowAdvice(what string) string {
-	return what + "; start a new session, shorten the prompt or the files the agent reads, or choose a model with a larger context window"
+// modelTurnFitting performs the step's model turn on msgs (build makes
+// the request), compacting and re-issuing it once when it overflows.
+func (d *driver) modelTurnFitting(ctx context.Context, step int, msgs *[]provider.Message, build func([]provider.Message) provider.Request) (modelcall.Turn, error) {
+	return d.cmp.Fitting(ctx, step, msgs, build)
 }
 
-// compactionPlan is what one compaction summarizes and keeps.
-type compactionPlan struct {
-	prev       store.Compaction
-	hasPrev    bool
-	start      int // msgs[start:] are message records (after the wrapped summary)
-	firstIndex int // the record index of msgs[start]
-	history    []provider.Message
-	prefix     []provider.Message // the split turn's summarized beginning
-	cut        int                // msgs[cut:] are kept
+// endCompaction tells the compaction machine how the run ended.
+func (d *driver) endCompaction(status string) {
+	if d.cmp != nil {
+		d.cmp.End(status == fsmrun.StatusCompleted)
+	}
 }
 
-// plan chooses the cut: the newest keep tokens stay verbatim, cut at a
-// user or assistant message so that no tool result leaves its call. A cut
-// at an assistant message inside a turn splits the turn: its beginning is
-// summarized apart. ok is false when nothing lies before the cut.
-func (d *driver) plan(msgs []provider.Message) (compactionPlan, bool) {
-	var pl compactionPlan
-	pl.prev, pl.hasPrev = d.p.sess.LatestCompaction(d.routeKey())
-	if pl.hasPrev && pl.prev.Items != nil {
-		// A native checkpoint of this route, which no longer compacts
-		// natively (its models.json entry changed): its items cannot be
-		// summarized, and a local checkpoint would lose them.
-		return pl, false
-	}
-	if pl.hasPrev {
-		pl.start, pl.firstIndex = 1, pl.prev.FirstKept
-	}
-	if len(msgs) <= pl.start {
-		return pl, false
-	}
-	var acc int64
-	cut := pl.start
-	for i := len(msgs) - 1; i >= pl.start; i-- {
-		acc += estimateMessage(&msgs[i])
-		if acc >= d.cmp.bud.keep {
-			cut = i
-			break
-		}
-	}
-	// A valid cut point: forward to the next non-tool message, else back
-	// to the one before.
-	valid := func(i int) bool { return msgs[i].Role != provider.RoleTool }
-	j := cut
-	for j < len(msgs) && !valid(j) {
-		j++
-	}
-	if j == len(msgs) {
-		for j = cut; j > pl.start && !valid(j); j-- {
-		}
-	}
-	cut = j
-	if cut <= pl.start {
-		return pl, false
-	}
-	pl.cut = cut
-	turnStart := pl.start
-	if msgs[cut].Role == provider.RoleAssistant {
-		for i := cut - 1; i >= pl.start; i-- {
-			if msgs[i].Role == provider.RoleUser {
-				turnStart = i
-				break
-			}
-		}
-		pl.history, pl.prefix = msgs[pl.start:turnStart], msgs[turnStart:cut]
-	} else {
-		pl.history = msgs[pl.start:cut]
-	}
-	return pl, true
+// routeKey names the run's route for native checkpoints: wire, provider,
+// endpoint and API model.
+func (d *driver) routeKey() string {
+	m := d.p.model
+	return string(m.Mode) + " " + m.Provider + " " + m.BaseURL + " " + m.APIModel
 }
 
-// compact runs one local compaction of plan pl and reports whether it
-// replaced the context. A refusal or a failed summarizer is ok false with no
-// checkpoint; tf is set only when the run must end (canceled, the session
-// could not be written).
-func (d *driver) compact(ctx context.Context, step int, msgs *[]provider.Message, pl compactionPlan, reason string, tokensBefore int64) (ok bool, tf *modelcall.Failed) {
-	d.stream(protocol.TypeCompactionStart, &protocol.CompactionStart{Reason: reason, Kind: protocol.CompactionLocal, TokensBefore: tokensBefore})
-	fin := &protocol.CompactionFinish{Reason: reason, Kind: protocol.CompactionLocal, TokensBefore: tokensBefore}
-	refuse := func(code, msg string) (bool, *modelcall.Failed) {
-		fin.Error = &protocol.ErrorData{Code: code, Message: bound(msg)}
-		d.stream(protocol.TypeCompactionFinish, fin)
-		if ctx.Err() != nil {
-			return false, &modelcall.Failed{Code: protocol.CodeCanceled, Msg: "the run was canceled"}
-		}
-		return false, nil
-	}
-	var usage provider.Usage
-	prevSummary := ""
-	if pl.hasPrev {
-		prevSummary = pl.prev.SummaryText
-		if prevSummary == "" {
-			prevSummary = pl.prev.Summary
-		}
-	}
-	maxOut := int(d.cmp.bud.reserve * 8 / 10)
-	summary := prevSummary
-	if len(pl.history) > 0 {
-		prompt := summaryCreate
-		if prevSummary != "" {
-			prompt = summaryUpdate
-		}
-		text, err := d.summarize(ctx, step, serialize(pl.history), prevSummary, prompt, maxOut, &usage)
-		if err != nil {
-			return d.summarizerFailed(ctx, fin, err)
-		}
-		summary = text
-		if strings.TrimSpace(text) == "" {
-			return refuse(protocol.CodeCompactionHandoffEmpty, "the summarizer returned an empty summary")
-		}
-	}
-	if len(pl.prefix) > 0 {
-		text, err := d.summarize(ctx, step, serialize(pl.prefix), "", summaryTurnPrefix, maxOut*5/8, &usage)
-		if err != nil {
-			return d.summarizerFailed(ctx, fin, err)
-		}
-		if strings.TrimSpace(text) == "" {
-			return refuse(protocol.CodeCompactionHandoffEmpty, "the summarizer returned an empty summary of the split turn's beginning")
-		}
-		if strings.TrimSpace(summary) != "" {
-			summary = strings.TrimRightFunc(summary, unicode.IsSpace) + splitTurnSeparator + text
-		} else {
-			summary = text
-		}
-	}
-	summary = strings.TrimRightFunc(summary, unicode.IsSpace)
-	read, modified := fileEvidence(d.p.req.Workspace, pl.history, pl.prefix, pl.prev.ReadFiles, pl.prev.ModifiedFiles)
-	handoff, code := assembleHandoff(summary, read, modified)
-	fin.SummaryBytes, fin.HandoffBytes = int64(len(summary)), int64(len(handoff))
-	switch code {
-	case protocol.CodeCompactionHandoffEmpty:
-		return refuse(code, "the summary is empty or whitespace only; file evidence alone is no handoff")
-	case protocol.CodeCompactionHandoffTooLarge:
-		return refuse(code, "the handoff is "+strconv.Itoa(len(handoff))+" bytes, over the limit of "+strconv.Itoa(maxHandoffBytes))
-	}
-	// The rebuilt context, estimated before the checkpoint is written.
-	kept := (*msgs)[pl.cut:]
-	after := d.cmp.overhead + estimateBytes(len(store.WrapSummary(handoff))) + estimateMessages(kept)
-	cp := store.Compaction{
-		Kind: protocol.CompactionLocal, Reason: reason, Summary: handoff, SummaryText: summary,
-		ReadFiles: read, ModifiedFiles: modified, FirstKept: d.firstKept(pl, len(*msgs)),
-		TokensBefore: tokensBefore, TokensAfterEstimate: after, Usage: new(store.NewUsageV1(usage)),
-	}
-	// Durable before the in-memory context is replaced.
-	if err := d.p.sess.Append(store.Record{Body: cp}); err != nil {
-		fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound("the checkpoint could not be written: " + err.Error())}
-		d.stream(protocol.TypeCompactionFinish, fin)
-		return false, &modelcall.Failed{Code: protocol.CodeSessionWriteFailed, Msg: "the session could not be written: " + err.Error()}
-	}
-	rebuilt, err := d.sessionMessages()
+// sessionMessages is the session's conversation for this run's route,
+// media attached. The session reads back from its file the records it does
+// not hold; a failure to is the step's error.
+func (d *driver) sessionMessages() ([]provider.Message, error) {
+	msgs, err := d.p.sess.Conversation(d.routeKey())
 	if err != nil {
-		fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound(err.Error())}
-		d.stream(protocol.TypeCompactionFinish, fin)
-		return false, &modelcall.Failed{Code: protocol.CodeSessionCorrupt, Msg: err.Error()}
+		return nil, fmt.Errorf("the session could not be read: %w", err)
 	}
-	*msgs = rebuilt
-	d.cmp.count.reset(after, len(rebuilt))
-	fin.OK, fin.TokensAfterEstimate = true, after
-	fin.WillRetry = reason == protocol.CompactionOverflow
-	d.stream(protocol.TypeCompactionFinish, fin)
-	return true, nil
+	return d.withMediaBytes(msgs)
 }
 
-// summarizerFailed ends a compaction whose summarizer call (or, native,
-// compaction endpoint call) failed.
-func (d *driver) summarizerFailed(ctx context.Context, fin *protocol.CompactionFinish, err error) (bool, *modelcall.Failed) {
-	what := "the summarizer call failed: "
-	if fin.Kind == protocol.CompactionNative {
-		what = "the compaction endpoint call failed: "
+// nativeCompactor returns the route's compaction endpoint when the route
+// declares one (native compaction: an openai-responses route whose
+// models.json entry says "native_compaction": true).
+func (d *driver) nativeCompactor() (provider.Compactor, bool) {
+	m := d.p.model
+	if !m.NativeCompaction || m.Inline || m.Mode != catalog.ModeOpenAIResponses {
+		return nil, false
 	}
-	msg := what + err.Error()
-	var tf *modelcall.Failed
-	if errors.As(err, &tf) {
-		msg = what + failureMessage(tf)
-	}
-	fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound(d.p.red.String(scrub(msg, d.p.key)))}
-	d.stream(protocol.TypeCompactionFinish, fin)
-	if ctx.Err() != nil {
-		return false, &modelcall.Failed{Code: protocol.CodeCanceled, Msg: "the run was canceled"}
-	}
-	var we *summaryWriteError
-	if errors.As(err, &we) {
-		return false, &modelcall.Failed{Code: protocol.CodeSessionWriteFailed, Msg: "the session could not be written: " + we.err.Error()}
-	}
-	return false, nil
+	c, ok := d.p.prov.(provider.Compactor)
+	return c, ok
 }
 
-// serialize writes msgs as the transcript items the summarizer reads:
-// one item per message, tool results cut to toolResultChars characters.
-func serialize(msgs []provider.Message) []string {
-	items := make([]string, 0, len(msgs))
-	for i := range msgs {
-		m := &msgs[i]
-		var b strings.Builder
-		switch m.Role {
-		case provider.RoleUser:
-			b.WriteString("[User]: ")
-			b.WriteString(m.Text)
-			for _, md := range m.Media {
-				b.WriteString(" [" + md.Type + " " + md.MIMEType + "]")
-			}
-		case provider.RoleAssistant:
-			if m.Text != "" {
-				b.WriteString("[Assistant]: ")
-				b.WriteString(m.Text)
-			}
-			if len(m.ToolCalls) > 0 {
-				if b.Len() > 0 {
-					b.WriteString("\n")
-				}
-				b.WriteString("[Assistant tool calls]: ")
-				for j, c := range m.ToolCalls {
-					if j > 0 {
-						b.WriteString("; ")
-					}
-					b.WriteString(c.Name + "(" + c.Arguments + ")")
-				}
-			}
-		case provider.RoleTool:
-			b.WriteString("[Tool result " + m.ToolName + "]: ")
-			b.WriteString(cutChars(m.Text, toolResultChars))
-		}
-		if b.Len() > 0 {
-			items = append(items, b.String())
-		}
+// discardTurn reports a discarded answer's text and reasoning as
+// recovered output, as recovery does for a replaced attempt.
+func (d *driver) discardTurn(step int, t modelcall.Turn) {
+	if t.Text != "" {
+		d.stream(protocol.TypeRecoveredOutput, &protocol.RecoveredOutput{Step: step, Channel: protocol.ChannelText, Text: t.Text})
 	}
-	return items
-}
-
-// cutChars keeps the first n characters of s and says how many it cut.
-func cutChars(s string, n int) string {
-	count := 0
-	for i := range s {
-		if count == n {
-			rest := len([]rune(s[i:]))
-			return s[:i] + "\n[... " + strconv.Itoa(rest) + " more characters truncated]"
-		}
-		count++
+	if t.Reasoning != "" {
+		d.stream(protocol.TypeRecoveredOutput, &protocol.RecoveredOutput{Step: step, Channel: protocol.ChannelReasoning, Text: t.Reasoning})
 	}
-	return s
-}
-
-// assembleHandoff joins the summary and the evidence blocks, and says
-// which refusal applies: a summary that is empty or whitespace only
-// (evidence or not), or a handoff over maxHandoffBytes. Nothing is
-// truncated.
-func assembleHandoff(summary string, read, modified []string) (string, string) {
-	summary = strings.TrimRightFunc(summary, unicode.IsSpace)
-	handoff := summary
-	if len(read) > 0 {
-		handoff += "\n\n<read-files>\n" + strings.Join(read, "\n") + "\n</read-files>"
-	}
-	if len(modified) > 0 {
-		handoff += "\n\n<modified-files>\n" + strings.Join(modified, "\n") + "\n</modified-files>"
-	}
-	switch {
-	case strings.TrimSpace(summary) == "":
-		return handoff, protocol.CodeCompactionHandoffEmpty
-	case len(handoff) > maxHandoffBytes:
-		return handoff, protocol.CodeCompactionHandoffTooLarge
-	}
-	return handoff, ""
-}
-
-// fileEvidence lists the files the summarized calls read and changed:
-// only calls whose result is not an error, workspace-relative paths,
-// sorted and de-duplicated, merged with the previous checkpoint's lists;
-// modified = edit ∪ write, read = read − modified. A path outside the
-// workspace is left out, so no absolute host path is ever listed.
-func fileEvidence(workspace string, history, prefix []provider.Message, prevRead, prevModified []string) (read, modified []string) {
-	readSet, modSet := map[string]bool{}, map[string]bool{}
-	for _, p := range prevRead {
-		readSet[p] = true
-	}
-	for _, p := range prevModified {
-		modSet[p] = true
-	}
-	for _, msgs := range [][]provider.Message{history, prefix} {
-		calls := map[string]provider.ToolCall{}
-		for i := range msgs {
-			m := &msgs[i]
-			switch m.Role {
-			case provider.RoleAssistant:
-				for _, c := range m.ToolCalls {
-					calls[c.ID] = c
-				}
-			case provider.RoleTool:
-				c, ok := calls[m.ToolCallID]
-				if !ok || m.IsError {
-					continue
-				}
-				var set map[string]bool
-				switch c.Name {
-				case "read":
-					set = readSet
-				case "edit", "write":
-					set = modSet
-				default:
-					continue
-				}
-				var args struct {
-					Path string `json:"path"`
-				}
-				if json.Unmarshal([]byte(c.Arguments), &args) != nil {
-					continue
-				}
-				if p, ok := workspacePath(workspace, args.Path); ok {
-					set[p] = true
-				}
-			}
-		}
-	}
-	for p := range modSet {
-		modified = append(modified, p)
-		delete(readSet, p)
-	}
-	for p := range readSet {
-		read = append(read, p)
-	}
-	slices.Sort(read)
-	slices.Sort(modified)
-	return read, modified
-}
-
-// workspacePath returns p relative to the workspace, slash-separated and
-// clean; ok is false for a path outside it.
-func workspacePath(workspace, p string) (string, bool) {
-	if p == "" {
-		return "", false
-	}
-	if filepath.IsAbs(p) {
-		rel, err := filepath.Rel(workspace, p)
-		if err != nil {
-			return "", false
-		}
-		p = rel
-	}
-	p = path.Clean(filepath.ToSlash(p))
-	if p == "." || p == ".." || strings.HasPrefix(p, "../") || path.IsAbs(p) {
-		return "", false
-	}
-	return p, true
 }
 
 // priceUsage prices usage at the model's rates (nil: unpriced). Input
@@ -507,18 +114,4 @@ func priceUsage(pr *protocol.Cost, usage protocol.Usage) protocol.StepCost {
 	}
 	c.Total = c.Input + c.Output + c.CacheRead + c.CacheWrite
 	return c
-}
-
-// firstKept is the FirstKept of a checkpoint that keeps the messages from
-// pl.cut on, of a conversation of n messages: the file-wide ordinal of the
-// message record at pl.cut. After a checkout the head's branch is not a run
-// of consecutive records, so the ordinal comes from the session; when the
-// session's conversation and the one in memory differ in length (they do
-// not, between steps), it falls back to counting from the previous
-// checkpoint's first kept record.
-func (d *driver) firstKept(pl compactionPlan, n int) int {
-	if ords := d.p.sess.ConversationOrdinals(d.routeKey()); len(ords) == n-pl.start && pl.cut-pl.start < len(ords) {
-		return ords[pl.cut-pl.start]
-	}
-	return pl.firstIndex + pl.cut - pl.start
 }

@@ -181,17 +181,3 @@ func TestNativeCompactionOverflowAndRetry(t *testing.T) {
 		t.Fatalf("%d native_compaction usage records, want 1", aux)
 	}
 }
-
-// noItems: an output array without items is refused whatever whitespace
-// the endpoint put inside it (a checkpoint of no items would replace the
-// whole history with nothing).
-func TestNativeCompactionNoItems(t *testing.T) {
-	for items, want := range map[string]bool{
-		"[]": true, "[ ]": true, "[\n]": true, " [\r\n\t] ": true,
-		`[{}]`: false, `[ {"type":"compaction"} ]`: false, "[\n  1\n]": false,
-	} {
-		if got := noItems([]byte(items)); got != want {
-			t.Errorf("noItems(%q) = %v, want %v", items, got, want)
-		}
-	}
-}

@@ -169,7 +169,7 @@ type driver struct {
 	cmp       *compactor      // context budgeting and compaction (compaction.go)
 	native    *nativeSteering // native steering on a qualified route (native_steering.go); nil otherwise
 	// nativeStep: the step's call reads a successor or continues a
-	// steered response, so it is never re-issued (overflow.go).
+	// steered response, so it is never re-issued (package compact).
 	nativeStep bool
 
 	deltas []protocol.ModelDelta // the unused rest of the model_delta slab (step.go)
@@ -240,6 +240,7 @@ func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 		status, output, errInfo = blockedByNativeSteering(blocked) // before any provider I/O
 	} else {
 		status, output, errInfo = d.contain(ctx)
+		d.endCompaction(status) // compaction.go
 	}
 	status, errInfo = d.endNative(status, errInfo) // before the queue closes: a late native input is queued, then dropped
 	d.rc.closeSteering()                           // what is still queued is dropped, before settled

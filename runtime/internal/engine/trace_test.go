@@ -78,6 +78,7 @@ func TestTransitionsLoggedAtTraceLevel(t *testing.T) {
 			"run:streaming-stream->streaming", "run:settled-finalize->final",
 			"recovery:idle-start->attempting", "recovery:attempting-attempt_succeeded->succeeded",
 			"steering:open-after_turn->closed",
+			"compaction:check-check->calling", "compaction:calling-answer->done",
 		} {
 			found := false
 			for _, g := range got {

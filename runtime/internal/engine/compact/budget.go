@@ -1,12 +1,11 @@
-package engine
+package compact
 
 import (
 	"octet.dev/host/fsm/compaction"
-	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/provider"
 )
 
-// Context budgeting. The route's window is its
+// Context budgeting (CONTRACT §17). The route's window is its
 // context_window_tokens; the reserve keeps room for the answer:
 //
 //	reserve   = max(max_output_tokens, min(16384, window/4))
@@ -23,31 +22,37 @@ import (
 // per image, and an audio clip's bytes / 16. Usage of failed or discarded
 // attempts and of steps before the newest checkpoint never counts.
 const (
-	reserveCap     = compaction.ReserveCap
-	keepRecentCap  = compaction.KeepCap
 	imageTokens    = 1200
 	audioBytesPerT = 16
 )
 
-// budget is a route's context budget; the zero value (no window) never
+// Budget is a route's context budget; the zero value (no window) never
 // compacts.
-type budget struct {
-	window, reserve, threshold, keep, fit int64
+type Budget struct {
+	Window, Reserve, Threshold, Keep, Fit int64
 }
 
-func budgetOf(m catalog.Model) budget {
-	b, reserve := compaction.BudgetOf(int64(m.ContextWindowTokens), int64(m.MaxOutputTokens))
-	return budget{window: b.Window, reserve: reserve, threshold: b.Threshold, keep: b.Keep, fit: b.Fit}
+// BudgetOf is the budget of a route whose model has a context window of
+// window tokens and answers with at most maxOutput tokens (0: not
+// declared).
+func BudgetOf(window, maxOutput int64) Budget {
+	b, reserve := compaction.BudgetOf(window, maxOutput)
+	return Budget{Window: b.Window, Reserve: reserve, Threshold: b.Threshold, Keep: b.Keep, Fit: b.Fit}
 }
 
-// on reports whether the route has a window to budget.
-func (b budget) on() bool { return b.window > 0 }
+// On reports whether the route has a window to budget.
+func (b Budget) On() bool { return b.Window > 0 }
+
+// policy is the machine's view of the budget.
+func (b Budget) policy() compaction.Budget {
+	return compaction.Budget{Window: b.Window, Threshold: b.Threshold, Keep: b.Keep, Fit: b.Fit}
+}
 
 // estimateBytes is ceil(n/4).
 func estimateBytes(n int) int64 { return int64(n+3) / 4 }
 
-// estimateMessage estimates one message's tokens.
-func estimateMessage(m *provider.Message) int64 {
+// EstimateMessage estimates one message's tokens.
+func EstimateMessage(m *provider.Message) int64 {
 	n := len(m.Text) + len(m.Reasoning)
 	for i := range m.ToolCalls {
 		n += len(m.ToolCalls[i].Name) + len(m.ToolCalls[i].Arguments)
@@ -64,11 +69,11 @@ func estimateMessage(m *provider.Message) int64 {
 	return t
 }
 
-// estimateMessages sums estimateMessage over msgs.
-func estimateMessages(msgs []provider.Message) int64 {
+// EstimateMessages sums EstimateMessage over msgs.
+func EstimateMessages(msgs []provider.Message) int64 {
 	var t int64
 	for i := range msgs {
-		t += estimateMessage(&msgs[i])
+		t += EstimateMessage(&msgs[i])
 	}
 	return t
 }
@@ -98,7 +103,7 @@ func (c *contextCount) current(msgs []provider.Message) int64 {
 		c.counted = len(msgs) // never happens: msgs only grow between resets
 	}
 	for i := c.counted; i < len(msgs); i++ {
-		c.tokens += estimateMessage(&msgs[i])
+		c.tokens += EstimateMessage(&msgs[i])
 	}
 	c.counted = len(msgs)
 	return c.tokens

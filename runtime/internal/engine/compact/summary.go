@@ -1,4 +1,4 @@
-package engine
+package compact
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/engine/modelcall"
-	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
 )
 
@@ -28,34 +27,34 @@ func (e *summaryWriteError) Error() string {
 // oldest transcript item and goes again (at most maxSummarizerTrims
 // times). Each call's usage goes to the session's ledger, tagged with its
 // operation, and is added to sum.
-func (d *driver) summarize(ctx context.Context, step int, items []string, prev, instruction string, maxOut int, sum *provider.Usage) (string, error) {
-	if limit := requestOutputCap(d.p.model); limit == 0 {
+func (c *Compactor) summarize(ctx context.Context, step int, items []string, prev, instruction string, maxOut int, sum *provider.Usage) (string, error) {
+	if limit := c.cfg.OutputCap; limit == 0 {
 		maxOut = 0 // a route that takes no output cap (the Codex backend)
 	} else {
 		maxOut = max(min(maxOut, limit), 1)
 	}
 	for trims := 0; ; trims++ {
 		req := provider.Request{
-			Model: d.p.model.APIModel, System: summarizerSystem,
+			Model: c.cfg.APIModel, System: summarizerSystem,
 			Messages:        []provider.Message{{Role: provider.RoleUser, Text: summarizerInput(items, prev, instruction), NewTurn: true}},
 			MaxOutputTokens: maxOut, MaxOutputBytes: provider.OutputLimit(maxOut),
 		}
-		res, err := recoverCall(ctx, d, operation[summaryAttempt]{
-			name: operationLocalCompaction,
-			call: func(ctx context.Context) (summaryAttempt, error) { return d.callSummarizer(ctx, req) },
+		res, err := modelcall.Recover(ctx, c.env, modelcall.Operation[summaryAttempt]{
+			Name: protocol.OperationLocalCompaction,
+			Call: func(ctx context.Context) (summaryAttempt, error) { return c.callSummarizer(ctx, req) },
 		})
 		if err != nil {
 			var tf *modelcall.Failed
-			if errors.As(err, &tf) && isOverflowCode(tf.Code) && trims < maxSummarizerTrims && len(items) > 1 && ctx.Err() == nil {
+			if errors.As(err, &tf) && IsOverflowCode(tf.Code) && trims < maxSummarizerTrims && len(items) > 1 && ctx.Err() == nil {
 				items = items[1:]
 				continue
 			}
 			return "", err
 		}
-		if err := d.recordAuxUsage(step, operationLocalCompaction, res); err != nil {
+		if err := c.env.RecordAuxUsage(step, protocol.OperationLocalCompaction, res.usage, res.reported); err != nil {
 			return "", &summaryWriteError{err}
 		}
-		addUsage(sum, res.usage)
+		sum.Add(res.usage)
 		return res.text, nil
 	}
 }
@@ -69,9 +68,9 @@ type summaryAttempt struct {
 
 // callSummarizer makes one summarizer attempt. Nothing of it is streamed
 // to the client: a summary is not the run's output.
-func (d *driver) callSummarizer(ctx context.Context, req provider.Request) (summaryAttempt, error) {
+func (c *Compactor) callSummarizer(ctx context.Context, req provider.Request) (summaryAttempt, error) {
 	var a summaryAttempt
-	s, err := d.p.prov.Stream(ctx, req)
+	s, err := c.env.Provider().Stream(ctx, req)
 	if err != nil {
 		return a, err
 	}
@@ -86,26 +85,9 @@ func (d *driver) callSummarizer(ctx context.Context, req provider.Request) (summ
 			a.usage, a.reported = provider.Reported(ev.Usage)
 		}
 	}
-	a.text = d.p.red.String(text.String())
+	a.text = c.env.Redact(text.String())
 	return a, s.Err()
 }
-
-// recordAuxUsage puts an auxiliary call's usage in the session's ledger:
-// a usage record with its operation, or, when the server reported none, a
-// usage_uncertainty record (the sticky flag follows).
-func (d *driver) recordAuxUsage(step int, op string, a summaryAttempt) error {
-	if !a.reported {
-		if err := d.p.sess.RecordUsageUncertainty(d.p.model.Provider, d.p.model.ID, op); err != nil {
-			return err
-		}
-		d.markUncertain()
-		return nil
-	}
-	cost := priceUsage(d.p.model.Cost, protocol.Usage(a.usage))
-	return d.p.sess.Append(store.Record{Body: store.Usage{RunID: d.p.req.RunID, Operation: op, Step: step, Model: d.p.model.ID, Usage: store.NewUsageV1(a.usage), CostUSD: cost.Total}})
-}
-
-func addUsage(sum *provider.Usage, u provider.Usage) { sum.Add(u) }
 
 // summarizerInput is the summarizer's one user message.
 func summarizerInput(items []string, prev, instruction string) string {

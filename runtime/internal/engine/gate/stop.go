@@ -53,24 +53,28 @@ func (s *State) WouldStop(ctx context.Context, env Env, step int, msgs *[]provid
 		}
 		return nil, candidate
 	}
-	if s == nil || (!lastStep && env.SteeringPending()) {
+	pending := false
+	if s != nil && !lastStep {
+		pending = env.SteeringPending()
+	}
+	if !Reviews(s != nil, lastStep, pending) {
 		return accepted()
 	}
 	dec, end := s.review(ctx, env, step, candidate)
 	if end != nil {
 		return end, ""
 	}
-	switch dec.Verdict {
-	case Accept:
-		s.rejections = 0
+	var outcome Outcome
+	outcome, s.rejections = Decide(dec.Verdict, s.rejections)
+	switch outcome {
+	case Accepted:
 		return accepted()
-	case Stop:
+	case Stopped:
 		return &End{fsmrun.StatusBlocked, "", &protocol.ErrorData{Code: protocol.CodeTerminalGateStopped,
 			Message: "the terminal gate stopped the run: " + dec.Reason}}, ""
 	}
-	s.rejections++
 	env.Emit(protocol.TypeCandidateRejected, &protocol.CandidateRejected{Step: step, Attempt: s.rejections, MaxAttempts: MaxRejections, Reason: dec.Reason})
-	if s.rejections >= MaxRejections {
+	if outcome == Exhausted {
 		return &End{fsmrun.StatusBlocked, "", &protocol.ErrorData{Code: protocol.CodeTerminalGateExhausted,
 			Message: "the terminal gate rejected " + strconv.Itoa(MaxRejections) + " candidate answers in a row; the last reason: " + dec.Reason}}, ""
 	}
@@ -132,14 +136,8 @@ func (s *State) review(ctx context.Context, env Env, step int, candidate string)
 		return failed(err.Error())
 	}
 	dec.Reason = s.sanitize(env, dec.Reason)
-	switch dec.Verdict {
-	case Accept:
-	case Reject, Stop:
-		if dec.Reason == "" {
-			return failed("it answered " + string(dec.Verdict) + " without a reason")
-		}
-	default:
-		return failed("it answered the unknown verdict " + strconv.Quote(textutil.Truncate(string(dec.Verdict), 64)))
+	if why := Check(dec); why != "" {
+		return failed(why)
 	}
 	return dec, nil
 }

@@ -36,7 +36,7 @@ const (
 	CodeWorkerFailed = protocol.CodeWorkerFailed
 )
 
-// The terminal gate (issue 11 §6, after Claude Code's and Codex's Stop
+// The terminal gate (after Claude Code's and Codex's Stop
 // hooks): when a step ends with no tool calls and no steering pending, its
 // text is a candidate final answer, and the gate decides whether it ends
 // the run. A rejected candidate stays in the conversation as an assistant

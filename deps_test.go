@@ -28,6 +28,8 @@ var rules = []struct {
 	{"runtime/provider", nil},                                  // the provider seam (SPI): a leaf of public types every wire and the engine share
 	{"runtime/copilot", []string{"runtime"}},                   // the Copilot login of the CLI, over runtime's seam
 	{"runtime/internal/copilot", []string{"runtime/internal"}}, // the Copilot device flow, exchange, inventory, transport
+	// the terminal gate: its run through gate.Env, never the engine
+	{"runtime/internal/engine/gate", []string{"runtime/internal/engine/modelcall", "runtime/internal/catalog", "runtime/internal/store", "runtime/provider", "fsm/run", "protocol", "internal/textutil"}},
 	{"runtime/internal/provider/providertest", []string{"runtime/internal/provider", "runtime/provider"}},                // the wire suites' shared harness: imported by their tests only (testOnly)
 	{"runtime/internal/credfile", []string{"internal/linuxonly", "runtime/internal/sysfile", "runtime/internal/opfile"}}, // the credential store's file primitives
 	{"internal/linuxonly", nil},

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"octet.dev/host/runtime/internal/engine"
+	"octet.dev/host/runtime/internal/engine/gate"
 )
 
 // TestConstantsMatchTheEngine: the façade states its constants in its own
@@ -22,8 +23,8 @@ func TestConstantsMatchTheEngine(t *testing.T) {
 		{"DelegateTool", DelegateTool, engine.DelegateTool},
 		{"MaxConcurrentWorkers", MaxConcurrentWorkers, engine.MaxConcurrentWorkers},
 		{"MaxWorkersPerRun", MaxWorkersPerRun, engine.MaxWorkersPerRun},
-		{"MaxGateRejections", MaxGateRejections, engine.MaxGateRejections},
-		{"MaxGateReasonBytes", MaxGateReasonBytes, engine.MaxGateReasonBytes},
+		{"MaxGateRejections", MaxGateRejections, gate.MaxRejections},
+		{"MaxGateReasonBytes", MaxGateReasonBytes, gate.MaxReasonBytes},
 		{"MaxHeaderEntries", MaxHeaderEntries, engine.MaxHeaderEntries},
 		{"MaxHeaderBytes", MaxHeaderBytes, engine.MaxHeaderBytes},
 		{"KindSteering", KindSteering, engine.KindSteering},

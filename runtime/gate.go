@@ -5,6 +5,7 @@ import (
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/engine"
+	"octet.dev/host/runtime/internal/engine/gate"
 )
 
 // Delegation: with the Ultra reasoning mode the Go API installs a
@@ -114,7 +115,7 @@ const (
 
 // ErrGateOutsideRun is what ModelGate.Review returns when it is not called
 // with the context a run gave a terminal gate.
-var ErrGateOutsideRun = engine.ErrGateOutsideRun
+var ErrGateOutsideRun = gate.ErrOutsideRun
 
 // SetTerminalGate sets the terminal gate of runs started afterwards; nil
 // removes it. A gate set here takes precedence over a terminal_gate of the
@@ -167,14 +168,14 @@ func (g *ModelGate) engine() *engine.ModelGate {
 // the goroutine that called the gate's Review: its recovery events are
 // the run's.
 func (g *ModelGate) Review(ctx context.Context, in GateInput) (GateDecision, error) {
-	d, err := g.engine().Review(ctx, engine.GateInput(in))
+	d, err := g.engine().Review(ctx, gate.Input(in))
 	return GateDecision{Verdict: GateVerdict(d.Verdict), Reason: d.Reason}, err
 }
 
 // gateAdapter serves an application's TerminalGate to the engine.
 type gateAdapter struct{ g TerminalGate }
 
-func (a gateAdapter) Review(ctx context.Context, in engine.GateInput) (engine.GateDecision, error) {
+func (a gateAdapter) Review(ctx context.Context, in gate.Input) (gate.Decision, error) {
 	d, err := a.g.Review(ctx, GateInput(in))
-	return engine.GateDecision{Verdict: engine.GateVerdict(d.Verdict), Reason: d.Reason}, err
+	return gate.Decision{Verdict: gate.Verdict(d.Verdict), Reason: d.Reason}, err
 }

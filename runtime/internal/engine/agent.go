@@ -15,6 +15,7 @@ import (
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/copilot"
+	"octet.dev/host/runtime/internal/engine/gate"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/resources"
 	"octet.dev/host/runtime/internal/shell"
@@ -117,7 +118,7 @@ type Agent struct {
 	maxNetworkWait *int64          // ms; nil: no ceiling
 	maxRetries     int             // -1: recovery's default
 	toolBudget     int             // bytes of the serialized tool array a run may send
-	gate           TerminalGate    // the terminal gate of runs started afterwards (gate.go)
+	gate           gate.Reviewer   // the terminal gate of runs started afterwards (gate.go)
 
 	observer   atomic.Pointer[observerHook]      // SetObserver (observe.go)
 	delegation atomic.Pointer[delegationManager] // installed by Ultra (delegation.go)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/engine/gate"
 )
 
 // The order at the would-stop point: pending steering first (no gate), else
@@ -17,12 +18,12 @@ import (
 // review n it calls during(n) first.
 type recordingGate struct {
 	mu      sync.Mutex
-	answers []GateDecision
-	inputs  []GateInput
+	answers []gate.Decision
+	inputs  []gate.Input
 	during  func(n int)
 }
 
-func (g *recordingGate) Review(_ context.Context, in GateInput) (GateDecision, error) {
+func (g *recordingGate) Review(_ context.Context, in gate.Input) (gate.Decision, error) {
 	g.mu.Lock()
 	n := len(g.inputs)
 	g.inputs = append(g.inputs, in)
@@ -33,13 +34,13 @@ func (g *recordingGate) Review(_ context.Context, in GateInput) (GateDecision, e
 	return g.answers[n], nil
 }
 
-func (g *recordingGate) reviewed() []GateInput {
+func (g *recordingGate) reviewed() []gate.Input {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return append([]GateInput(nil), g.inputs...)
+	return append([]gate.Input(nil), g.inputs...)
 }
 
-func gateSteps(in []GateInput) string {
+func gateSteps(in []gate.Input) string {
 	var b []string
 	for _, i := range in {
 		b = append(b, i.CandidateText+"@"+string(rune('0'+i.Step))+"#"+string(rune('0'+i.Attempt)))
@@ -58,7 +59,7 @@ func TestGatePendingSteeringBypassesTheGate(t *testing.T) {
 			}
 		}
 	}, text("first answer"), text("docs too"))
-	g := &recordingGate{answers: []GateDecision{{Verdict: GateAccept}}}
+	g := &recordingGate{answers: []gate.Decision{{Verdict: gate.Accept}}}
 	if err := f.agent.SetTerminalGate(g); err != nil {
 		t.Fatal(err)
 	}
@@ -86,10 +87,10 @@ func TestGateBeforeFollowUps(t *testing.T) {
 			}
 		}
 	}, text("answer one"), text("answer two"), text("changelog written"))
-	g := &recordingGate{answers: []GateDecision{
-		{Verdict: GateReject, Reason: "run the tests first"},
-		{Verdict: GateAccept},
-		{Verdict: GateAccept},
+	g := &recordingGate{answers: []gate.Decision{
+		{Verdict: gate.Reject, Reason: "run the tests first"},
+		{Verdict: gate.Accept},
+		{Verdict: gate.Accept},
 	}}
 	g.during = func(n int) {
 		if n == 0 {
@@ -146,7 +147,7 @@ func TestGateBeforeFollowUps(t *testing.T) {
 // candidate is not the output.
 func TestGateAtTheLastStep(t *testing.T) {
 	f := newFixture(t, text("quick answer"))
-	g := &recordingGate{answers: []GateDecision{{Verdict: GateReject, Reason: "check it"}}}
+	g := &recordingGate{answers: []gate.Decision{{Verdict: gate.Reject, Reason: "check it"}}}
 	if err := f.agent.SetTerminalGate(g); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestGateAtTheLastStep(t *testing.T) {
 func TestGateRejectionNeverOutput(t *testing.T) {
 	f := newFixture(t, text("rejected answer"))
 	f.prov.errs = []error{nil, &ProviderError{Kind: "http_status", Status: 401, Message: "bad key"}}
-	g := &recordingGate{answers: []GateDecision{{Verdict: GateReject, Reason: "no"}}}
+	g := &recordingGate{answers: []gate.Decision{{Verdict: gate.Reject, Reason: "no"}}}
 	if err := f.agent.SetTerminalGate(g); err != nil {
 		t.Fatal(err)
 	}

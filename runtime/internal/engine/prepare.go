@@ -11,6 +11,7 @@ import (
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/confine"
+	"octet.dev/host/runtime/internal/engine/gate"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/resources"
 	"octet.dev/host/runtime/internal/store"
@@ -39,7 +40,7 @@ type prepared struct {
 	skillNames     []string           // the same, sorted, for accepted
 	resourcePrompt string             // context files and skills for the system prompt
 
-	gate *runGate // the terminal gate, nil when none (gate.go)
+	gate *gate.State // the terminal gate, nil when none (package gate)
 	// Extension discovery's findings, sent right after started (resources.go).
 	extensions []protocol.ExtensionNotification
 }
@@ -57,7 +58,7 @@ func (p *prepared) close() {
 		p.root.Close()
 	}
 	p.resources.Close()
-	p.gate.close()
+	p.gate.Close()
 }
 
 // prepare validates every field of req (CONTRACT §8) and resolves the

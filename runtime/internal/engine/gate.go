@@ -379,7 +379,7 @@ func (d *driver) sanitize(s string) string {
 func (rc *RunControl) steeringPending() bool {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return len(rc.queue.steering) > 0
+	return rc.queue.SteeringPending()
 }
 
 // gateSystemPrompt frames a model gate's instructions.

@@ -82,7 +82,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		}
 		// A step of native steering reads a successor the server already
 		// created, or sends the one response.create that must continue a
-		// steered response (native_steering.go): neither may change the
+		// steered response (package steer): neither may change the
 		// request's history or baseline first.
 		cont := ""
 		d.nativeStep = false

@@ -24,6 +24,8 @@ var rules = []struct {
 	// compaction (Compactor): sees the run through its Env, never the engine
 	{"runtime/internal/engine/compact", []string{"runtime/internal/engine/modelcall", "runtime/internal/store", "runtime/provider", "fsm", "protocol", "internal/textutil"}},
 	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}},
+	// steering, queued and native: never the engine
+	{"runtime/internal/engine/steer", []string{"runtime/internal/engine/modelcall", "runtime/internal/store", "runtime/provider", "fsm", "protocol"}},
 	{"runtime/internal", []string{"runtime/internal", "runtime/provider", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}}, // the engine and its parts: never the façade (runtime); of the public packages only the provider seam
 	{"runtime/provider", nil},                                  // the provider seam (SPI): a leaf of public types every wire and the engine share
 	{"runtime/copilot", []string{"runtime"}},                   // the Copilot login of the CLI, over runtime's seam

@@ -118,5 +118,5 @@ func (a *Agent) gateRoute(ctx context.Context, g *ModelGate) (*gate.Route, *RunE
 func (rc *RunControl) steeringPending() bool {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return len(rc.queue.steering) > 0
+	return rc.queue.SteeringPending()
 }

@@ -65,7 +65,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 	}
 	cacheKey := promptCacheKey(p.sess.ID(), p.model)
 	d.initCompaction(system, specs, msgs)
-	d.startNative() // native_steering.go
+	d.startNative() // env_steer.go
 	n := d.native
 	unknown := func() (string, string, *protocol.ErrorData) {
 		if ctx.Err() != nil {
@@ -82,14 +82,14 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		}
 		// A step of native steering reads a successor the server already
 		// created, or sends the one response.create that must continue a
-		// steered response (native_steering.go): neither may change the
+		// steered response (package steer): neither may change the
 		// request's history or baseline first.
 		cont := ""
 		d.nativeStep = false
 		if n != nil {
-			cont, n.cont = n.cont, ""
-			d.nativeStep = n.next != nil || cont != ""
-			n.allow = step < p.maxSteps // a steer's successor is one more step
+			cont, n.Cont = n.Cont, ""
+			d.nativeStep = n.Next != nil || cont != ""
+			n.Allow = step < p.maxSteps // a steer's successor is one more step
 		}
 		if !d.nativeStep {
 			// A safe step boundary: admit a pending reasoning change
@@ -125,7 +125,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		if n != nil {
 			// Steering the successor's response.created linked during the
 			// call comes before its answer.
-			msgs = append(msgs, n.takeLinked()...)
+			msgs = append(msgs, n.TakeLinked()...)
 		}
 		outMedia, err := d.commitMedia(step, &turn) // outputmedia.go
 		if err != nil {
@@ -164,10 +164,10 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		output = turn.Text
 		if n != nil {
 			// A successor's usage is accounted: its intents settle.
-			if err := n.accounted(step); err != nil {
+			if err := n.Accounted(step); err != nil {
 				return writeFailed(err)
 			}
-			if n.blocked {
+			if n.Blocked {
 				return unknown()
 			}
 		}
@@ -180,7 +180,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		// message delivered now is one the model will see. At the last step
 		// the queue waits, and the run's end drops it.
 		lastStep := step >= p.maxSteps
-		if n != nil && len(turn.Calls) == 0 && (n.follow != nil || n.unresolved()) {
+		if n != nil && len(turn.Calls) == 0 && (n.Follow != nil || n.Unresolved()) {
 			// A steer is outstanding: the server creates a successor (the
 			// next step reads it) or says it failed (the input is queued).
 			successor, err := d.awaitNative(step, false)
@@ -190,7 +190,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			case err != nil:
 				return writeFailed(err)
 			case successor:
-				msgs = append(msgs, n.takeLinked()...)
+				msgs = append(msgs, n.TakeLinked()...)
 				continue
 			}
 		}
@@ -223,7 +223,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 				}
 			}
 		}
-		if n != nil && (n.follow != nil || n.unresolved() || n.inPhase(steering.NPending)) {
+		if n != nil && (n.Follow != nil || n.Unresolved() || n.InPhase(steering.NPending)) {
 			// The steered response stopped for these tool outputs: read
 			// the steer's outcome (pending, or failed and queued), then
 			// the next request is the one response.create that carries
@@ -233,7 +233,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			} else if err != nil {
 				return writeFailed(err)
 			}
-			if err := n.toolsDone(); err != nil {
+			if err := n.ToolsDone(); err != nil {
 				return writeFailed(err)
 			}
 		}

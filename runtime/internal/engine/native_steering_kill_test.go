@@ -11,8 +11,8 @@ import (
 	"time"
 
 	fsmrun "octet.dev/host/fsm/run"
-	"octet.dev/host/fsm/steering"
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/engine/steer"
 )
 
 // The kill -9 test re-executes the test binary with nativeChildEnv set to
@@ -40,17 +40,17 @@ func TestNativeSteeringKillChild(t *testing.T) {
 	if rerr != nil {
 		t.Fatal(rerr)
 	}
-	rc := &RunControl{events: make(chan Event, 64), abandon: make(chan struct{}), queue: steeringQueue{m: steering.New()}}
+	rc := &RunControl{events: make(chan Event, 64), abandon: make(chan struct{}), queue: steer.NewQueue()}
 	d := &driver{a: a, p: p, rc: rc, m: fsmrun.New(), recovery: a.recoveryConfig()}
-	n := &nativeSteering{d: d, send: func(_, _ string, record func() error) error {
+	n := steer.NewNative(d, func(_, _ string, record func() error) error {
 		if err := record(); err != nil {
 			return err
 		}
 		os.Stdout.WriteString("dispatched\n")
 		time.Sleep(time.Hour) // the process dies here, the steer in flight
 		return nil
-	}}
-	_, _ = n.steer("resp_1", "never twice")
+	})
+	_, _ = n.Steer("resp_1", "never twice")
 }
 
 // TestNativeSteeringKilledAfterIntent: the host process is killed (SIGKILL)

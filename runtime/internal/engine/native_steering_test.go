@@ -9,6 +9,7 @@ import (
 
 	"octet.dev/host/fsm/steering"
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/engine/steer"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
 )
@@ -99,7 +100,7 @@ func TestUnsettledNativeSteeringBlocksLaterRuns(t *testing.T) {
 // recording send.
 type nativeRig struct {
 	d     *driver
-	n     *nativeSteering
+	n     *steer.Native
 	sent  []string // "respID|text" of each response.steer sent
 	fail  error    // the next send's error
 	sessF string
@@ -108,8 +109,8 @@ type nativeRig struct {
 func newNativeRig(t *testing.T, f *fixture) *nativeRig {
 	t.Helper()
 	r := &nativeRig{d: auxDriver(t, f)}
-	r.d.rc.queue.m = steering.New()
-	r.n = &nativeSteering{d: r.d, send: func(respID, text string, record func() error) error {
+	r.d.rc.queue = steer.NewQueue()
+	r.n = steer.NewNative(r.d, func(respID, text string, record func() error) error {
 		if err := record(); err != nil {
 			return err
 		}
@@ -117,7 +118,7 @@ func newNativeRig(t *testing.T, f *fixture) *nativeRig {
 		err := r.fail
 		r.fail = nil
 		return err
-	}}
+	})
 	r.sessF = r.d.p.sess.Path()
 	return r
 }
@@ -136,7 +137,7 @@ func (r *nativeRig) natives() []string {
 func TestNativeSteeringAccepted(t *testing.T) {
 	f := newFixture(t)
 	r := newNativeRig(t, f)
-	id, err := r.n.steer("resp_1", "use tabs")
+	id, err := r.n.Steer("resp_1", "use tabs")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,16 +148,16 @@ func TestNativeSteeringAccepted(t *testing.T) {
 	if !r.d.p.sess.HasUnsettledNativeSteering() || r.d.p.sess.HasUncertainUsage() {
 		t.Fatal("in flight: must be unsettled, usage still certain")
 	}
-	must(t, r.n.on(id, steering.NTrAccepted, "steer_9", 0))
+	must(t, r.n.On(id, steering.NTrAccepted, "steer_9", 0))
 	if evs := find[protocol.SteeringDelivered](drained(r.d)); len(evs) != 0 {
 		t.Fatalf("acceptance is not delivery: %+v", evs)
 	}
-	must(t, r.n.on(id, steering.NTrSuccessor, "resp_2", 2))
+	must(t, r.n.On(id, steering.NTrSuccessor, "resp_2", 2))
 	evs := find[protocol.SteeringDelivered](drained(r.d))
 	if len(evs) != 1 || *evs[0] != (protocol.SteeringDelivered{Step: 2, Text: "use tabs", Mode: protocol.SteeringModeNative}) {
 		t.Fatalf("steering_delivered %+v", evs)
 	}
-	must(t, r.n.on(id, steering.NTrUsage, "", 0))
+	must(t, r.n.On(id, steering.NTrUsage, "", 0))
 	if got := r.natives(); !slices.Equal(got, []string{"intent", "accepted", "linked", "settled/delivered"}) {
 		t.Fatalf("records %v", got)
 	}
@@ -174,7 +175,7 @@ func TestNativeSteeringAccepted(t *testing.T) {
 		t.Fatalf("input in the conversation %d times, sent %d times", n, len(r.sent))
 	}
 	// The steered intent settles once: nothing more is accepted.
-	if err := r.n.on(id, steering.NTrFailed, "", 0); err == nil {
+	if err := r.n.On(id, steering.NTrFailed, "", 0); err == nil {
 		t.Fatal("failed accepted after delivery")
 	}
 }
@@ -182,15 +183,15 @@ func TestNativeSteeringAccepted(t *testing.T) {
 func TestNativeSteeringPending(t *testing.T) {
 	f := newFixture(t)
 	r := newNativeRig(t, f)
-	id, err := r.n.steer("resp_1", "also lint")
+	id, err := r.n.Steer("resp_1", "also lint")
 	must(t, err)
-	must(t, r.n.on(id, steering.NTrPending, "", 0))
-	must(t, r.n.on(id, steering.NTrSendCreate, "", 0))
-	if err := r.n.on(id, steering.NTrSendCreate, "", 0); err == nil {
+	must(t, r.n.On(id, steering.NTrPending, "", 0))
+	must(t, r.n.On(id, steering.NTrSendCreate, "", 0))
+	if err := r.n.On(id, steering.NTrSendCreate, "", 0); err == nil {
 		t.Fatal("a second response.create was allowed")
 	}
-	must(t, r.n.on(id, steering.NTrSuccessor, "resp_2", 3))
-	must(t, r.n.on(id, steering.NTrUsage, "", 0))
+	must(t, r.n.On(id, steering.NTrSuccessor, "resp_2", 3))
+	must(t, r.n.On(id, steering.NTrUsage, "", 0))
 	if len(r.sent) != 1 {
 		t.Fatalf("the steer input was sent %d times", len(r.sent))
 	}
@@ -202,10 +203,10 @@ func TestNativeSteeringPending(t *testing.T) {
 func TestNativeSteeringFailedGoesToQueueOnce(t *testing.T) {
 	f := newFixture(t)
 	r := newNativeRig(t, f)
-	id, err := r.n.steer("resp_1", "retry me")
+	id, err := r.n.Steer("resp_1", "retry me")
 	must(t, err)
-	must(t, r.n.on(id, steering.NTrAccepted, "steer_1", 0))
-	must(t, r.n.on(id, steering.NTrFailed, "", 0))
+	must(t, r.n.On(id, steering.NTrAccepted, "steer_1", 0))
+	must(t, r.n.On(id, steering.NTrFailed, "", 0))
 	if got := r.natives(); !slices.Equal(got, []string{"intent", "accepted", "settled/failed"}) {
 		t.Fatalf("records %v", got)
 	}
@@ -214,13 +215,13 @@ func TestNativeSteeringFailedGoesToQueueOnce(t *testing.T) {
 	}
 	// The ordinary queue delivers it at the next boundary, once.
 	out := r.d.rc.boundary(steering.Input{Trigger: steering.TrAfterTurn})
-	if len(out.deliver) != 1 || out.deliver[0] != (QueuedMessage{KindSteering, "retry me"}) {
+	if len(out.deliver) != 1 || out.deliver[0] != (QueuedMessage{Kind: KindSteering, Text: "retry me"}) {
 		t.Fatalf("queued delivery %+v", out)
 	}
 	if out = r.d.rc.boundary(steering.Input{Trigger: steering.TrAfterTurn}); len(out.deliver) != 0 {
 		t.Fatalf("delivered twice: %+v", out)
 	}
-	if err := r.n.on(id, steering.NTrSuccessor, "resp_2", 2); err == nil {
+	if err := r.n.On(id, steering.NTrSuccessor, "resp_2", 2); err == nil {
 		t.Fatal("a failed intent was linked")
 	}
 }
@@ -228,10 +229,10 @@ func TestNativeSteeringFailedGoesToQueueOnce(t *testing.T) {
 func TestNativeSteeringFailedAfterRunEndIsUndelivered(t *testing.T) {
 	f := newFixture(t)
 	r := newNativeRig(t, f)
-	id, err := r.n.steer("resp_1", "late")
+	id, err := r.n.Steer("resp_1", "late")
 	must(t, err)
 	r.d.rc.closeSteering()
-	must(t, r.n.on(id, steering.NTrFailed, "", 0))
+	must(t, r.n.On(id, steering.NTrFailed, "", 0))
 	if got := r.d.rc.Undelivered(); len(got) != 1 || got[0].Text != "late" {
 		t.Fatalf("undelivered %+v", got)
 	}
@@ -244,21 +245,21 @@ func TestNativeSteeringLost(t *testing.T) {
 	}{
 		{"send fails", func(r *nativeRig) error {
 			r.fail = errors.New("connection reset")
-			_, err := r.n.steer("resp_1", "x")
+			_, err := r.n.Steer("resp_1", "x")
 			return err
 		}},
 		{"disconnect after dispatch", func(r *nativeRig) error {
-			id, err := r.n.steer("resp_1", "x")
+			id, err := r.n.Steer("resp_1", "x")
 			if err != nil {
 				return err
 			}
-			return r.n.on(id, steering.NTrLost, "", 0)
+			return r.n.On(id, steering.NTrLost, "", 0)
 		}},
 		{"no acknowledgement by the run's end", func(r *nativeRig) error {
-			if _, err := r.n.steer("resp_1", "x"); err != nil {
+			if _, err := r.n.Steer("resp_1", "x"); err != nil {
 				return err
 			}
-			r.n.close()
+			r.n.Close()
 			return errNativeUnknown
 		}},
 	} {
@@ -269,8 +270,8 @@ func TestNativeSteeringLost(t *testing.T) {
 				t.Fatalf("err %v", err)
 			}
 			s := r.d.p.sess
-			if !r.n.blocked || !s.HasUnsettledNativeSteering() || !s.HasUncertainUsage() {
-				t.Fatalf("blocked %v unsettled %v uncertain %v", r.n.blocked, s.HasUnsettledNativeSteering(), s.HasUncertainUsage())
+			if !r.n.Blocked || !s.HasUnsettledNativeSteering() || !s.HasUncertainUsage() {
+				t.Fatalf("blocked %v unsettled %v uncertain %v", r.n.Blocked, s.HasUnsettledNativeSteering(), s.HasUncertainUsage())
 			}
 			if len(find[protocol.ProviderUsageUncertain](drained(r.d))) != 1 {
 				t.Error("no provider_usage_uncertain")
@@ -305,19 +306,20 @@ func TestNativeGate(t *testing.T) {
 	f := newFixture(t)
 	r := newNativeRig(t, f)
 	rc := r.d.rc
-	g := &nativeGate{rc: rc, n: r.n}
+	g := steer.NewGate(rcQueue{rc})
+	g.Attach(r.n)
 	rc.native = g
 	r.d.native = r.n
-	r.n.live, r.n.allow = "resp_1", true
+	r.n.Live, r.n.Allow = "resp_1", true
 
 	must(t, rc.Steer("queued before any call"))
-	g.begin(nil)
+	g.Begin(nil)
 	must(t, rc.Steer("a"))
 	must(t, rc.Steer("b"))
 	if len(r.sent) != 0 {
 		t.Fatalf("sent with the window shut: %v", r.sent)
 	}
-	g.open()
+	g.Open()
 	if !slices.Equal(r.sent, []string{"resp_1|a", "resp_1|b"}) {
 		t.Fatalf("mailbox dispatch %v", r.sent)
 	}
@@ -333,12 +335,12 @@ func TestNativeGate(t *testing.T) {
 	if len(drained(r.d)) != 0 {
 		t.Fatal("an event was emitted under the gate")
 	}
-	g.shut()
-	if len(find[protocol.ProviderUsageUncertain](drained(r.d))) != 1 || !r.n.blocked {
+	g.Shut()
+	if len(find[protocol.ProviderUsageUncertain](drained(r.d))) != 1 || !r.n.Blocked {
 		t.Fatal("the unknown outcome was not announced")
 	}
 	must(t, rc.Steer("e")) // blocked: the call takes no more
-	g.end()
+	g.End()
 	must(t, rc.Steer("f")) // no call streams
 	out := rc.boundary(steering.Input{Trigger: steering.TrAfterTurn})
 	var got []string
@@ -351,7 +353,7 @@ func TestNativeGate(t *testing.T) {
 	if got := r.natives(); !slices.Equal(got, []string{"intent", "intent", "intent", "intent", "unknown"}) {
 		t.Fatalf("records %v", got)
 	}
-	g.close()
+	g.Close()
 	rc.closeSteering()
 	if err := rc.Steer("late"); !errors.Is(err, ErrRunEnded) {
 		t.Fatalf("Steer after the end: %v", err)
@@ -364,15 +366,16 @@ func TestNativeGateNotSteerable(t *testing.T) {
 	f := newFixture(t)
 	r := newNativeRig(t, f)
 	rc := r.d.rc
-	g := &nativeGate{rc: rc, n: r.n}
+	r.n = steer.NewNative(r.d, func(string, string, func() error) error { return provider.ErrNotSteerable })
+	g := steer.NewGate(rcQueue{rc})
+	g.Attach(r.n)
 	rc.native = g
-	r.n.live, r.n.allow = "resp_1", true
-	r.n.send = func(string, string, func() error) error { return provider.ErrNotSteerable }
-	g.begin(nil)
-	g.open()
+	r.n.Live, r.n.Allow = "resp_1", true
+	g.Begin(nil)
+	g.Open()
 	must(t, rc.Steer("x"))
-	g.shut()
-	g.end()
+	g.Shut()
+	g.End()
 	if out := rc.boundary(steering.Input{Trigger: steering.TrAfterTurn}); len(out.deliver) != 1 || out.deliver[0].Text != "x" {
 		t.Fatalf("queued %+v", out)
 	}

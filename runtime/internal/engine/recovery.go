@@ -181,7 +181,7 @@ func recoverCall[T any](ctx context.Context, d *driver, op operation[T]) (T, err
 				v, err := callReady(callCtx, d, op, &ready)
 				if err != nil && op.name == operationAssistantTurn {
 					// Native steering in flight: never retried
-					// (native_steering.go).
+					// (package steer).
 					if tf, stop := d.nativeAbort(err); stop {
 						if op.discard != nil {
 							op.discard(v)

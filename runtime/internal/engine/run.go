@@ -10,8 +10,8 @@ import (
 	"octet.dev/host/fsm"
 	"octet.dev/host/fsm/recovery"
 	fsmrun "octet.dev/host/fsm/run"
-	"octet.dev/host/fsm/steering"
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/engine/steer"
 	"octet.dev/host/runtime/internal/store"
 )
 
@@ -47,10 +47,10 @@ type RunControl struct {
 	mu                sync.Mutex
 	pendingReasoning  *ReasoningConfig
 	reasoningClosed   bool // the run is ending: SetReasoning is refused
-	queue             steeringQueue
+	queue             steer.Queue
 	// native is set when the run's route is qualified for native
-	// steering (native_steering.go); nil: Steer queues.
-	native *nativeGate
+	// steering (package steer); nil: Steer queues.
+	native *steer.Gate
 }
 
 // Events returns the run's ordered event stream.
@@ -120,15 +120,15 @@ func (a *Agent) start(ctx context.Context, req RunRequest, w *worker) (*RunContr
 	ctx, cancel := context.WithCancel(ctx)
 	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), confirm: make(chan struct{}), cancel: cancel,
 		supportsReasoning: p.model.SupportsReasoning, reasoningUpdates: p.model.ReasoningUpdates, reasoningUltra: p.model.ReasoningUltra,
-		agent: a, modelID: p.model.ID, queue: steeringQueue{m: steering.New()}}
+		agent: a, modelID: p.model.ID, queue: steer.NewQueue()}
 	if p.model.NativeSteeringQualified(p.model.NativeCompaction, false) {
 		// This build sets no hard cumulative ceiling on a run: max_steps
 		// is kept by steering natively only while another step may
-		// follow (native_steering.go).
-		rc.native = &nativeGate{rc: rc}
+		// follow (package steer).
+		rc.native = steer.NewGate(rcQueue{rc})
 	}
 	trace := transitionTracer(ctx, a.log, req.RunID)
-	rc.queue.m.SetTracer(trace)
+	rc.queue.SetTracer(trace)
 	a.runs.Add(1)
 	go func() {
 		defer a.runs.Done()
@@ -167,7 +167,7 @@ type driver struct {
 	reauthed  int             // the step whose Codex 401 refreshed the credential (codex.go)
 	trace     fsm.Tracer      // the run's machines' tracer (nil: tracing off)
 	cmp       *compactor      // context budgeting and compaction (compaction.go)
-	native    *nativeSteering // native steering on a qualified route (native_steering.go); nil otherwise
+	native    *steer.Native   // native steering on a qualified route (package steer); nil otherwise
 	// nativeStep: the step's call reads a successor or continues a
 	// steered response, so it is never re-issued (package compact).
 	nativeStep bool

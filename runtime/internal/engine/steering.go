@@ -2,25 +2,24 @@ package engine
 
 import (
 	"errors"
-	"fmt"
 	"unicode/utf8"
 
 	"octet.dev/host/fsm/steering"
-	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/store"
+	"octet.dev/host/runtime/internal/engine/steer"
 	"octet.dev/host/runtime/provider"
 )
 
 // Queued steering (CONTRACT §15): the application adds user messages to a
 // running run. fsm/steering decides when each is delivered or dropped;
-// this file keeps the texts and performs its effects. The NDJSON host has
-// no command for it: these are Go API controls.
+// package steer keeps the texts (steer.Queue, under RunControl.mu) and
+// performs its effects; this file is RunControl's side. The NDJSON host
+// has no command for it: these are Go API controls.
 
 // Kinds of queued messages (QueuedMessage.Kind, and the origin of the
 // session's message record).
 const (
-	KindSteering = "steering"
-	KindFollowUp = "follow_up"
+	KindSteering = steer.KindSteering
+	KindFollowUp = steer.KindFollowUp
 )
 
 // ErrMessageInvalid reports an empty, oversized or non-UTF-8 steering
@@ -28,22 +27,7 @@ const (
 var ErrMessageInvalid = errors.New("runtime: a steering message or follow-up must be 1..524288 bytes of UTF-8")
 
 // QueuedMessage is a steering message or follow-up the run did not deliver.
-type QueuedMessage struct {
-	Kind string // KindSteering or KindFollowUp
-	Text string
-}
-
-// skippedResult is what the model is told about a tool call of its turn that
-// steering cut short.
-const skippedResult = "Not run: the user sent a message before this call started; it comes next."
-
-// steeringQueue is the run's pending messages under RunControl.mu.
-type steeringQueue struct {
-	m         *steering.Machine
-	steering  []string
-	followUps []string
-	dropped   []QueuedMessage
-}
+type QueuedMessage = steer.QueuedMessage
 
 // Steer queues a steering message. It is delivered at the next safe
 // boundary: after the tool call that is running (the turn's remaining calls
@@ -71,7 +55,7 @@ func (rc *RunControl) Steer(text string) error {
 		if !rc.open() {
 			return ErrRunEnded
 		}
-		if taken, err := g.take(text); taken {
+		if taken, err := g.Take(text); taken {
 			return err
 		}
 	}
@@ -88,7 +72,7 @@ func validMessage(text string) bool {
 func (rc *RunControl) open() bool {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return rc.queue.m.State().Phase == steering.Open
+	return rc.queue.Open()
 }
 
 // FollowUp queues a follow-up: it is delivered when the run would otherwise
@@ -101,7 +85,7 @@ func (rc *RunControl) FollowUp(text string) error { return rc.submit(steering.Tr
 func (rc *RunControl) Undelivered() []QueuedMessage {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	return append([]QueuedMessage(nil), rc.queue.dropped...)
+	return rc.queue.Dropped()
 }
 
 func (rc *RunControl) submit(tr steering.Trigger, text string) error {
@@ -110,15 +94,21 @@ func (rc *RunControl) submit(tr steering.Trigger, text string) error {
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if _, err := rc.queue.m.Fire(steering.Input{Trigger: tr}); err != nil {
+	if err := rc.queue.Submit(tr, text); err != nil {
 		return ErrRunEnded
 	}
-	if tr == steering.TrSteer {
-		rc.queue.steering = append(rc.queue.steering, text)
-	} else {
-		rc.queue.followUps = append(rc.queue.followUps, text)
-	}
 	return nil
+}
+
+// requeue hands text, a steering input native steering did not deliver,
+// to the ordinary queue, or to Undelivered when the run takes no more
+// messages.
+func (rc *RunControl) requeue(text string) {
+	if rc.submit(steering.TrSteer, text) != nil {
+		rc.mu.Lock()
+		rc.queue.Drop(text)
+		rc.mu.Unlock()
+	}
 }
 
 // boundaryOutcome is what a steering boundary asks of the driver.
@@ -133,49 +123,15 @@ type boundaryOutcome struct {
 func (rc *RunControl) boundary(in steering.Input) boundaryOutcome {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	q := &rc.queue
-	effects, err := q.m.Fire(in)
-	if err != nil {
-		panic(err) // the driver fires boundaries only while the run is open
-	}
-	var out boundaryOutcome
-	for _, e := range effects {
-		switch e.Kind {
-		case steering.EffSkipTools:
-			out.skipTools = true
-		case steering.EffDeliverSteering:
-			for _, t := range q.steering[:e.N] {
-				out.deliver = append(out.deliver, QueuedMessage{KindSteering, t})
-			}
-			q.steering = q.steering[e.N:]
-		case steering.EffDeliverFollowUps:
-			for _, t := range q.followUps[:e.N] {
-				out.deliver = append(out.deliver, QueuedMessage{KindFollowUp, t})
-			}
-			q.followUps = q.followUps[e.N:]
-		case steering.EffComplete:
-			out.complete = true
-		case steering.EffDrop:
-			for _, t := range q.steering {
-				q.dropped = append(q.dropped, QueuedMessage{KindSteering, t})
-			}
-			for _, t := range q.followUps {
-				q.dropped = append(q.dropped, QueuedMessage{KindFollowUp, t})
-			}
-			if len(q.dropped) != e.N {
-				panic(fmt.Sprintf("runtime: steering dropped %d messages, the machine says %d", len(q.dropped), e.N))
-			}
-			q.steering, q.followUps = nil, nil
-		}
-	}
-	return out
+	out := rc.queue.Boundary(in)
+	return boundaryOutcome{skipTools: out.SkipTools, deliver: out.Deliver, complete: out.Complete}
 }
 
 // closeSteering settles the queue when the run ends other than by an
 // answered turn: what is pending is dropped.
 func (rc *RunControl) closeSteering() {
 	rc.mu.Lock()
-	open := rc.queue.m.State().Phase == steering.Open
+	open := rc.queue.Open()
 	rc.mu.Unlock()
 	if open {
 		rc.boundary(steering.Input{Trigger: steering.TrClose})
@@ -185,42 +141,11 @@ func (rc *RunControl) closeSteering() {
 // deliver appends queued messages to the conversation, durably, and emits
 // their events; step is the model step that will see them.
 func (d *driver) deliver(step int, msgs *[]provider.Message, queued []QueuedMessage) error {
-	if len(queued) == 0 {
-		return nil
-	}
-	recs := make([]store.Record, len(queued))
-	for i, q := range queued {
-		recs[i] = store.Record{Body: store.Message{RunID: d.p.req.RunID, Origin: q.Kind, Message: store.NewMessageV1(provider.Message{Role: provider.RoleUser, Text: q.Text})}}
-	}
-	if err := d.p.sess.Append(recs...); err != nil {
-		return err
-	}
-	for _, q := range queued {
-		*msgs = append(*msgs, provider.Message{Role: provider.RoleUser, Text: q.Text})
-		if q.Kind == KindFollowUp {
-			d.stream(protocol.TypeFollowUpDelivered, &protocol.FollowUpDelivered{Step: step, Text: q.Text})
-		} else {
-			d.stream(protocol.TypeSteeringDelivered, &protocol.SteeringDelivered{Step: step, Text: q.Text, Mode: protocol.SteeringModeQueued})
-		}
-	}
-	return nil
+	return steer.Deliver(d, step, msgs, queued)
 }
 
 // skipTools answers the calls steering cut short, durably, so that every
 // tool call of the turn has its result.
 func (d *driver) skipTools(msgs *[]provider.Message, calls []provider.ToolCall) error {
-	if len(calls) == 0 {
-		return nil
-	}
-	recs := make([]store.Record, len(calls))
-	results := make([]provider.Message, len(calls))
-	for i, c := range calls {
-		results[i] = provider.Message{Role: provider.RoleTool, ToolCallID: c.ID, ToolName: c.Name, Text: skippedResult, IsError: true}
-		recs[i] = store.Record{Body: store.Message{RunID: d.p.req.RunID, Message: store.NewMessageV1(results[i])}}
-	}
-	if err := d.p.sess.Append(recs...); err != nil {
-		return err
-	}
-	*msgs = append(*msgs, results...)
-	return nil
+	return steer.SkipTools(d, msgs, calls)
 }

@@ -191,7 +191,7 @@ func TestQueuedMessagesDroppedWhenTheRunEnds(t *testing.T) {
 	if res.Status != "completed" || res.Output != "only answer" || strings.Contains(typesNoDeltas(evs), "delivered") {
 		t.Fatalf("last step: %s %+v", typesNoDeltas(evs), res)
 	}
-	want := []QueuedMessage{{KindSteering, "s1"}, {KindFollowUp, "f1"}}
+	want := []QueuedMessage{{Kind: KindSteering, Text: "s1"}, {Kind: KindFollowUp, Text: "f1"}}
 	if got := rc.Undelivered(); !cmp.Equal(got, want) {
 		t.Errorf("undelivered %+v, want %+v", got, want)
 	}
@@ -203,7 +203,7 @@ func TestQueuedMessagesDroppedWhenTheRunEnds(t *testing.T) {
 		}
 	})
 	_, res, rc = runSteered(t, f2, rcp2, f2.req("q"))
-	if res.Status != "error" || !cmp.Equal(rc.Undelivered(), []QueuedMessage{{KindSteering, "s"}}) {
+	if res.Status != "error" || !cmp.Equal(rc.Undelivered(), []QueuedMessage{{Kind: KindSteering, Text: "s"}}) {
 		t.Errorf("failed run: %+v, undelivered %+v", res, rc.Undelivered())
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/engine/modelcall"
+	"octet.dev/host/runtime/internal/engine/steer"
 	"octet.dev/host/runtime/provider"
 )
 
@@ -15,13 +16,13 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 	var s provider.Stream
 	var err error
 	n := d.native
-	if n != nil && n.next != nil {
+	if n != nil && n.Next != nil {
 		// A successor the server created after a steer: its
 		// response.created was read, the rest of it is this step's.
-		s, n.next = n.next, nil
+		s, n.Next = n.Next, nil
 	} else {
 		if n != nil {
-			n.live = ""
+			n.Live = ""
 		}
 		s, err = d.p.prov.Stream(ctx, req)
 		if err != nil {
@@ -35,14 +36,14 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 		return t, err
 	}
 	defer s.Close()
-	// Native steering (native_steering.go): between events the gate lets
+	// Native steering (package steer): between events the gate lets
 	// RunControl.Steer into the live response.
-	var g *nativeGate
+	var g *steer.Gate
 	st, steerable := s.(provider.Steerer)
 	if steerable && req.NativeSteering && n != nil {
 		g = d.rc.native
-		g.begin(st)
-		defer g.end()
+		g.Begin(st)
+		defer g.End()
 	}
 	if d.lifecycleOn() {
 		// The answer's first bytes (its headers) are here.
@@ -56,11 +57,11 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 	textRed, reasonRed := stream{r: d.p.red}, stream{r: d.p.red}
 	for {
 		if g != nil {
-			g.open()
+			g.Open()
 		}
 		more := s.Next()
 		if g != nil {
-			g.shut()
+			g.Shut()
 		}
 		if !more {
 			break
@@ -87,13 +88,13 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 			t.AddMedia(ev.Media)
 		case provider.EventResponseCreated:
 			if g != nil {
-				if err := n.created(ev.ID, step); err != nil {
+				if err := n.Created(ev.ID, step); err != nil {
 					return t, &modelcall.Failed{Code: protocol.CodeSessionWriteFailed, Msg: "the session could not be written: " + err.Error()}
 				}
 			}
 		case provider.EventSteerAccepted, provider.EventSteerPending, provider.EventSteerFailed:
 			if g != nil {
-				if err := n.onEvent(ev); err != nil {
+				if err := n.OnEvent(ev); err != nil {
 					return t, &modelcall.Failed{Code: protocol.CodeSessionWriteFailed, Msg: "the session could not be written: " + err.Error()}
 				}
 			}
@@ -102,7 +103,7 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 	if g != nil && s.Err() == nil {
 		// Steers still without an outcome: the connection is held for
 		// it (awaitNative reads on).
-		n.follow = st.Follow(ctx)
+		n.Follow = st.Follow(ctx)
 	}
 	if out := textRed.Flush(); out != "" {
 		text.WriteString(out)

@@ -1,30 +1,47 @@
-package engine
+package steer
 
 import (
 	"errors"
 	"fmt"
 	"sync"
 
-	"octet.dev/host/fsm/steering"
 	"octet.dev/host/runtime/provider"
 )
 
-// nativeGate is RunControl's side of native steering (see the threading
-// note at the top of native_steering.go). Its fields are guarded by mu.
-type nativeGate struct {
+// Requeuer is the ordinary queue, seen by native steering: Requeue hands
+// text, a steering input, to it, or to the run's undelivered messages when
+// the run takes no more messages.
+type Requeuer interface {
+	Requeue(text string)
+}
+
+// Gate is RunControl's side of native steering (see the threading note
+// at the top of native.go). Its fields are guarded by mu.
+type Gate struct {
 	mu      sync.Mutex
-	n       *nativeSteering // the run's, once its loop started
-	rc      *RunControl
+	n       *Native // the run's, once its loop started
+	q       Requeuer
 	calling bool     // a steerable model call streams
 	window  bool     // the run goroutine waits in that call's Next
 	mailbox []string // steers that came while the window was shut
 	closed  bool
 }
 
-// take takes a steering input for native delivery. It reports false when
+// NewGate returns the gate of a run qualified for native steering; q is
+// its ordinary queue.
+func NewGate(q Requeuer) *Gate { return &Gate{q: q} }
+
+// Attach gives the gate the run's native steering (the loop's start).
+func (g *Gate) Attach(n *Native) {
+	g.mu.Lock()
+	g.n = n
+	g.mu.Unlock()
+}
+
+// Take takes a steering input for native delivery. It reports false when
 // the input is for the ordinary queue: no steerable call streams, or its
 // response has ended.
-func (g *nativeGate) take(text string) (bool, error) {
+func (g *Gate) Take(text string) (bool, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch {
@@ -38,16 +55,16 @@ func (g *nativeGate) take(text string) (bool, error) {
 }
 
 // dispatch steers the live response with text, under mu.
-func (g *nativeGate) dispatch(text string) (bool, error) {
+func (g *Gate) dispatch(text string) (bool, error) {
 	n := g.n
-	if n.cur == nil && n.send == nil || n.live == "" || !n.allow || n.blocked {
+	if n.cur == nil && n.send == nil || n.Live == "" || !n.Allow || n.Blocked {
 		return false, nil
 	}
 	n.inGate = true
-	_, err := n.steer(n.live, text)
+	_, err := n.Steer(n.Live, text)
 	n.inGate = false
 	switch {
-	case err == nil, errors.Is(err, errNativeUnknown):
+	case err == nil, errors.Is(err, ErrUnknown):
 		// Taken: delivered, failed (and queued) or unknown (the run ends
 		// blocked), as the server and the machine decide.
 		return true, nil
@@ -57,66 +74,56 @@ func (g *nativeGate) dispatch(text string) (bool, error) {
 	return true, fmt.Errorf("runtime: the native steering intent could not be recorded: %w", err)
 }
 
-// requeue hands text to the ordinary queue, or to Undelivered when the
-// run takes no more messages.
-func (g *nativeGate) requeue(text string) {
-	if g.rc.submit(steering.TrSteer, text) != nil {
-		g.rc.mu.Lock()
-		g.rc.queue.dropped = append(g.rc.queue.dropped, QueuedMessage{KindSteering, text})
-		g.rc.mu.Unlock()
-	}
-}
-
-// begin starts a steerable call whose stream is s (the run goroutine).
-func (g *nativeGate) begin(s provider.Steerer) {
+// Begin starts a steerable call whose stream is s (the run goroutine).
+func (g *Gate) Begin(s provider.Steerer) {
 	g.mu.Lock()
 	g.n.cur, g.calling = s, true
 	g.mu.Unlock()
 }
 
-// open dispatches the mailbox and opens the window, just before Next (the
+// Open dispatches the mailbox and opens the window, just before Next (the
 // run goroutine).
-func (g *nativeGate) open() {
+func (g *Gate) Open() {
 	g.mu.Lock()
 	for len(g.mailbox) > 0 {
 		text := g.mailbox[0]
 		g.mailbox = g.mailbox[1:]
 		if ok, err := g.dispatch(text); !ok || err != nil {
-			g.requeue(text)
+			g.q.Requeue(text)
 		}
 	}
 	g.window = true
 	g.mu.Unlock()
 }
 
-// shut closes the window, right after Next (the run goroutine): it waits
+// Shut closes the window, right after Next (the run goroutine): it waits
 // for a steer being dispatched.
-func (g *nativeGate) shut() {
+func (g *Gate) Shut() {
 	g.mu.Lock()
 	g.window = false
 	g.mu.Unlock()
 	g.n.announce()
 }
 
-// end ends the steerable call: what the mailbox holds goes to the
+// End ends the steerable call: what the mailbox holds goes to the
 // ordinary queue, in order.
-func (g *nativeGate) end() {
+func (g *Gate) End() {
 	g.mu.Lock()
 	g.calling, g.window, g.n.cur = false, false, nil
 	for _, text := range g.mailbox {
-		g.requeue(text)
+		g.q.Requeue(text)
 	}
 	g.mailbox = nil
 	g.mu.Unlock()
 	g.n.announce()
 }
 
-// close ends native steering for the run: later inputs go to the queue.
-func (g *nativeGate) close() {
+// Close ends native steering for the run: later inputs go to the queue.
+func (g *Gate) Close() {
 	g.mu.Lock()
 	g.closed = true
 	g.mu.Unlock()
 	if g.n != nil {
-		g.end()
+		g.End()
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/copilot"
+	"octet.dev/host/runtime/internal/engine/reasoning"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/resources"
 	"octet.dev/host/runtime/internal/shell"
@@ -120,7 +121,7 @@ type Agent struct {
 	gate           TerminalGate    // the terminal gate of runs started afterwards (gate.go)
 
 	observer   atomic.Pointer[observerHook]      // SetObserver (observe.go)
-	delegation atomic.Pointer[delegationManager] // installed by Ultra (delegation.go)
+	delegation atomic.Pointer[reasoning.Manager] // installed by Ultra (delegation.go)
 
 	docsMu    sync.Mutex
 	docsDir   string           // materialized documentation (DocsDir), once known

@@ -42,9 +42,9 @@ var (
 	ErrInvalid     = errors.New("runtime: reasoning effort must be \"\", \"low\", \"medium\" or \"high\"")
 	ErrUnsupported = errors.New("runtime: the run's route does not support reasoning")
 	// ErrNotQualified: the run's route is not qualified for a reasoning
-	// change during a run. Only a configured model that declares
-	// "reasoning_updates": true in ~/.octet/models.json is.
-	ErrNotQualified = errors.New("runtime: the run's route is not qualified for reasoning changes during a run (reasoning_updates in ~/.octet/models.json)")
+	// change during a run: its model and its endpoint must both declare
+	// reasoning updates. The wrapping error says which does not.
+	ErrNotQualified = errors.New("runtime: the run's route is not qualified for reasoning changes during a run")
 	// ErrUltraUnsupported: the run's route does not declare the Ultra mode
 	// ("reasoning_ultra": true in ~/.octet/models.json).
 	ErrUltraUnsupported = errors.New("runtime: the run's route does not support the Ultra reasoning mode (reasoning_ultra in ~/.octet/models.json)")
@@ -55,12 +55,14 @@ var (
 
 // Route is what a run's route declares about reasoning.
 type Route struct {
-	Model string // the model's catalog id, named by errors
+	Model    string // the model's catalog id, named by errors
+	Endpoint string // the endpoint's name (its provider), named by errors
 	// Supports: the model produces reasoning and takes an effort.
 	Supports bool
-	// Updates: the route is qualified for reasoning changes during a
-	// run (reasoning updates).
-	Updates bool
+	// ModelUpdates and EndpointUpdates: the model, and the endpoint that
+	// serves it, declare reasoning updates; a change during a run needs
+	// both (Updates).
+	ModelUpdates, EndpointUpdates bool
 	// Ultra: the model declares the Ultra mode.
 	Ultra bool
 	// Anthropic: the route speaks Anthropic Messages, whose thinking mode
@@ -68,10 +70,31 @@ type Route struct {
 	Anthropic bool
 }
 
-// RouteOf returns what m declares about reasoning.
+// RouteOf returns what m declares about reasoning. Inline routes never
+// declare reasoning updates.
 func RouteOf(m catalog.Model) Route {
-	return Route{Model: m.ID, Supports: m.SupportsReasoning, Updates: m.ReasoningUpdates,
+	return Route{Model: m.ID, Endpoint: m.Provider, Supports: m.SupportsReasoning,
+		ModelUpdates: m.ReasoningUpdates && !m.Inline, EndpointUpdates: m.EndpointReasoningUpdates && !m.Inline,
 		Ultra: m.ReasoningUltra, Anthropic: m.Mode == catalog.ModeAnthropicMessages}
+}
+
+// Updates reports whether the route is qualified for reasoning changes
+// during a run: by its model and by its endpoint.
+func (r Route) Updates() bool { return r.ModelUpdates && r.EndpointUpdates }
+
+// Qualified returns nil when the route is qualified for reasoning changes
+// during a run, else ErrNotQualified wrapped in a message that names what
+// does not declare them: the model, the endpoint, or both.
+func (r Route) Qualified() error {
+	switch {
+	case r.Updates():
+		return nil
+	case !r.ModelUpdates && !r.EndpointUpdates:
+		return fmt.Errorf("%w: neither the model %q nor the endpoint %q declares reasoning_updates", ErrNotQualified, r.Model, r.Endpoint)
+	case !r.ModelUpdates:
+		return fmt.Errorf("%w: the model %q does not declare reasoning_updates", ErrNotQualified, r.Model)
+	}
+	return fmt.Errorf("%w: the endpoint %q does not declare reasoning_updates", ErrNotQualified, r.Endpoint)
 }
 
 // Admit checks a change of the running run's reasoning to c, in the order
@@ -86,8 +109,8 @@ func (r Route) Admit(c Config, observed func() bool) error {
 	if !r.Supports {
 		return fmt.Errorf("%w (%s)", ErrUnsupported, r.Model)
 	}
-	if !r.Updates {
-		return fmt.Errorf("%w (%s)", ErrNotQualified, r.Model)
+	if err := r.Qualified(); err != nil {
+		return err
 	}
 	if c.Ultra {
 		if !r.Ultra {

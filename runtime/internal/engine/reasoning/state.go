@@ -116,7 +116,7 @@ func (s *State) change(c Config) (update *provider.Message, baseline *store.Reas
 	if c == cur {
 		return nil, nil
 	}
-	if !c.Ultra && s.route.Updates && c.Effort != "" && s.effort != "" {
+	if !c.Ultra && s.route.Updates() && c.Effort != "" && s.effort != "" {
 		return &provider.Message{Role: provider.RoleDeveloper, ReasoningEffort: c.Effort,
 			Text: "Reasoning effort is now " + c.Effort + "."}, nil
 	}

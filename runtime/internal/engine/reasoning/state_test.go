@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
 )
@@ -59,7 +61,7 @@ func (e *fakeEnv) ReasoningLog() *slog.Logger {
 	return slog.New(slog.NewTextHandler(&e.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-var qualified = Route{Model: "m", Supports: true, Updates: true, Ultra: true}
+var qualified = Route{Model: "m", Endpoint: "lab", Supports: true, ModelUpdates: true, EndpointUpdates: true, Ultra: true}
 
 func TestStartChoosesTheBaseline(t *testing.T) {
 	high := "high"
@@ -181,7 +183,7 @@ func TestBoundaryFailedAppend(t *testing.T) {
 func TestBoundaryHoldsAnthropicToggle(t *testing.T) {
 	env := &fakeEnv{}
 	var s State
-	s.Bind(env, Route{Model: "c", Supports: true, Updates: true, Anthropic: true})
+	s.Bind(env, Route{Model: "c", Supports: true, ModelUpdates: true, EndpointUpdates: true, Anthropic: true})
 	s.Start(nil, Recorded{})
 	loop := []provider.Message{{Role: provider.RoleUser, Text: "q"}, {Role: provider.RoleAssistant, ToolCalls: []provider.ToolCall{{ID: "a", Name: "ls"}}},
 		{Role: provider.RoleTool, ToolCallID: "a", Text: "x"}}
@@ -256,7 +258,9 @@ func TestAdmit(t *testing.T) {
 		{"invalid", qualified, Config{Effort: "max"}, observed, ErrInvalid},
 		{"no reasoning", Route{Model: "m"}, Config{Effort: "low"}, observed, ErrUnsupported},
 		{"no updates", Route{Model: "m", Supports: true}, Config{Effort: "low"}, observed, ErrNotQualified},
-		{"no Ultra", Route{Model: "m", Supports: true, Updates: true}, Config{Ultra: true}, observed, ErrUltraUnsupported},
+		{"no model updates", Route{Model: "m", Supports: true, EndpointUpdates: true}, Config{Effort: "low"}, observed, ErrNotQualified},
+		{"no endpoint updates", Route{Model: "m", Supports: true, ModelUpdates: true}, Config{Ultra: true}, observed, ErrNotQualified},
+		{"no Ultra", Route{Model: "m", Supports: true, ModelUpdates: true, EndpointUpdates: true}, Config{Ultra: true}, observed, ErrUltraUnsupported},
 		{"Ultra without an observer", qualified, Config{Ultra: true}, unobserved, ErrObserverRequired},
 		{"Ultra", qualified, Config{Ultra: true}, observed, nil},
 	} {
@@ -300,6 +304,60 @@ func TestBeginsAssistantTurn(t *testing.T) {
 	} {
 		if got := BeginsAssistantTurn(tc.msgs); got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestQualifiedNamesWhatIsMissing: a change during a run needs the
+// model's and the endpoint's declaration, and the error names the one (or
+// both) missing.
+func TestQualifiedNamesWhatIsMissing(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		model, endpnt bool
+		want          string // "" qualified
+	}{
+		{"both", true, true, ""},
+		{"the model's missing", false, true, `the model "lab-model" does not declare reasoning_updates`},
+		{"the endpoint's missing", true, false, `the endpoint "lab" does not declare reasoning_updates`},
+		{"both missing", false, false, `neither the model "lab-model" nor the endpoint "lab" declares reasoning_updates`},
+	} {
+		r := Route{Model: "lab-model", Endpoint: "lab", Supports: true, ModelUpdates: tc.model, EndpointUpdates: tc.endpnt}
+		err := r.Qualified()
+		if r.Updates() != (tc.want == "") {
+			t.Errorf("%s: Updates %v", tc.name, r.Updates())
+		}
+		if tc.want == "" {
+			if err != nil || r.Admit(Config{Effort: "low"}, func() bool { return false }) != nil {
+				t.Errorf("%s: %v", tc.name, err)
+			}
+			continue
+		}
+		if !errors.Is(err, ErrNotQualified) || !strings.HasSuffix(err.Error(), ": "+tc.want) {
+			t.Errorf("%s: %v, want it to end with %q", tc.name, err, tc.want)
+		}
+		if aerr := r.Admit(Config{Effort: "low"}, func() bool { return true }); aerr == nil || aerr.Error() != err.Error() {
+			t.Errorf("%s: Admit %v", tc.name, aerr)
+		}
+	}
+}
+
+// TestRouteOf: what a catalog route declares; an inline route never
+// declares reasoning updates.
+func TestRouteOf(t *testing.T) {
+	m := catalog.Model{ID: "lab-model", Provider: "lab", SupportsReasoning: true, ReasoningUpdates: true,
+		EndpointReasoningUpdates: true, ReasoningUltra: true, Mode: catalog.ModeAnthropicMessages}
+	want := Route{Model: "lab-model", Endpoint: "lab", Supports: true, ModelUpdates: true, EndpointUpdates: true, Ultra: true, Anthropic: true}
+	if got := RouteOf(m); got != want {
+		t.Errorf("RouteOf %+v, want %+v", got, want)
+	}
+	m.Inline = true
+	if got := RouteOf(m); got.ModelUpdates || got.EndpointUpdates {
+		t.Errorf("an inline route declares %+v", got)
+	}
+	for _, b := range catalog.Builtin() {
+		if r := RouteOf(b); !r.EndpointUpdates || r.ModelUpdates || r.Updates() {
+			t.Errorf("built-in %s: %+v: its endpoint declares reasoning updates, its model does not", b.ID, r)
 		}
 	}
 }

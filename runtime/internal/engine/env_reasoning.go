@@ -15,8 +15,8 @@ import (
 
 var _ reasoning.Env = (*driver)(nil)
 
-// reasoning returns the run's reasoning state, bound to the run.
-func (d *driver) reasoning() *reasoning.State {
+// reasoningState returns the run's reasoning state, bound to the run.
+func (d *driver) reasoningState() *reasoning.State {
 	d.rs.Bind(d, d.rc.reasoningDeclared)
 	return &d.rs
 }
@@ -24,19 +24,19 @@ func (d *driver) reasoning() *reasoning.State {
 // startReasoning chooses the run's reasoning (reasoning.State.Start).
 func (d *driver) startReasoning() *store.Record {
 	p := d.p
-	return d.reasoning().Start(p.req.ReasoningEffort, reasoning.Recorded{
+	return d.reasoningState().Start(p.req.ReasoningEffort, reasoning.Recorded{
 		Baseline: p.sess.LatestReasoning(), Ultra: p.sess.ReasoningUltra(), Update: p.sess.ReasoningUpdate()})
 }
 
 // boundaryReasoning admits a pending reasoning change at a step boundary
 // (reasoning.State.Boundary).
 func (d *driver) boundaryReasoning(ctx context.Context, step int, msgs *[]provider.Message) error {
-	return d.reasoning().Boundary(ctx, step, msgs)
+	return d.reasoningState().Boundary(ctx, step, msgs)
 }
 
 // endReasoning closes the run's reasoning changes (reasoning.State.End).
 func (d *driver) endReasoning() (rec *store.Record, commit func()) {
-	return d.reasoning().End() // bound here too: a run blocked before its loop never started it
+	return d.reasoningState().End() // bound here too: a run blocked before its loop never started it
 }
 
 // TakeReasoning returns and clears the pending selection when admit

@@ -21,14 +21,14 @@ var rules = []struct {
 	{"wire", []string{"wire", "protocol", "internal/textutil"}},
 	{"wire/client", []string{"wire", "protocol", "internal/linuxonly"}},
 	{"spec", []string{"spec", "protocol"}},
+	{"runtime/internal/engine/reasoning", []string{"runtime/internal/catalog", "runtime/internal/store", "runtime/internal/policy", "runtime/provider", "protocol"}}, // a run's reasoning and delegation decisions: never the engine
 	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}},
 	{"runtime/internal", []string{"runtime/internal", "runtime/provider", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}}, // the engine and its parts: never the façade (runtime); of the public packages only the provider seam
 	{"runtime/provider", nil},                                  // the provider seam (SPI): a leaf of public types every wire and the engine share
 	{"runtime/copilot", []string{"runtime"}},                   // the Copilot login of the CLI, over runtime's seam
 	{"runtime/internal/copilot", []string{"runtime/internal"}}, // the Copilot device flow, exchange, inventory, transport
-	{"runtime/internal/engine/reasoning", []string{"runtime/internal/catalog", "runtime/internal/store", "runtime/internal/policy", "runtime/provider", "protocol"}}, // a run's reasoning and delegation decisions: never the engine
-	{"runtime/internal/provider/providertest", []string{"runtime/internal/provider", "runtime/provider"}},                                                            // the wire suites' shared harness: imported by their tests only (testOnly)
-	{"runtime/internal/credfile", []string{"internal/linuxonly", "runtime/internal/sysfile", "runtime/internal/opfile"}},                                             // the credential store's file primitives
+	{"runtime/internal/provider/providertest", []string{"runtime/internal/provider", "runtime/provider"}},                // the wire suites' shared harness: imported by their tests only (testOnly)
+	{"runtime/internal/credfile", []string{"internal/linuxonly", "runtime/internal/sysfile", "runtime/internal/opfile"}}, // the credential store's file primitives
 	{"internal/linuxonly", nil},
 	{"runtime/internal/sysfile", []string{"internal/linuxonly"}},     // flock(2), directory fsync: a leaf, shared by the store and codex
 	{"runtime/internal/opfile", []string{"internal/linuxonly"}},      // the operator files' one reader (settings, models.json, credentials): a leaf

@@ -23,6 +23,7 @@ var rules = []struct {
 	{"spec", []string{"spec", "protocol"}},
 	// compaction (Compactor): sees the run through its Env, never the engine
 	{"runtime/internal/engine/compact", []string{"runtime/internal/engine/modelcall", "runtime/internal/store", "runtime/provider", "fsm", "protocol", "internal/textutil"}},
+	{"runtime/internal/engine/reasoning", []string{"runtime/internal/catalog", "runtime/internal/store", "runtime/internal/policy", "runtime/provider", "protocol"}}, // a run's reasoning and delegation decisions: never the engine
 	{"runtime", []string{"runtime", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}},
 	// steering, queued and native: never the engine
 	{"runtime/internal/engine/steer", []string{"runtime/internal/engine/modelcall", "runtime/internal/store", "runtime/provider", "fsm", "protocol"}},

@@ -70,7 +70,7 @@ func TestThinkingToggleAfterAToolLoopEnd(t *testing.T) {
 			// A configured route qualified for reasoning changes during a
 			// run: the held toggle is set with RunControl.SetReasoning.
 			writeFile(t, filepath.Join(home, ".octet", "models.json"), `{"providers":{"fake":{"base_url":"`+fake.BaseURL(fakeprovider.ModeAnthropic)+
-				`","provider_mode":"anthropic-messages","models":[{"id":"claude-test","context_window_tokens":128000,"max_output_tokens":16384,"supports_reasoning":true,"reasoning_updates":true}]}}}`)
+				`","provider_mode":"anthropic-messages","reasoning_updates":true,"models":[{"id":"claude-test","context_window_tokens":128000,"max_output_tokens":16384,"supports_reasoning":true,"reasoning_updates":true}]}}}`)
 			writeFile(t, filepath.Join(home, ".octet", "credentials", "fake.json"), `{"api_key":"sk-fake"}`)
 			req := runtime.RunRequest{
 				RunID: "run-1", Workspace: ws, Model: "claude-test", Prompt: "list the files", Tools: []string{"bash"},

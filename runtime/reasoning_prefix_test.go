@@ -34,7 +34,7 @@ func TestReasoningUpdateKeepsThePrefix(t *testing.T) {
 			defer fake.Close()
 			home, ws := t.TempDir(), t.TempDir()
 			writeFile(t, filepath.Join(home, ".octet", "models.json"), `{"providers":{"fake":{"base_url":"`+fake.BaseURL(mode)+
-				`","provider_mode":"`+string(mode)+`","models":[{"id":"m","context_window_tokens":128000,"max_output_tokens":16384,"supports_reasoning":true,"reasoning_updates":true}]}}}`)
+				`","provider_mode":"`+string(mode)+`","reasoning_updates":true,"models":[{"id":"m","context_window_tokens":128000,"max_output_tokens":16384,"supports_reasoning":true,"reasoning_updates":true}]}}}`)
 			writeFile(t, filepath.Join(home, ".octet", "credentials", "fake.json"), `{"api_key":"sk-fake"}`)
 			agent, err := runtime.New(runtime.Options{Home: home, Getenv: func(string) string { return "" }})
 			if err != nil {

@@ -241,9 +241,12 @@ var (
 	ErrReasoningInvalid     = engine.ErrReasoningInvalid
 	ErrReasoningUnsupported = engine.ErrReasoningUnsupported
 	// ErrReasoningNotQualified: the run's route is not qualified for a
-	// reasoning change during a run. Only a configured model that declares
-	// "reasoning_updates": true in ~/.octet/models.json is; built-in and
-	// inline routes never are. Nothing changed: the effort stays as the run
+	// reasoning change during a run. A route is when both its model and
+	// its endpoint declare reasoning updates ("reasoning_updates": true on
+	// the model and on its provider in ~/.octet/models.json; the built-in
+	// endpoints declare them, no built-in model does, and inline routes
+	// never are). The error's message names the model or the endpoint (or
+	// both) that does not. Nothing changed: the effort stays as the run
 	// began, and Agent.SetReasoning (between runs) still applies.
 	ErrReasoningNotQualified = engine.ErrReasoningNotQualified
 	// ErrUltraUnsupported: the run's route does not declare the Ultra mode
@@ -256,11 +259,12 @@ var (
 )
 
 // SetReasoning asks the running run to use cfg from its next model call on.
-// It is admitted only on a route qualified by its model metadata
-// ("reasoning_updates": true in ~/.octet/models.json, never guessed from a
-// name; built-in and inline routes are not): elsewhere it returns
-// ErrReasoningNotQualified and changes nothing (ErrReasoningUnsupported on
-// a route without reasoning).
+// It is admitted only on a route qualified by both its model's and its
+// endpoint's metadata ("reasoning_updates": true on the model and on its
+// provider in ~/.octet/models.json, never guessed from a name; no built-in
+// model and no inline route is): elsewhere it returns
+// ErrReasoningNotQualified, naming what does not declare them, and changes
+// nothing (ErrReasoningUnsupported on a route without reasoning).
 //
 // On a qualified route, a change between two efforts (neither the route's
 // default "") is a reasoning update: the requests keep their reasoning

@@ -17,6 +17,17 @@ package catalog
 // gpt-5-codex, claude-opus-4-1, claude-opus-4, claude-sonnet-4), as is
 // claude-sonnet-4-5, which retires on 2026-11-30.
 
+// The built-in endpoints declare reasoning updates
+// (Model.EndpointReasoningUpdates): OpenAI's Responses and Chat Completions
+// APIs and Anthropic's Messages API take a reasoning change during a run,
+// as a message in the conversation (a developer item, a system message, a
+// text block of the user turn) and as a new reasoning baseline from one
+// request to the next (on Messages, a thinking mode turned on or off
+// waits for a new assistant turn; the engine holds it). No built-in model
+// declares them (Model.ReasoningUpdates), so no built-in route is
+// qualified for reasoning changes during a run until one does.
+const builtinEndpointReasoningUpdates = true
+
 var (
 	textImage = []string{ModalityText, ModalityImage}
 	textAudio = []string{ModalityText, ModalityAudio}
@@ -37,6 +48,8 @@ func openai(id, name string, mode Mode, window, output int, modalities []string,
 		Cost:                cost,
 		BaseURL:             OpenAIBaseURL,
 		CredentialEnv:       OpenAICredentialEnv,
+
+		EndpointReasoningUpdates: builtinEndpointReasoningUpdates,
 	}
 }
 
@@ -63,6 +76,8 @@ func anthropic(id, name string, window, output int, cost *Cost) Model {
 		Cost:                cost,
 		BaseURL:             AnthropicBaseURL,
 		CredentialEnv:       AnthropicCredentialEnv,
+
+		EndpointReasoningUpdates: builtinEndpointReasoningUpdates,
 	}
 }
 

@@ -31,6 +31,7 @@ const maxConfigBytes = opfile.ModelsLimit
 //	    "api_key_env": "ENV_VAR",
 //	    "lifecycle_events": false,
 //	    "transport": "http" | "websocket",
+//	    "reasoning_updates": false,
 //	    "models": [{"id": "...", "name": "...", "transport": "http" | "websocket",
 //	        "context_window_tokens": N, "max_output_tokens": N,
 //	        "input_modalities": ["text", "image", "audio"],
@@ -52,10 +53,12 @@ const maxConfigBytes = opfile.ModelsLimit
 // transport "websocket" sends the routes' calls over the Responses
 // WebSocket mode (Model.Transport); a model's own transport overrides its
 // provider's, and only openai-responses providers may ask for websocket.
-// reasoning_updates true qualifies the model's routes for reasoning changes
-// during a run (Model.ReasoningUpdates) and reasoning_ultra true for the
-// Ultra mode (Model.ReasoningUltra); both need supports_reasoning, and
-// reasoning_ultra needs reasoning_updates.
+// A route is qualified for reasoning changes during a run when both its
+// model and its provider (the endpoint) declare reasoning_updates true
+// (Model.ReasoningUpdates, Model.EndpointReasoningUpdates); a model's
+// reasoning_ultra true declares the Ultra mode (Model.ReasoningUltra). A
+// model's reasoning_updates needs supports_reasoning, and reasoning_ultra
+// needs reasoning_updates.
 func Load(homeDir string) (*Catalog, error) {
 	if homeDir == "" {
 		return nil, errors.New("catalog: home directory is not set")
@@ -118,6 +121,7 @@ type (
 		Lifecycle    bool        `json:"lifecycle_events"`
 		Transport    string      `json:"transport"`
 		Native       bool        `json:"native_compaction"`
+		Reasoning    bool        `json:"reasoning_updates"`
 		Models       []fileModel `json:"models"`
 	}
 	fileModel struct {
@@ -154,6 +158,7 @@ var configShape = sync.OnceValue(func() *shape {
 			"lifecycle_events":  boolean,
 			"transport":         str,
 			"native_compaction": boolean,
+			"reasoning_updates": boolean,
 			"models": arrayOf(objectOf(map[string]*shape{
 				"id":                    str,
 				"name":                  str,
@@ -316,6 +321,8 @@ func buildProvider(name string, p fileProvider) ([]Model, error) {
 			LifecycleEvents:     p.Lifecycle,
 			Transport:           transport,
 			NativeCompaction:    native,
+
+			EndpointReasoningUpdates: p.Reasoning, // the provider's declaration
 		})
 	}
 	return out, nil

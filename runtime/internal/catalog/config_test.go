@@ -261,6 +261,8 @@ func TestLoadErrors(t *testing.T) {
 		{"reasoning_updates without reasoning", provider(`"models": [{"id": "m", "context_window_tokens": 1000, "max_output_tokens": 100, "reasoning_updates": true}]`), "models[0]: reasoning_updates needs supports_reasoning"},
 		{"reasoning_ultra without updates", provider(`"models": [{"id": "m", "context_window_tokens": 1000, "max_output_tokens": 100, "supports_reasoning": true, "reasoning_ultra": true}]`), "models[0]: reasoning_ultra needs reasoning_updates"},
 		{"string for reasoning_updates", provider(`"models": [{"id": "m", "reasoning_updates": "yes"}]`), "models[0].reasoning_updates: expected true or false, found a string"},
+		{"string for a provider's reasoning_updates", provider(`"reasoning_updates": "yes"`), "providers.local.reasoning_updates: expected true or false, found a string"},
+		{"null for a provider's reasoning_updates", provider(`"reasoning_updates": null`), "providers.local.reasoning_updates: expected true or false, found null"},
 		{"missing base url", `{"providers": {"local": {"models": []}}}`, "base_url is empty"},
 		{"base url with userinfo", `{"providers": {"local": {"base_url": "https://u:p@h/v1"}}}`, "userinfo"},
 		{"bad mode", provider(`"provider_mode": "chat"`), "provider_mode must be"},
@@ -384,5 +386,43 @@ func TestReasoningQualificationOnlyConfigured(t *testing.T) {
 	}
 	if want := map[string][2]bool{"a": {true, true}, "b": {true, false}, "c": {false, false}}; !maps.Equal(got, want) {
 		t.Errorf("qualification %v, want %v", got, want)
+	}
+}
+
+// TestEndpointReasoningUpdates: a configured provider's reasoning_updates
+// is its endpoint's declaration, on every model it serves, whatever the
+// models declare; absent, the endpoint declares nothing. Every built-in
+// endpoint declares it (their APIs take reasoning changes during a run),
+// no inline route's does.
+func TestEndpointReasoningUpdates(t *testing.T) {
+	for _, m := range Builtin() {
+		if !m.EndpointReasoningUpdates {
+			t.Errorf("built-in %s: its endpoint does not declare reasoning updates", m.ID)
+		}
+	}
+	yes := true
+	m, err := InlineRoute(InlineSpec{Provider: "corp", BaseURL: "http://127.0.0.1:1/v1", Model: "m", SupportsReasoning: &yes})
+	if err != nil || m.EndpointReasoningUpdates {
+		t.Errorf("inline route %+v, %v", m, err)
+	}
+	c, err := Load(writeConfig(t, `{"providers": {
+		"lab": {"base_url": "http://h/v1", "provider_mode": "anthropic-messages", "reasoning_updates": true, "models": [
+			{"id": "a", "context_window_tokens": 1000, "max_output_tokens": 100, "supports_reasoning": true, "reasoning_updates": true},
+			{"id": "b", "context_window_tokens": 1000, "max_output_tokens": 100}]},
+		"plain": {"base_url": "http://p/v1", "models": [
+			{"id": "c", "context_window_tokens": 1000, "max_output_tokens": 100, "supports_reasoning": true, "reasoning_updates": true}]},
+		"off": {"base_url": "http://o/v1", "reasoning_updates": false, "models": [
+			{"id": "d", "context_window_tokens": 1000, "max_output_tokens": 100, "supports_reasoning": true, "reasoning_updates": true}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][2]bool{}
+	for _, m := range c.Models() {
+		if !strings.HasPrefix(m.BaseURL, "https://api.") {
+			got[m.ID] = [2]bool{m.ReasoningUpdates, m.EndpointReasoningUpdates}
+		}
+	}
+	if want := map[string][2]bool{"a": {true, true}, "b": {false, true}, "c": {true, false}, "d": {true, false}}; !maps.Equal(got, want) {
+		t.Errorf("model and endpoint declarations %v, want %v", got, want)
 	}
 }

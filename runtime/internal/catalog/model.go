@@ -111,16 +111,26 @@ type Model struct {
 	// SupportsReasoning reports whether the model produces reasoning and takes
 	// a reasoning effort.
 	SupportsReasoning bool
-	// ReasoningUpdates reports that the model and its endpoint take a
-	// reasoning update inside the conversation (a host message announcing
-	// a new effort) while the request's effort stays pinned: the route
-	// admits RunControl.SetReasoning during a run. Set only by a configured
+	// ReasoningUpdates reports that the model takes a reasoning update
+	// inside the conversation (a host message announcing a new effort)
+	// while the request's effort stays pinned. Set only by a configured
 	// model ("reasoning_updates": true in ~/.octet/models.json), never
-	// guessed from a name; false for built-in and inline routes.
+	// guessed from a name; false for built-in and inline routes. The route
+	// admits RunControl.SetReasoning during a run only when its endpoint
+	// declares them too (EndpointReasoningUpdates).
 	ReasoningUpdates bool
+	// EndpointReasoningUpdates reports that the endpoint serving the route
+	// takes reasoning changes during a run: a reasoning update message in
+	// the conversation and a new reasoning baseline from one request to
+	// the next. Declared by a configured provider ("reasoning_updates":
+	// true on the provider in ~/.octet/models.json) and by the built-in
+	// OpenAI and Anthropic endpoints; false for inline, Codex and Copilot
+	// routes.
+	EndpointReasoningUpdates bool
 	// ReasoningUltra reports that the route takes the Ultra reasoning
 	// mode: a new request baseline during a run ("reasoning_ultra": true,
-	// configured models with ReasoningUpdates only).
+	// configured models with ReasoningUpdates only; during a run the
+	// endpoint must declare reasoning updates too).
 	ReasoningUltra bool
 	// Cost is nil when the price is unknown.
 	Cost *Cost

@@ -16,6 +16,7 @@ import (
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/copilot"
 	"octet.dev/host/runtime/internal/engine/gate"
+	"octet.dev/host/runtime/internal/engine/reasoning"
 	"octet.dev/host/runtime/internal/policy"
 	"octet.dev/host/runtime/internal/resources"
 	"octet.dev/host/runtime/internal/shell"
@@ -121,7 +122,7 @@ type Agent struct {
 	gate           gate.Reviewer   // the terminal gate of runs started afterwards (gate.go)
 
 	observer   atomic.Pointer[observerHook]      // SetObserver (observe.go)
-	delegation atomic.Pointer[delegationManager] // installed by Ultra (delegation.go)
+	delegation atomic.Pointer[reasoning.Manager] // installed by Ultra (delegation.go)
 
 	docsMu    sync.Mutex
 	docsDir   string           // materialized documentation (DocsDir), once known

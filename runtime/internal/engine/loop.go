@@ -8,7 +8,6 @@ import (
 	fsmrun "octet.dev/host/fsm/run"
 	"octet.dev/host/fsm/steering"
 	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/engine/modelcall"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
@@ -105,7 +104,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 		turn, err := d.modelTurnFitting(ctx, step, &msgs, func(msgs []provider.Message) provider.Request {
 			return provider.Request{
 				Model: p.model.APIModel, System: system, Messages: msgs, Tools: d.offeredTools(specs),
-				MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.effort,
+				MaxOutputTokens: requestOutputCap(p.model), ReasoningEffort: d.rs.Baseline(),
 				MaxOutputBytes: provider.OutputLimit(p.model.MaxOutputTokens), CacheKey: cacheKey,
 				SpoolDir: p.sess.MediaDir(), NativeSteering: n != nil, ContinueResponse: cont,
 			}
@@ -244,48 +243,6 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 			return writeFailed(err)
 		}
 	}
-}
-
-// admitsReasoning reports whether a change to effort may apply to the next
-// model call, whose conversation is msgs. Anthropic's extended thinking
-// cannot be turned on or off in the middle of an assistant turn, and a
-// tool-use loop is part of the turn: the API rejects a request whose
-// thinking mode differs from the one the turn began with ("When thinking is
-// enabled, a final assistant message must start with a thinking block").
-// On that wire an effort of "" sends no thinking and every other effort
-// sends it (messages.setThinking), so a change between "" and an effort
-// waits for a call that begins a new assistant turn. A change of effort
-// with thinking on (budget_tokens or output_config.effort) is allowed
-// mid-turn, and the other wires take any change at once.
-func (d *driver) admitsReasoning(effort string, msgs []provider.Message) bool {
-	if d.p.model.Mode != catalog.ModeAnthropicMessages || (effort == "") == (d.effort == "") {
-		return true
-	}
-	return beginsAssistantTurn(msgs)
-}
-
-// beginsAssistantTurn reports whether a model call on msgs begins a new
-// assistant turn: the conversation ends with user messages and no tool
-// result follows the last assistant message, or those user messages
-// include a run's prompt (NewTurn: the wire closes a loop a previous run
-// left before it). A message delivered right after tool results (steering
-// in a tool-use loop) does not begin one: the Anthropic wire sends it in
-// the same user message as those results, so the loop, and the turn, go
-// on.
-func beginsAssistantTurn(msgs []provider.Message) bool {
-	for i := len(msgs) - 1; i >= 0; i-- {
-		switch msgs[i].Role {
-		case provider.RoleUser:
-			if msgs[i].NewTurn {
-				return true
-			}
-		case provider.RoleTool:
-			return false
-		case provider.RoleAssistant:
-			return i < len(msgs)-1
-		}
-	}
-	return true
 }
 
 const defaultSystemPrompt = `You are a coding agent working inside one workspace directory through tools. ` +

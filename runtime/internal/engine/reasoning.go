@@ -3,15 +3,12 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log/slog"
 
-	"octet.dev/host/runtime/internal/store"
-	"octet.dev/host/runtime/provider"
+	"octet.dev/host/runtime/internal/engine/reasoning"
 )
 
 // ReasoningConfig selects the reasoning effort: "" (the route's default),
-// "low", "medium" or "high".
+// "low", "medium" or "high" (reasoning.Config).
 //
 // Ultra selects the Ultra mode: the effort (Effort, "high" when "") becomes
 // a new request baseline instead of a reasoning update, superseding the
@@ -20,43 +17,27 @@ import (
 // stays installed when a later selection leaves Ultra.
 // It needs an observer (Agent.SetObserver); during a run it needs a route
 // that declares it ("reasoning_ultra": true in ~/.octet/models.json).
-type ReasoningConfig struct {
-	Effort string
-	Ultra  bool
-}
-
-func (c ReasoningConfig) valid() bool {
-	switch c.Effort {
-	case "", "low", "medium", "high":
-		return true
-	}
-	return false
-}
-
-// normalized returns c with Ultra's default effort filled in.
-func (c ReasoningConfig) normalized() ReasoningConfig {
-	if c.Ultra && c.Effort == "" {
-		c.Effort = "high"
-	}
-	return c
-}
+type ReasoningConfig = reasoning.Config
 
 // Reasoning errors.
 var (
-	ErrReasoningInvalid     = errors.New("runtime: reasoning effort must be \"\", \"low\", \"medium\" or \"high\"")
-	ErrReasoningUnsupported = errors.New("runtime: the run's route does not support reasoning")
+	ErrReasoningInvalid     = reasoning.ErrInvalid
+	ErrReasoningUnsupported = reasoning.ErrUnsupported
 	// ErrReasoningNotQualified: the run's route is not qualified for a
-	// reasoning change during a run. Only a configured model that declares
-	// "reasoning_updates": true in ~/.octet/models.json is; built-in and
-	// inline routes never are. Nothing changed: the effort stays as the run
+	// reasoning change during a run. A route is when both its model and
+	// its endpoint declare reasoning updates ("reasoning_updates": true on
+	// the model and on its provider in ~/.octet/models.json; the built-in
+	// endpoints declare them, no built-in model does, and inline routes
+	// never are). The error's message names the model or the endpoint (or
+	// both) that does not. Nothing changed: the effort stays as the run
 	// began, and Agent.SetReasoning (between runs) still applies.
-	ErrReasoningNotQualified = errors.New("runtime: the run's route is not qualified for reasoning changes during a run (reasoning_updates in ~/.octet/models.json)")
+	ErrReasoningNotQualified = reasoning.ErrNotQualified
 	// ErrUltraUnsupported: the run's route does not declare the Ultra mode
 	// ("reasoning_ultra": true in ~/.octet/models.json).
-	ErrUltraUnsupported = errors.New("runtime: the run's route does not support the Ultra reasoning mode (reasoning_ultra in ~/.octet/models.json)")
+	ErrUltraUnsupported = reasoning.ErrUltraUnsupported
 	// ErrObserverRequired: the Ultra mode needs an observation hook
 	// (Agent.SetObserver) to report the events of the run and its workers.
-	ErrObserverRequired = errors.New("runtime: the Ultra reasoning mode needs an observer (Agent.SetObserver)")
+	ErrObserverRequired = reasoning.ErrObserverRequired
 	ErrRunEnded         = errors.New("runtime: the run has ended")
 )
 
@@ -69,7 +50,7 @@ var (
 // an observer (ErrObserverRequired); the next run applies it where its
 // route declares the mode, and elsewhere uses the effort alone.
 func (a *Agent) SetReasoning(cfg ReasoningConfig) error {
-	if !cfg.valid() {
+	if !cfg.Valid() {
 		return ErrReasoningInvalid
 	}
 	if cfg.Ultra && !a.observed() {
@@ -80,7 +61,7 @@ func (a *Agent) SetReasoning(cfg ReasoningConfig) error {
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.reasoning = cfg.normalized()
+	a.reasoning = cfg.Normalized()
 	return nil
 }
 
@@ -102,11 +83,12 @@ func (a *Agent) noteReasoning(c ReasoningConfig) {
 }
 
 // SetReasoning asks the running run to use cfg from its next model call on.
-// It is admitted only on a route qualified by its model metadata
-// ("reasoning_updates": true in ~/.octet/models.json, never guessed from a
-// name; built-in and inline routes are not): elsewhere it returns
-// ErrReasoningNotQualified and changes nothing (ErrReasoningUnsupported on
-// a route without reasoning).
+// It is admitted only on a route qualified by both its model's and its
+// endpoint's metadata ("reasoning_updates": true on the model and on its
+// provider in ~/.octet/models.json, never guessed from a name; no built-in
+// model and no inline route is): elsewhere it returns
+// ErrReasoningNotQualified, naming what does not declare them, and changes
+// nothing (ErrReasoningUnsupported on a route without reasoning).
 //
 // On a qualified route, a change between two efforts (neither the route's
 // default "") is a reasoning update: the requests keep their reasoning
@@ -133,22 +115,8 @@ func (rc *RunControl) SetReasoning(ctx context.Context, cfg ReasoningConfig) err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if !cfg.valid() {
-		return ErrReasoningInvalid
-	}
-	if !rc.supportsReasoning {
-		return fmt.Errorf("%w (%s)", ErrReasoningUnsupported, rc.modelID)
-	}
-	if !rc.reasoningUpdates {
-		return fmt.Errorf("%w (%s)", ErrReasoningNotQualified, rc.modelID)
-	}
-	if cfg.Ultra {
-		if !rc.reasoningUltra {
-			return fmt.Errorf("%w (%s)", ErrUltraUnsupported, rc.modelID)
-		}
-		if !rc.agent.observed() {
-			return ErrObserverRequired
-		}
+	if err := rc.reasoningDeclared.Admit(cfg, rc.agent.observed); err != nil {
+		return err
 	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -163,140 +131,9 @@ func (rc *RunControl) SetReasoning(ctx context.Context, cfg ReasoningConfig) err
 	if cfg.Ultra {
 		rc.agent.installDelegation()
 	}
-	c := cfg.normalized()
+	c := cfg.Normalized()
 	rc.pendingReasoning = &c
 	return nil
-}
-
-// reasoningState is what a run's model calls use: the pinned baseline the
-// requests carry, and the latest reasoning update after it.
-type reasoningState struct {
-	update string // latest update's effort; "" none since the baseline
-	ultra  bool   // the baseline is the Ultra mode's
-}
-
-// effective returns the selection in effect.
-func (d *driver) effective() ReasoningConfig {
-	if d.rs.update != "" {
-		return ReasoningConfig{Effort: d.rs.update}
-	}
-	return ReasoningConfig{Effort: d.effort, Ultra: d.rs.ultra}
-}
-
-// startReasoning chooses the run's reasoning: the request's effort, else
-// the session's restored selection (baseline and updates), else the
-// agent's. It returns the record of a new baseline, nil when the session's
-// stays. A route without reasoning support sends no effort and leaves the
-// session's selection as it was.
-func (d *driver) startReasoning() *store.Record {
-	p := d.p
-	if !p.model.SupportsReasoning {
-		return nil
-	}
-	ultra := false
-	switch {
-	case p.req.ReasoningEffort != nil:
-		d.effort = *p.req.ReasoningEffort
-	case p.sess.LatestReasoning() != "" || p.sess.ReasoningUltra():
-		d.effort, ultra, d.rs.update = p.sess.LatestReasoning(), p.sess.ReasoningUltra(), p.sess.ReasoningUpdate()
-	default:
-		if d.rs.update = p.sess.ReasoningUpdate(); d.rs.update == "" {
-			a := d.a.Reasoning()
-			d.effort, ultra = a.Effort, a.Ultra && p.model.ReasoningUltra
-		}
-	}
-	var rec *store.Record
-	// An effort the request names supersedes the session's updates even
-	// when it equals the baseline.
-	if d.effort != p.sess.LatestReasoning() || ultra != p.sess.ReasoningUltra() || (d.rs.update == "" && p.sess.ReasoningUpdate() != "") {
-		rec = &store.Record{Body: store.ReasoningChange{Effort: d.effort, Ultra: ultra}}
-		d.rs.update = ""
-	}
-	d.rs.ultra = ultra
-	d.a.noteReasoning(d.effective())
-	return rec
-}
-
-// reasoningChange turns an admitted selection into what changes: a
-// reasoning update message, or a new baseline record. Both nil: nothing
-// changes.
-func (d *driver) reasoningChange(c ReasoningConfig) (update *provider.Message, baseline *store.ReasoningChange) {
-	cur := d.effective()
-	if c == cur {
-		return nil, nil
-	}
-	if !c.Ultra && d.p.model.ReasoningUpdates && c.Effort != "" && d.effort != "" {
-		return &provider.Message{Role: provider.RoleDeveloper, ReasoningEffort: c.Effort,
-			Text: "Reasoning effort is now " + c.Effort + "."}, nil
-	}
-	if c.Effort == d.effort && c.Ultra == d.rs.ultra && d.rs.update == "" {
-		return nil, nil
-	}
-	return nil, &store.ReasoningChange{Effort: c.Effort, Ultra: c.Ultra}
-}
-
-// apply makes a change the driver's and notes it on the agent.
-func (d *driver) applyReasoning(update *provider.Message, baseline *store.ReasoningChange) {
-	if update != nil {
-		d.rs.update = update.ReasoningEffort
-	}
-	if baseline != nil {
-		d.effort, d.rs.ultra, d.rs.update = baseline.Effort, baseline.Ultra, ""
-	}
-	d.a.noteReasoning(d.effective())
-}
-
-// boundaryReasoning admits a pending reasoning selection at a step
-// boundary, unless it would change the thinking mode inside an assistant
-// turn: a new baseline is recorded, an update is recorded and appended to
-// msgs, the conversation of the next call.
-func (d *driver) boundaryReasoning(ctx context.Context, step int, msgs *[]provider.Message) error {
-	c, held := d.rc.takeReasoning(func(c ReasoningConfig) bool { return d.admitsReasoning(c.Effort, *msgs) })
-	if held {
-		d.a.log.LogAttrs(ctx, slog.LevelDebug, "a reasoning change that turns thinking on or off waits for the assistant turn to end",
-			slog.String("run_id", d.p.req.RunID), slog.Int("step", step))
-	}
-	if c == nil {
-		return nil
-	}
-	update, baseline := d.reasoningChange(*c)
-	switch {
-	case update != nil:
-		if err := d.p.sess.Append(store.Record{Body: store.Message{RunID: d.p.req.RunID, Message: store.NewMessageV1(*update)}}); err != nil {
-			return err
-		}
-		*msgs = append(*msgs, *update)
-	case baseline != nil:
-		if err := d.p.sess.Append(store.Record{Body: *baseline}); err != nil {
-			return err
-		}
-	default:
-		return nil
-	}
-	d.applyReasoning(update, baseline)
-	return nil
-}
-
-// endReasoning closes the run's reasoning changes and returns the record
-// of one no boundary admitted (held back by an Anthropic tool-use loop, or
-// set after the last boundary), nil when none: it is not dropped but
-// recorded before run_end, so that the session's next run starts with it.
-// commit applies it once the record is written.
-func (d *driver) endReasoning() (rec *store.Record, commit func()) {
-	pending := d.rc.closeReasoning()
-	if pending == nil {
-		return nil, nil
-	}
-	update, baseline := d.reasoningChange(*pending)
-	switch {
-	case update != nil:
-		rec = &store.Record{Body: store.Message{RunID: d.p.req.RunID, Message: store.NewMessageV1(*update)}}
-	case baseline != nil:
-		rec = &store.Record{Body: *baseline}
-	default:
-		return nil, nil
-	}
-	return rec, func() { d.applyReasoning(update, baseline) }
 }
 
 // takeReasoning returns and clears the pending selection when admit

@@ -252,32 +252,6 @@ func TestReasoningSetAfterTheLastBoundary(t *testing.T) {
 	}
 }
 
-func TestBeginsAssistantTurn(t *testing.T) {
-	user := Message{Role: "user", Text: "q"}
-	answer := Message{Role: "assistant", Text: "a"}
-	toolUse := Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "a", Name: "ls"}}}
-	result := Message{Role: "tool", ToolCallID: "a", Text: "x"}
-	for _, tc := range []struct {
-		name string
-		msgs []Message
-		want bool
-	}{
-		{"empty", nil, true},
-		{"prompt", []Message{user}, true},
-		{"after an answer", []Message{user, answer, user}, true},
-		{"history then prompt", []Message{user, answer, user, user}, true},
-		{"tool result", []Message{user, toolUse, result}, false},
-		{"steering after a tool result", []Message{user, toolUse, result, user}, false},
-		{"new prompt after a dangling loop", []Message{user, toolUse, result, user, user}, false},
-		{"after a finished loop", []Message{user, toolUse, result, answer, user}, true},
-		{"assistant last", []Message{user, answer}, false},
-	} {
-		if got := beginsAssistantTurn(tc.msgs); got != tc.want {
-			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
 // effort is a request's reasoning effort: "" asks for none.
 func effort(e string) *string {
 	if e == "" {

@@ -12,18 +12,31 @@ import (
 )
 
 // qualify points req at a configured route of the given wire mode whose
-// model declares reasoning_updates (and reasoning_ultra with ultra): the
-// routes RunControl.SetReasoning is admitted on. The fixture's provider
-// factory still answers its calls.
+// model and provider (the endpoint) declare reasoning_updates (and the
+// model reasoning_ultra with ultra): the routes RunControl.SetReasoning is
+// admitted on. The fixture's provider factory still answers its calls.
 func qualify(t *testing.T, home string, req *RunRequest, mode, baseURL string, ultra bool) {
 	t.Helper()
-	model := map[string]any{"id": "lab-model", "context_window_tokens": 32768, "max_output_tokens": 4096,
-		"supports_reasoning": true, "reasoning_updates": true}
-	if ultra {
-		model["reasoning_ultra"] = true
+	declare(t, home, req, mode, baseURL, true, true, ultra)
+}
+
+// declare is qualify with the model's and the endpoint's reasoning_updates
+// declarations chosen (model, endpoint): absent when false.
+func declare(t *testing.T, home string, req *RunRequest, mode, baseURL string, model, endpoint, ultra bool) {
+	t.Helper()
+	m := map[string]any{"id": "lab-model", "context_window_tokens": 32768, "max_output_tokens": 4096,
+		"supports_reasoning": true}
+	if model {
+		m["reasoning_updates"] = true
 	}
-	cfg := map[string]any{"providers": map[string]any{"lab": map[string]any{
-		"base_url": baseURL, "provider_mode": mode, "models": []any{model}}}}
+	if ultra {
+		m["reasoning_ultra"] = true
+	}
+	provider := map[string]any{"base_url": baseURL, "provider_mode": mode, "models": []any{m}}
+	if endpoint {
+		provider["reasoning_updates"] = true
+	}
+	cfg := map[string]any{"providers": map[string]any{"lab": provider}}
 	data, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"octet.dev/host/fsm/recovery"
 	fsmrun "octet.dev/host/fsm/run"
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/engine/reasoning"
 	"octet.dev/host/runtime/internal/engine/steer"
 	"octet.dev/host/runtime/internal/store"
 )
@@ -39,11 +40,8 @@ type RunControl struct {
 	// events (AbandonWith); guarded by mu.
 	abandonCode, abandonMsg string
 
-	supportsReasoning bool
-	reasoningUpdates  bool // the route is qualified for changes during the run
-	reasoningUltra    bool // and for the Ultra mode
+	reasoningDeclared reasoning.Route // what the route declares (SetReasoning)
 	agent             *Agent
-	modelID           string
 	mu                sync.Mutex
 	pendingReasoning  *ReasoningConfig
 	reasoningClosed   bool // the run is ending: SetReasoning is refused
@@ -119,8 +117,7 @@ func (a *Agent) start(ctx context.Context, req RunRequest, w *worker) (*RunContr
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	rc := &RunControl{events: make(chan Event, 64), done: make(chan struct{}), abandon: make(chan struct{}), confirm: make(chan struct{}), cancel: cancel,
-		supportsReasoning: p.model.SupportsReasoning, reasoningUpdates: p.model.ReasoningUpdates, reasoningUltra: p.model.ReasoningUltra,
-		agent: a, modelID: p.model.ID, queue: steer.NewQueue()}
+		reasoningDeclared: reasoning.RouteOf(p.model), agent: a, queue: steer.NewQueue()}
 	if p.model.NativeSteeringQualified(p.model.NativeCompaction, false) {
 		// This build sets no hard cumulative ceiling on a run: max_steps
 		// is kept by steering natively only while another step may
@@ -160,8 +157,7 @@ type driver struct {
 	total     protocol.Totals
 	uncertain bool            // usage figures are known subtotals (sticky)
 	recovery  recovery.Config // snapshot at run start
-	effort    string          // the reasoning effort the model calls use (the pinned baseline)
-	rs        reasoningState  // the updates after it (reasoning.go)
+	rs        reasoning.State // the pinned baseline and the updates after it (env_reasoning.go)
 	parent    string          // the delegating run's id for a worker (delegation.go)
 	workers   int             // worker runs started (delegation.go)
 	reauthed  int             // the step whose Codex 401 refreshed the credential (codex.go)

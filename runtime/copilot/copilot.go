@@ -94,7 +94,7 @@ func Login(ctx context.Context, o LoginOptions) error {
 	return login(ctx, host, out, o)
 }
 
-func login(ctx context.Context, host runtime.CopilotHost, out io.Writer, o LoginOptions) error {
+func login(ctx context.Context, host internal.Login, out io.Writer, o LoginOptions) error {
 	dl, err := host.BeginDeviceLogin(ctx)
 	if err != nil {
 		return err

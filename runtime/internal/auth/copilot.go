@@ -40,7 +40,7 @@ func (c *Copilot) init(env Env) {
 			return
 		}
 		c.file = &copilot.FileHost{Home: env.Home, HTTPClient: env.HTTPClient, Now: env.Now}
-		c.prov = &copilot.Provider{Host: c.file, HTTPClient: env.HTTPClient, Now: env.Now}
+		c.prov = copilot.NewGitHubProvider(c.file, env.HTTPClient, env.Now)
 	})
 }
 

@@ -25,7 +25,9 @@ func (seamHost) Current(context.Context, copilot.Session) error { return nil }
 func (seamHost) Models(context.Context, copilot.Session) ([]copilot.Model, error) {
 	return []copilot.Model{{ID: "emb-chat", Protocol: copilot.ProtocolOpenAiChat, ContextWindowTokens: 8000, MaxOutputTokens: 1000}}, nil
 }
-func (seamHost) Headers() (map[string]string, error) { return map[string]string{"Editor-Version": "embedder/1"}, nil }
+func (seamHost) Headers() (map[string]string, error) {
+	return map[string]string{"Editor-Version": "embedder/1"}, nil
+}
 
 type onlyHost struct {
 	t    *testing.T

@@ -90,7 +90,7 @@ func (o Options) engine() engine.Options {
 		Getenv: o.Getenv, IdleTimeout: o.IdleTimeout, PolicyLayers: policyLayers(o.PolicyLayers),
 		ProviderFactory: o.ProviderFactory.engine(), Sleep: o.Sleep, Jitter: o.Jitter,
 		CodexTokenURL: o.CodexTokenURL, CodexBaseURL: o.CodexBaseURL, TrustWorkspace: o.TrustWorkspace,
-		ResourceRoots: o.ResourceRoots, Docs: o.Docs, Version: o.Version, Copilot: o.Copilot,
+		ResourceRoots: o.ResourceRoots, Docs: o.Docs, Version: o.Version, Copilot: o.Copilot.internal(),
 	}
 }
 

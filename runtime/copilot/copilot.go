@@ -49,7 +49,22 @@ var (
 
 // DeviceError is a terminal answer of the device flow (its Code is
 // GitHub's: expired_token, access_denied, …, or "expired" locally).
-type DeviceError = internal.DeviceError
+type DeviceError struct {
+	Code string
+	msg  string
+}
+
+func (e *DeviceError) Error() string { return e.msg }
+
+// publicError returns a terminal device-flow answer as a *DeviceError,
+// anything else as it is.
+func publicError(err error) error {
+	var de *internal.DeviceError
+	if errors.As(err, &de) {
+		return &DeviceError{Code: de.Code, msg: de.Error()}
+	}
+	return err
+}
 
 func home(h string) (string, error) {
 	if h != "" {
@@ -80,10 +95,10 @@ func Login(ctx context.Context, o LoginOptions) error {
 		out = io.Discard
 	}
 	host := &internal.FileHost{Home: h, HTTPClient: o.HTTPClient, Now: o.Now, Sleep: o.Sleep}
-	return login(ctx, host, out, o)
+	return publicError(login(ctx, host, out, o))
 }
 
-func login(ctx context.Context, host runtime.CopilotHost, out io.Writer, o LoginOptions) error {
+func login(ctx context.Context, host internal.Login, out io.Writer, o LoginOptions) error {
 	dl, err := host.BeginDeviceLogin(ctx)
 	if err != nil {
 		return err
@@ -140,8 +155,9 @@ func Logout(home_ string, out io.Writer) error {
 	return nil
 }
 
-// NewFileHost returns the coding adapter's CopilotHost on home, for an
-// embedder that wants runtime.Options.Copilot on the same store.
-func NewFileHost(home string, client *http.Client) *runtime.CopilotFileHost {
-	return &internal.FileHost{Home: home, HTTPClient: client}
+// NewFileHost returns the coding adapter's login store on home, for an
+// embedder that wants runtime.Options.Copilot on the same store
+// (runtime.NewCopilotGitHubProvider).
+func NewFileHost(home string, client *http.Client) runtime.CopilotFileHost {
+	return runtime.CopilotFileHost{Home: home, HTTPClient: client}
 }

@@ -106,7 +106,7 @@ func TestHeadlessLoginAndLogout(t *testing.T) {
 	if strings.Contains(string(data), deviceCode) {
 		t.Fatal("the device code was stored")
 	}
-	h := NewFileHost(home, nil)
+	h := &internal.FileHost{Home: NewFileHost(home, nil).Home}
 	cred, err := h.LoadCredential(context.Background())
 	if err != nil || cred.Token.Reveal() != ghToken {
 		t.Fatalf("load: %v", err)

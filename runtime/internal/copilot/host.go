@@ -26,10 +26,34 @@ type Credential struct {
 	CreatedAt time.Time
 }
 
-// Host is what the embedding application provides: the device login, the
-// durable store of the GitHub credential and the identity. FileHost is the
-// coding adapter's.
+// Host is the seam's side of the embedding application: it supplies the
+// short-lived sessions and each model's Protocol; the Provider caches the
+// one and validates the other, and contacts nothing but the session's
+// origin. GitHub (over a Login such as FileHost) is the coding adapter's.
 type Host interface {
+	// NewSession returns a new short-lived session for the current login:
+	// its bearer, its local refresh deadline and, optionally, the vetted
+	// origin it is valid on (zero: the Provider's Endpoint). Errors:
+	// ErrNotLoggedIn, ErrLoginReplaced, ErrInvalidStore for the login,
+	// anything else (an *ExchangeError) for the exchange.
+	NewSession(ctx context.Context) (Session, error)
+	// Current returns nil while s is still for the current login, and an
+	// error (ErrNotLoggedIn, ErrLoginReplaced) when the login was deleted
+	// or replaced, whatever session is cached for it.
+	Current(ctx context.Context, s Session) error
+	// Models lists the models s may run, each with its Protocol and
+	// limits; the Provider validates them and rejects any other protocol
+	// than OpenAiChat and OpenAiResponses (Model.Unroutable).
+	Models(ctx context.Context, s Session) ([]Model, error)
+	// Headers are sent with every request beside the session's bearer
+	// (the editor identity).
+	Headers() (map[string]string, error)
+}
+
+// Login is what the coding adapter's host is built on: the device login,
+// the durable store of the GitHub credential and the identity. FileHost is
+// the coding adapter's; an embedder may give its own to GitHub.
+type Login interface {
 	// BeginDeviceLogin starts a device authorization.
 	BeginDeviceLogin(ctx context.Context) (DeviceLogin, error)
 	// PollDeviceLogin waits until l is authorized and returns the new
@@ -47,7 +71,7 @@ type Host interface {
 	Identity() (Identity, error)
 }
 
-// Errors of Host.LoadCredential and Host.Available.
+// Errors of Login.LoadCredential and Login.Available, and of Host.
 var (
 	ErrNotLoggedIn   = errors.New("copilot: not logged in to GitHub Copilot (log in with: octet --login copilot)")
 	ErrLoginReplaced = errors.New("copilot: the GitHub Copilot login was replaced")
@@ -61,7 +85,7 @@ func NewLoginID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// FileHost is the coding adapter's Host: the device flow on github.com, the
+// FileHost is the coding adapter's Login: the device flow on github.com, the
 // identity from ~/.octet/settings.json and the private store
 // ~/.octet/credentials/copilot.json (0600 in a 0700 directory, replaced
 // atomically under copilot.json.lock, the layout of the Codex credential):

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json"
-
-	"octet.dev/host/runtime/internal/nofollow"
 )
 
 // Protocol is the wire a Copilot model is served on, read from the
@@ -210,36 +207,40 @@ func (e *RegisterError) Error() string {
 }
 func (e *RegisterError) Unwrap() error { return e.Err }
 
-// RegisterModels checks the login, exchanges a session, fetches the
-// inventory, validates every model, checks collide (a catalog id a Copilot
-// model id would shadow; nil: none) and then publishes the new table in
-// one atomic swap. On any failure the previous table stays as it was.
+// InvalidModelsError is a model list that failed validation (a Host's
+// Models, or the Provider's own checks).
+type InvalidModelsError struct{ Err error }
+
+func (e *InvalidModelsError) Error() string { return e.Err.Error() }
+func (e *InvalidModelsError) Unwrap() error { return e.Err }
+
+// RegisterModels checks the login (a session from the Host, which checks
+// it), fetches the models from the Host, validates every model, checks
+// collide (a catalog id a Copilot model id would shadow; nil: none) and
+// then publishes the new table in one atomic swap. On any failure the
+// previous table stays as it was.
 func (p *Provider) RegisterModels(ctx context.Context, collide func(id string) bool) (*Table, error) {
 	p.regMu.Lock()
 	defer p.regMu.Unlock()
 	if p.Host == nil {
 		return nil, &RegisterError{"login", ErrNotLoggedIn}
 	}
-	cred, err := p.Host.LoadCredential(ctx)
-	if err == nil {
-		err = p.Host.Available(ctx, cred)
-	}
-	if err != nil {
+	s, err := p.Session(ctx)
+	if errors.Is(err, ErrNotLoggedIn) || errors.Is(err, ErrLoginReplaced) || errors.Is(err, ErrInvalidStore) || errors.Is(err, ErrNoClientID) {
 		return nil, &RegisterError{"login", err}
 	}
-	s, err := p.Session(ctx)
 	if err != nil {
 		return nil, &RegisterError{"exchange", err}
 	}
-	id, err := p.Host.Identity()
-	if err != nil {
-		return nil, &RegisterError{"login", err}
+	ms, err := p.Host.Models(ctx, s)
+	var invalid *InvalidModelsError
+	if errors.As(err, &invalid) {
+		return nil, &RegisterError{"validation", err}
 	}
-	data, err := p.inventory(ctx, s, id)
 	if err != nil {
 		return nil, &RegisterError{"inventory", err}
 	}
-	t, err := buildTable(data)
+	t, err := newTable(ms)
 	if err != nil {
 		return nil, &RegisterError{"validation", err}
 	}
@@ -254,43 +255,48 @@ func (p *Provider) RegisterModels(ctx context.Context, collide func(id string) b
 	return t, nil
 }
 
-// inventory sends GET <api>/models with the session.
-func (p *Provider) inventory(ctx context.Context, s Session, id Identity) ([]byte, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.API.URL("/models"), nil)
-	if err != nil {
-		return nil, errors.New("building the inventory request failed")
+// newTable validates a Host's models and builds the complete table: any
+// invalid model fails it; a model on a protocol this host does not speak
+// is listed as unroutable, never run.
+func newTable(ms []Model) (*Table, error) {
+	if len(ms) > maxModels {
+		return nil, fmt.Errorf("the model inventory lists more than %d models", maxModels)
 	}
-	setSessionHeaders(req.Header, s, id)
-	req.Header.Set("Accept", "application/json")
-	resp, err := p.client().Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
+	t := &Table{}
+	seen := map[string]bool{}
+	for i, m := range ms {
+		if !validID(m.ID) {
+			return nil, fmt.Errorf("model %d of the inventory has no valid id", i)
 		}
-		return nil, scrubErr("the Copilot API cannot be reached: "+err.Error(), err, s.Token)
+		if seen[m.ID] {
+			return nil, fmt.Errorf("the inventory lists model %q twice", m.ID)
+		}
+		seen[m.ID] = true
+		if m.ContextWindowTokens <= 0 || m.MaxOutputTokens <= 0 || m.MaxOutputTokens > m.ContextWindowTokens {
+			return nil, fmt.Errorf("model %q of the inventory has no usable limits", m.ID)
+		}
+		if m.Name == "" || len(m.Name) > 128 || !headerSafe(m.Name) {
+			m.Name = m.ID
+		}
+		if m.Unroutable == "" && !m.Protocol.Routable() {
+			m.Unroutable = "protocol " + strconv.Quote(string(m.Protocol)) + " is not served: only Chat Completions and Responses are"
+		}
+		if m.Unroutable != "" {
+			t.Unroutable = append(t.Unroutable, m)
+			continue
+		}
+		t.Models = append(t.Models, m)
 	}
-	defer resp.Body.Close()
-	data, rerr := io.ReadAll(io.LimitReader(resp.Body, 8*maxAnswerBytes+1))
-	switch {
-	case nofollow.IsRedirect(resp.StatusCode):
-		return nil, fmt.Errorf("HTTP %d: %s", resp.StatusCode, nofollow.Refused)
-	case resp.StatusCode != http.StatusOK:
-		return nil, fmt.Errorf("the Copilot API answered HTTP %d to GET /models", resp.StatusCode)
-	case rerr != nil && ctx.Err() != nil:
-		return nil, fmt.Errorf("reading the model inventory failed: %w", ctx.Err())
-	case rerr != nil:
-		return nil, errors.New("reading the model inventory failed")
-	case len(data) > 8*maxAnswerBytes:
-		return nil, errors.New("the model inventory is larger than 8 MiB")
-	}
-	return data, nil
+	cmp := func(a, b Model) int { return strings.Compare(a.ID, b.ID) }
+	slices.SortFunc(t.Models, cmp)
+	slices.SortFunc(t.Unroutable, cmp)
+	return t, nil
 }
 
 // setSessionHeaders sets the identity, the API version and the session
 // bearer.
-func setSessionHeaders(h http.Header, s Session, id Identity) {
-	for k, v := range id.Headers() {
+func setSessionHeaders(h http.Header, s Session, hs map[string]string) {
+	for k, v := range hs {
 		h.Set(k, v)
 	}
 	h.Set("X-GitHub-Api-Version", "2025-05-01")

@@ -142,7 +142,7 @@ func TestRegisterCollision(t *testing.T) {
 
 func TestRegisterNotLoggedIn(t *testing.T) {
 	w, p, n := inventoryWorld(t, func(int64) (int, string) { return 200, inventoryMix })
-	p.Host.(*memHost).cred = nil
+	p.Host.(*GitHub).Login.(*memHost).cred = nil
 	if _, err := p.RegisterModels(context.Background(), nil); !errors.Is(err, ErrNotLoggedIn) {
 		t.Fatalf("got %v", err)
 	}

@@ -3,19 +3,11 @@ package copilot
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/go-json-experiment/json"
-
-	"octet.dev/host/runtime/internal/nofollow"
 )
 
 // DefaultSkew is how long before the local refresh deadline a session is
@@ -81,11 +73,18 @@ type errorEnvelope struct {
 	} `json:"error_details"`
 }
 
-// Provider exchanges and refreshes Copilot sessions for a Host's login,
-// keeps the model table, and sends inference through Transport. A Provider
-// is safe for concurrent use; configure it before first use.
+// Provider is the generic Copilot seam: it takes short-lived sessions and
+// each model's Protocol from its Host, caches the session until its local
+// refresh deadline minus Skew, keeps the model table, and sends inference
+// through Client to Endpoint. It contacts no GitHub endpoint itself: the
+// exchange and the inventory are the Host's (GitHub is the coding
+// adapter's). A Provider is safe for concurrent use; configure it before
+// first use.
 type Provider struct {
-	Host Host
+	// Endpoint is the inference origin root the host gives (required): a
+	// session's own API origin, when the host sets one, replaces it.
+	Endpoint Endpoint
+	Host     Host
 	// HTTPClient sends every request; nil: http.DefaultClient. Redirects
 	// are never followed.
 	HTTPClient *http.Client
@@ -123,9 +122,7 @@ func (p *Provider) skew() time.Duration {
 	return DefaultSkew
 }
 
-func (p *Provider) client() *http.Client { return nofollow.Client(p.HTTPClient) }
-
-// Exchanges counts the session exchanges sent (for tests and diagnostics).
+// Exchanges counts the sessions asked of the Host (for diagnostics).
 func (p *Provider) Exchanges() int64 { return p.exchanges.Load() }
 
 // Session returns a usable session: the cached one while its login is
@@ -140,7 +137,7 @@ func (p *Provider) Session(ctx context.Context) (Session, error) {
 		s := p.sess
 		p.mu.Unlock()
 		if s != nil {
-			if err := p.Host.Available(ctx, s.login); err != nil {
+			if err := p.Host.Current(ctx, *s); err != nil {
 				p.drop(s)
 				if !errors.Is(err, ErrLoginReplaced) {
 					return Session{}, err
@@ -163,7 +160,7 @@ func (p *Provider) Session(ctx context.Context) (Session, error) {
 		}
 		p.mu.Unlock()
 		if leader {
-			ns, err := p.exchangeCurrent(ctx)
+			ns, err := p.newSession(ctx)
 			p.mu.Lock()
 			p.flight = nil
 			if err == nil {
@@ -222,112 +219,25 @@ func (p *Provider) Logout() {
 	p.table.Store(nil)
 }
 
-func (p *Provider) exchangeCurrent(ctx context.Context) (Session, error) {
-	cred, err := p.Host.LoadCredential(ctx)
-	if err != nil {
-		return Session{}, err
-	}
-	if err := p.Host.Available(ctx, cred); err != nil {
-		return Session{}, err
-	}
-	id, err := p.Host.Identity()
-	if err != nil {
-		return Session{}, err
-	}
-	return p.exchange(ctx, cred, id)
-}
-
-// exchange sends GET https://api.github.com/copilot_internal/v2/token
-// with the GitHub token and reads the session.
-func (p *Provider) exchange(ctx context.Context, cred Credential, id Identity) (Session, error) {
-	fail := func(status int, reason, msg string, err error) (Session, error) {
-		return Session{}, &ExchangeError{Status: status, Reason: reason, msg: scrub(msg, cred.Token), err: err}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, GitHubAPIOrigin+"/copilot_internal/v2/token", nil)
-	if err != nil {
-		return fail(0, ReasonUnreachable, "building the request", nil)
-	}
-	for k, v := range id.Headers() {
-		req.Header.Set(k, v)
-	}
-	req.Header.Set("Authorization", "token "+cred.Token.Reveal())
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("X-GitHub-Api-Version", "2025-04-01")
+// newSession asks the Host for a new session and checks it.
+func (p *Provider) newSession(ctx context.Context) (Session, error) {
 	p.exchanges.Add(1)
-	fetched := p.now()
-	resp, err := p.client().Do(req)
+	s, err := p.Host.NewSession(ctx)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		if ctx.Err() != nil {
-			return fail(0, ReasonUnreachable, "canceled", ctx.Err())
-		}
-		return fail(0, ReasonUnreachable, "api.github.com cannot be reached: "+err.Error(), err)
+		return Session{}, err
 	}
-	defer resp.Body.Close()
-	data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
-	st := resp.StatusCode
-	if rerr != nil && ctx.Err() != nil {
-		return fail(st, ReasonUnreachable, "canceled", ctx.Err())
-	}
-	if st < 200 || st > 299 {
-		var e errorEnvelope
-		_ = json.Unmarshal(data, &e)
-		low := strings.ToLower(e.Message)
-		switch {
-		case nofollow.IsRedirect(st):
-			return fail(st, ReasonHTTPStatus, fmt.Sprintf("HTTP %d: %s", st, nofollow.Refused), nil)
-		case st == http.StatusUnauthorized:
-			return fail(st, ReasonCredentialInvalid, "HTTP 401: GitHub refused the stored login; log in again (octet --login copilot)", nil)
-		case st == http.StatusTooManyRequests || (st == http.StatusForbidden && strings.Contains(low, "rate limit")):
-			s, err := fail(st, ReasonRateLimited, fmt.Sprintf("HTTP %d: GitHub's API rate limit was exceeded", st), nil)
-			err.(*ExchangeError).RetryAfter = retryAfter(resp.Header, p.now())
-			return s, err
-		case st == http.StatusForbidden:
-			nid := ""
-			if e.ErrorDetails != nil && isCode(e.ErrorDetails.NotificationID) {
-				nid = e.ErrorDetails.NotificationID
-			}
-			msg := "HTTP 403: this GitHub account has no Copilot access"
-			if nid != "" {
-				msg += " (" + nid + ")"
-			}
-			s, err := fail(st, ReasonNotEntitled, msg, nil)
-			err.(*ExchangeError).NotificationID = nid
-			return s, err
-		}
-		return fail(st, ReasonHTTPStatus, fmt.Sprintf("HTTP %d", st), nil)
-	}
-	if rerr != nil || len(data) > maxAnswerBytes {
-		return fail(st, ReasonProtocolError, "the answer could not be read or is larger than 1 MiB", rerr)
-	}
-	var env tokenEnvelope
-	if err := json.Unmarshal(data, &env); err != nil {
-		return fail(st, ReasonProtocolError, "the answer is not a JSON object of the expected shape", nil)
+	if s.API.IsZero() {
+		s.API = p.Endpoint
 	}
 	switch {
-	case env.Token == nil || *env.Token == "" || !headerSafe(*env.Token) || len(*env.Token) > 8192:
-		return fail(st, ReasonProtocolError, "the answer has no usable token", nil)
-	case env.ExpiresAt == nil || *env.ExpiresAt <= 0:
-		return fail(st, ReasonProtocolError, "the answer has no expires_at", nil)
-	case env.RefreshIn == nil || *env.RefreshIn <= 0 || *env.RefreshIn > maxRefreshIn.Seconds():
-		return fail(st, ReasonProtocolError, "the answer has no usable refresh_in", nil)
+	case s.API.IsZero():
+		return Session{}, errors.New("copilot: the provider has no endpoint")
+	case s.Token.Empty() || !headerSafe(s.Token.Reveal()):
+		return Session{}, errors.New("copilot: the host gave a session with no usable token")
+	case s.RefreshAt.IsZero():
+		return Session{}, errors.New("copilot: the host gave a session with no refresh deadline")
 	}
-	tok := NewSecret(*env.Token)
-	api := MustEndpoint(DefaultInferenceOrigin)
-	if env.Endpoints != nil && env.Endpoints.API != nil {
-		api, err = inferenceEndpoint(*env.Endpoints.API)
-		if err != nil {
-			return Session{}, &ExchangeError{Status: st, Reason: ReasonOriginNotAllowed, msg: scrub(err.Error(), cred.Token, tok), err: ErrOriginNotAllowed}
-		}
-	}
-	return Session{
-		Token: tok, API: api, FetchedAt: fetched,
-		RefreshAt: fetched.Add(time.Duration(*env.RefreshIn * float64(time.Second))),
-		ExpiresAt: time.Unix(int64(*env.ExpiresAt), 0), login: cred,
-	}, nil
+	return s, nil
 }
 
 // retryAfter reads Retry-After (seconds or an HTTP date), else GitHub's

@@ -19,8 +19,8 @@ import (
 	"octet.dev/host/runtime/internal/copilot/copilottest"
 )
 
-func newProvider(w *copilottest.World, h Host, c *copilottest.Clock) *Provider {
-	return &Provider{Host: h, HTTPClient: w.Client, Now: c.Now}
+func newProvider(w *copilottest.World, h Login, c *copilottest.Clock) *Provider {
+	return NewGitHubProvider(h, w.Client, c.Now)
 }
 
 func TestExchangeShortRefreshIn(t *testing.T) {

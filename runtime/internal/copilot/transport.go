@@ -79,7 +79,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if who != InitiatorUser && who != InitiatorAgent {
 		who = InitiatorFromBody(body)
 	}
-	id, err := t.p.Host.Identity()
+	hs, err := t.p.Host.Headers()
 	if err != nil {
 		return synthetic(req, http.StatusUnauthorized, "copilot_identity", err.Error()), nil
 	}
@@ -97,7 +97,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		out.Body = io.NopCloser(bytes.NewReader(body))
 		out.ContentLength = int64(len(body))
 		out.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		setSessionHeaders(out.Header, s, id)
+		setSessionHeaders(out.Header, s, hs)
 		out.Header.Set("X-Request-Id", requestID())
 		out.Header.Set("X-Initiator", who)
 		out.Header.Set("Openai-Intent", "conversation-agent")

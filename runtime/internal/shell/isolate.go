@@ -24,17 +24,57 @@ const (
 	IsolationGroups = "process_groups"
 )
 
-// nsRefused records that the kernel refused to create the namespaces, so
-// later commands go straight to the fallback.
-var nsRefused atomic.Bool
+// nsRefused records that the kernel refused to create the namespaces (or
+// the operator opted out), so later commands go straight to the fallback;
+// nsReason says why.
+var (
+	nsRefused atomic.Bool
+	nsReason  atomic.Pointer[string]
+)
+
+// OptOutEnv is the environment variable with which an operator turns
+// namespace mode off for the whole process: "off", "0" or "false".
+const OptOutEnv = "OCTET_SHELL_NAMESPACES"
+
+// optedOut reports whether the operator turned namespace mode off; it is
+// read once per process.
+var optedOut = sync.OnceValue(func() bool {
+	switch os.Getenv(OptOutEnv) {
+	case "off", "0", "false":
+		return true
+	}
+	return false
+})
+
+// refuseNamespaces switches the process to the fallback for good.
+func refuseNamespaces(reason string) {
+	nsReason.CompareAndSwap(nil, &reason)
+	nsRefused.Store(true)
+}
 
 // Isolation reports the mechanism the next command gets: namespaces until
-// the kernel has refused them once, then process groups.
+// the kernel has refused them once (or when the operator opted out), then
+// process groups.
 func Isolation() string {
-	if nsRefused.Load() {
+	if nsRefused.Load() || optedOut() {
 		return IsolationGroups
 	}
 	return IsolationNamespaces
+}
+
+// FallbackReason says why commands run in the fallback ("" in namespace
+// mode): the kernel's refusal, or the operator's opt-out.
+func FallbackReason() string {
+	if optedOut() {
+		return OptOutEnv + "=" + os.Getenv(OptOutEnv)
+	}
+	if r := nsReason.Load(); r != nil {
+		return *r
+	}
+	if nsRefused.Load() {
+		return "refused"
+	}
+	return ""
 }
 
 // undumpable makes the host process non-dumpable, once. Its /proc entries

@@ -209,7 +209,7 @@ func TestFallbackMode(t *testing.T) {
 	}
 	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.count=1",
-		"-test.run=^(TestExitCode|TestKilledBySignal|TestShellLeadsGroup|TestTimeoutKillsGroup|TestCancelWithTrapGetsOnlyTerm|TestIgnoredTermGetsKill|TestLeftoversEnded|TestEscapeesEndedByLadder|TestPdeathsig|TestOnlyStdioInherited|TestHostStdoutNotInherited|TestFallbackReported)$")
+		"-test.run=^(TestExitCode|TestKilledBySignal|TestShellLeadsGroup|TestTimeoutKillsGroup|TestCancelWithTrapGetsOnlyTerm|TestIgnoredTermGetsKill|TestLeftoversEnded|TestEscapeesEndedByLadder|TestPdeathsig|TestOnlyStdioInherited|TestHostStdoutNotInherited|TestFallbackReported|TestSignalExitStatus|TestGrandchildrenEnded)$")
 	cmd.Env = append(os.Environ(), fallbackEnv+"=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("fallback run: %v\n%s", err, out)

@@ -238,12 +238,12 @@ func start(s Spec) (*command, error) {
 	if err := MakeUndumpable(); err != nil {
 		return nil, fmt.Errorf("shell: start: making the host non-dumpable: %w", err)
 	}
-	if !nsRefused.Load() {
+	if !nsRefused.Load() && !optedOut() {
 		c, err := startMode(s, true)
 		if !errors.Is(err, errNamespacesRefused) {
 			return c, err
 		}
-		nsRefused.Store(true)
+		refuseNamespaces(err.Error())
 	}
 	return startMode(s, false)
 }

@@ -91,17 +91,37 @@ var undumpable = sync.OnceValue(func() error {
 // that its environment is closed to every child from the beginning.
 func MakeUndumpable() error { return undumpable() }
 
+// selfExe is the path of the host's executable, which the guard runs
+// again: /proc/self/exe is not usable in a non-dumpable process's child
+// that entered a user namespace (EACCES); the path resolved at first use is.
+var selfExe = sync.OnceValue(func() string {
+	if p, err := os.Executable(); err == nil {
+		return p
+	}
+	return "/proc/self/exe"
+})
+
+// nsSelfMap is the guard's argument that tells it which ids to map onto
+// themselves ("uid:gid"), or "" (a root host wrote the maps).
+func nsSelfMap() string {
+	if uid := os.Geteuid(); uid != 0 {
+		return strconv.Itoa(uid) + ":" + strconv.Itoa(os.Getegid())
+	}
+	return ""
+}
+
 // guardReportWait bounds the wait for the guard's first report.
 const guardReportWait = 10 * time.Second
 
 // nsAttr returns the clone attributes of a namespace-mode guard: new
 // user, PID and mount namespaces, the user namespace mapping the host's
 // ids onto themselves (the whole range for a root host, which keeps every
-// file's ownership; its own ids for another user). A guard that is not
-// root in its namespace keeps CAP_SYS_ADMIN there (ambient) through its
-// exec, for its mounts; it clears it before it starts the shell.
+// file's ownership; its own ids for another user, which the guard maps
+// itself, see nsSelfMap). A guard that is not root in its namespace keeps
+// CAP_SYS_ADMIN there (ambient) through its exec, for its mounts; it
+// clears it before it starts the shell.
 func nsAttr() *syscall.SysProcAttr {
-	uid, gid := os.Geteuid(), os.Getegid()
+	uid := os.Geteuid()
 	attr := &syscall.SysProcAttr{
 		Setpgid:    true,
 		Pdeathsig:  syscall.SIGKILL,
@@ -112,8 +132,8 @@ func nsAttr() *syscall.SysProcAttr {
 		attr.UidMappings, attr.GidMappings = all, all
 		attr.GidMappingsEnableSetgroups = true
 	} else {
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		// The guard writes its own maps (nsSelfMap): a non-dumpable host
+		// cannot write its child's, whose /proc files are then root's.
 		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
 	}
 	return attr

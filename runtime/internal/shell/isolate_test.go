@@ -31,7 +31,7 @@ func init() {
 func requireNamespaces(t *testing.T) {
 	t.Helper()
 	if Isolation() != IsolationNamespaces {
-		t.Skipf("commands run with %s here (the kernel refused the namespaces)", Isolation())
+		t.Skipf("commands run with %s here (the kernel refused the namespaces: %s)", Isolation(), FallbackReason())
 	}
 }
 
@@ -52,7 +52,7 @@ func TestHostUnreachableThroughProc(t *testing.T) {
 	s := testSpec(t, newMark(), `
 echo "pids: $(ls -d /proc/[0-9]* | wc -l)"
 for p in /proc/[0-9]*; do
-  tr '\000' '\n' < $p/environ 2>/dev/null | grep -q "^`+hostVar+`=" && echo "host environ in $p"
+  { tr '\000' '\n' < $p/environ; } 2>/dev/null | grep -q "^`+hostVar+`=" && echo "host environ in $p"
   for l in $p/fd/*; do
     readlink "$l" 2>/dev/null | grep -q host-only- && echo "host fd in $l"
   done

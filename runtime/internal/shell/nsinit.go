@@ -2,6 +2,7 @@ package shell
 
 import (
 	"encoding/binary"
+	"errors"
 	"os"
 	"os/signal"
 	"runtime"
@@ -43,8 +44,8 @@ const (
 )
 
 func init() {
-	if len(os.Args) == 5 && os.Args[0] == nsInitName {
-		nsInit(os.Args[1], os.Args[2], os.Args[3], os.Args[4])
+	if len(os.Args) == 6 && os.Args[0] == nsInitName {
+		nsInit(os.Args[1], os.Args[2], os.Args[3], os.Args[4], os.Args[5])
 	}
 }
 
@@ -57,7 +58,7 @@ func init() {
 // (it is their init), reports the shell's status, and exits when the
 // host's pipe ends; the kernel then SIGKILLs whatever is left in the
 // namespace. It never returns.
-func nsInit(tokenEnv, shell, flag, command string) {
+func nsInit(selfMap, tokenEnv, shell, flag, command string) {
 	// The main goroutine runs on the main thread during init; it stays
 	// there, so the shell is a child of the thread whose id is the
 	// guard's pid (the host finds it in /proc/<pid>/task/<pid>/children).
@@ -72,6 +73,24 @@ func nsInit(tokenEnv, shell, flag, command string) {
 	// program): every signal is caught and dropped instead. (SIG_IGN would
 	// be inherited by the shell; caught signals are reset at its exec.)
 	signal.Notify(make(chan os.Signal, 1))
+	// A host that is not root cannot write the maps of its non-dumpable
+	// child; the guard, dumpable again since its exec, maps the host's
+	// ids onto themselves itself (the one mapping an unprivileged process
+	// may write), then turns non-dumpable.
+	if uid, gid, ok := strings.Cut(selfMap, ":"); ok {
+		err := os.WriteFile("/proc/self/uid_map", []byte(uid+" "+uid+" 1\n"), 0)
+		if err == nil {
+			err = os.WriteFile("/proc/self/setgroups", []byte("deny"), 0)
+		}
+		if err == nil {
+			err = os.WriteFile("/proc/self/gid_map", []byte(gid+" "+gid+" 1\n"), 0)
+		}
+		if err != nil {
+			report(nsReportRefused, errnoOf(errors.Unwrap(err)))
+			os.Exit(1)
+		}
+	}
+	unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	// The host's /proc stays reachable through hostProc, where the guard
 	// finds its shell's pid as the host sees it.
 	hostProc, err := unix.Open("/proc", unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)

@@ -318,7 +318,7 @@ func startMode(s Spec, ns bool) (c *command, err error) {
 		}
 		// The guard is this program again (see nsinit.go); the token
 		// reaches the shell only, so the ladder never finds the guard.
-		path, argv = "/proc/self/exe", []string{nsInitName, attr.Env[len(attr.Env)-1], s.Shell, "-c", s.Command}
+		path, argv = selfExe(), []string{nsInitName, nsSelfMap(), attr.Env[len(attr.Env)-1], s.Shell, "-c", s.Command}
 		attr.Env = attr.Env[:len(attr.Env)-1]
 		if len(attr.Files) < 5 {
 			attr.Files = append(attr.Files, make([]*os.File, 5-len(attr.Files))...)

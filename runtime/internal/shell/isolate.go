@@ -190,7 +190,10 @@ func startNS(s Spec, path string, argv []string, attr *os.ProcAttr, token string
 	began := time.Now()
 	guard, exited, err := startLocked(path, argv, attr)
 	if err != nil {
-		if nsUnavailable(err) {
+		// Namespaces refused, or the executable gone or replaced by one
+		// that cannot run: the fallback does without the guard. A
+		// transient failure (EAGAIN, ENOMEM) is the command's only.
+		if nsUnavailable(err) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOEXEC) {
 			return nil, fmt.Errorf("%w: %w", errNamespacesRefused, err)
 		}
 		return nil, fmt.Errorf("shell: start: %w", err)

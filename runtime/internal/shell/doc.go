@@ -115,7 +115,8 @@
 //
 // Where the kernel refuses the namespaces (EPERM, EINVAL, ENOSPC, EUSERS,
 // EACCES, ENOSYS from clone, the /proc mount refused, or the host's
-// executable gone), Run remembers it
+// executable gone; and from the start where the runtime was built into a
+// C library or a plugin, whose executable is not this program), Run remembers it
 // and uses the fallback from then on: the process group, the token and the
 // group guard described below, with the shell in the host's PID namespace
 // (so a command can signal the host, as any program of the host's user

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -99,6 +100,21 @@ var selfExe = sync.OnceValue(func() string {
 		return p
 	}
 	return "/proc/self/exe"
+})
+
+// selfExeIsGo reports whether the executable is this Go program, whose
+// init runs the guard: not so when the runtime was built into a C library
+// (c-shared, c-archive) or a plugin, where the executable is another
+// program that must not be run as a guard.
+var selfExeIsGo = sync.OnceValue(func() bool {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, st := range bi.Settings {
+			if st.Key == "-buildmode" && st.Value != "exe" && st.Value != "pie" && st.Value != "default" {
+				return false
+			}
+		}
+	}
+	return true
 })
 
 // nsSelfMap is the guard's argument that tells it which ids to map onto

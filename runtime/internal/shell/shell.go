@@ -238,6 +238,9 @@ func start(s Spec) (*command, error) {
 	if err := MakeUndumpable(); err != nil {
 		return nil, fmt.Errorf("shell: start: making the host non-dumpable: %w", err)
 	}
+	if !nsRefused.Load() && !optedOut() && !selfExeIsGo() {
+		refuseNamespaces("the executable is not a Go program (the runtime is built into a library)")
+	}
 	if !nsRefused.Load() && !optedOut() {
 		c, err := startMode(s, true)
 		if !errors.Is(err, errNamespacesRefused) {

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCommandCannotStopOrKillHost: a command that signals its parent,
+// stops every pid it can see and kills everything it may reaches none of
+// the host's processes: the run completes and the host answers the next
+// request. The command attacks only after checking that it sees nothing
+// but its own PID namespace (where the kernel refuses namespaces the test
+// is skipped, rather than stopping every process of the machine).
+func TestCommandCannotStopOrKillHost(t *testing.T) {
+	cmd := `if [ "$PPID" = 1 ] && [ "$(ls -d /proc/[0-9]* | wc -l)" -lt 10 ]; then
+  echo isolated
+  kill -9 $PPID; kill -STOP $PPID
+  for p in /proc/[0-9]*; do p=${p#/proc/}; [ "$p" = $$ ] || kill -STOP $p 2>/dev/null; done
+  kill -9 -1 2>/dev/null
+fi
+echo attempted`
+	h := startBashHost(t, cmd, nil, "--allow-shell", "--allow-process")
+	watchdog := time.AfterFunc(time.Minute, func() { h.cmd.Process.Kill() }) // a stopped host fails, not hangs
+	defer watchdog.Stop()
+	h.sendRun(t, "attack")
+	evs := h.events(t)
+	fin := dataOf(t, evs, "tool_finish")[0]
+	out, _ := fin["output"].(string)
+	if !strings.Contains(out, "isolated") {
+		t.Skipf("the command runs without namespaces here: %q", out)
+	}
+	if out != "isolated\nattempted\n" || fin["exit_code"] != 0.0 {
+		t.Errorf("tool_finish %v", fin)
+	}
+	if last := dataOf(t, evs, "final_result")[0]; last["output"] != "done" {
+		t.Errorf("final_result %v", last)
+	}
+	h.send(t, `{"protocol_version":1,"request_id":"bye","command":"shutdown"}`)
+	if ev := h.next(t); ev.RequestID == nil || *ev.RequestID != "bye" {
+		t.Fatalf("after the run: %+v", ev)
+	}
+}

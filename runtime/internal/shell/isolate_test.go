@@ -104,6 +104,18 @@ func TestCommandNamespaces(t *testing.T) {
 	}
 }
 
+// A command cannot unmount its /proc to look at the host's, even a root
+// host's command (root in its own namespace only).
+func TestProcCannotBeUnmounted(t *testing.T) {
+	t.Parallel()
+	requireNamespaces(t)
+	res := run(t, context.Background(), testSpec(t, newMark(), `umount /proc 2>/dev/null || umount -l /proc 2>/dev/null || echo refused; ls -d /proc/[0-9]* 2>/dev/null | wc -l`))
+	var n int
+	if _, err := fmt.Sscanf(res.Output, "refused\n%d\n", &n); err != nil || n > 8 {
+		t.Errorf("after umount /proc the command saw %q", res.Output)
+	}
+}
+
 // A process that leaves the group, scrubs its environment and is orphaned
 // (the token cannot find it) still ends with the command.
 func TestScrubbedEscapeeEnded(t *testing.T) {

@@ -107,6 +107,11 @@ func nsInit(selfMap, tokenEnv, shell, flag, command string) {
 	// The shell gets no capability: the ambient set is cleared on this
 	// thread, which forks it, and a non-root user loses the rest at exec.
 	unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+	// A root host's commands are root in their namespace; without
+	// CAP_SYS_ADMIN they can neither unmount their /proc (which would show
+	// the host's) nor mount anything. (A non-root guard may not drop it,
+	// and its shell has no capability anyway.)
+	unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_ADMIN, 0, 0, 0)
 	pid, err := syscall.ForkExec(shell, []string{shell, flag, command}, &syscall.ProcAttr{
 		Env:   append(os.Environ(), tokenEnv),
 		Files: []uintptr{0, 1, 2},

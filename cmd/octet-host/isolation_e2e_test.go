@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -39,5 +40,24 @@ echo attempted`
 	h.send(t, `{"protocol_version":1,"request_id":"bye","command":"shutdown"}`)
 	if ev := h.next(t); ev.RequestID == nil || *ev.RequestID != "bye" {
 		t.Fatalf("after the run: %+v", ev)
+	}
+}
+
+// TestNamespacesOptOut: OCTET_SHELL_NAMESPACES=off runs commands in the
+// process-group fallback (the shell's parent is the host itself), and the
+// host says so once on stderr.
+func TestNamespacesOptOut(t *testing.T) {
+	h := startBashHost(t, `echo $PPID`, []string{"OCTET_SHELL_NAMESPACES=off"}, "--allow-shell", "--allow-process")
+	h.sendRun(t, "optout")
+	evs := h.events(t)
+	fin := dataOf(t, evs, "tool_finish")[0]
+	if out, _ := fin["output"].(string); out != strconv.Itoa(h.cmd.Process.Pid)+"\n" {
+		t.Errorf("the command's parent is %q, want the host %d", out, h.cmd.Process.Pid)
+	}
+	h.send(t, `{"protocol_version":1,"request_id":"bye","command":"shutdown"}`)
+	h.next(t)
+	h.cmd.Wait()
+	if log := h.stderr.String(); strings.Count(log, "process-group fallback") != 1 || !strings.Contains(log, "OCTET_SHELL_NAMESPACES=off") {
+		t.Errorf("stderr: %s", log)
 	}
 }

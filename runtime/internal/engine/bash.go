@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-json-experiment/json"
@@ -102,6 +103,12 @@ func (d *driver) runBash(ctx context.Context, call ToolCall, args []byte) *proto
 			progress(st, r.Push(chunk))
 		},
 	})
+	if shell.Isolation() != shell.IsolationNamespaces {
+		fallbackLogged.Do(func() {
+			d.a.log.Warn("bash commands run without their own namespaces (process-group fallback): they can see and signal the host's processes",
+				"isolation", shell.Isolation(), "reason", shell.FallbackReason())
+		})
+	}
 	for _, st := range slices.Sorted(maps.Keys(reds)) {
 		progress(st, reds[st].Flush())
 	}
@@ -129,6 +136,10 @@ func (d *driver) runBash(ctx context.Context, call ToolCall, args []byte) *proto
 	}
 	return fin
 }
+
+// fallbackLogged makes the host log once per process that commands run in
+// the shell package's fallback (see its documentation, "Isolation").
+var fallbackLogged sync.Once
 
 // childEnv is the environment of a command: the host's, without the
 // variables that hold credentials, so a command cannot print a key into a

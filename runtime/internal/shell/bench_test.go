@@ -2,18 +2,44 @@ package shell
 
 import (
 	"context"
+	"os/exec"
 	"testing"
 )
 
 // BenchmarkRunTrue measures the fixed cost of one command: starting the
-// shell and its guard, the /proc scan when it ends, and reaping.
+// shell and its guard, the /proc scan when it ends, and reaping; in each
+// mode (see the package documentation, "Isolation"). The namespaces
+// sub-benchmark is skipped where the kernel refuses them.
 func BenchmarkRunTrue(b *testing.B) {
-	var reg Registry
-	s := Spec{Shell: bashPath(b), Dir: b.TempDir(), Command: "true", Registry: &reg}
+	for _, mode := range []string{IsolationNamespaces, IsolationGroups} {
+		b.Run("mode="+mode, func(b *testing.B) {
+			refused := nsRefused.Load()
+			if mode == IsolationGroups {
+				nsRefused.Store(true)
+				defer nsRefused.Store(refused)
+			}
+			var reg Registry
+			s := Spec{Shell: bashPath(b), Dir: b.TempDir(), Command: "true", Registry: &reg}
+			for b.Loop() {
+				res, err := Run(context.Background(), s)
+				if err != nil || res.ExitCode != 0 {
+					b.Fatalf("%+v, %v", res, err)
+				}
+			}
+			if Isolation() != mode {
+				b.Skipf("commands ran with %s", Isolation())
+			}
+		})
+	}
+}
+
+// BenchmarkBashTrue is the floor of BenchmarkRunTrue: bash -c true
+// started and reaped by os/exec, nothing else.
+func BenchmarkBashTrue(b *testing.B) {
+	sh := bashPath(b)
 	for b.Loop() {
-		res, err := Run(context.Background(), s)
-		if err != nil || res.ExitCode != 0 {
-			b.Fatalf("%+v, %v", res, err)
+		if err := exec.Command(sh, "-c", "true").Run(); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

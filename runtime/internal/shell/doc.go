@@ -74,43 +74,65 @@
 //
 // # Isolation
 //
-// Run first tries namespace mode. The shell is started in a new user
-// namespace (the host's ids mapped onto themselves) and unshares a PID
-// namespace for its children only, so it keeps its own pid, group and
-// signal semantics. Its first act (a short prologue, before the command)
-// is to fork the guard, which becomes the init of that PID namespace, and
-// to report the guard's pid to the host on a pipe; then it closes the
-// prologue's descriptors and execs the command's shell. When the guard
-// exits, the kernel SIGKILLs every process of the namespace: that is how
-// namespace mode ends what the token cannot find (a process that scrubbed
-// its environment and was orphaned). The guard reads a pipe only the host
-// writes; the host closes it once the command is over (after the ladder
-// had its go at the leftovers, so they get SIGTERM first), and the kernel
-// closes it when the host dies. As the namespace's init the guard ignores
-// every signal it does not handle from inside the namespace, so the
-// command cannot kill it; the shell (outside) can, which ends the
-// namespace as well. The host holds the guard by pidfd (it is not the
-// host's child) and waits for it to be gone before Run returns.
+// Run first tries namespace mode. The guard is started in new user, PID
+// and mount namespaces (the host's ids mapped onto themselves), so it is
+// the init (pid 1) of the command's PID namespace. It is the host's own
+// executable run again under the name octet-shell-nsinit, which the
+// package's init function recognizes before anything else of the program
+// runs: it makes the mount tree private, mounts a /proc of the new PID
+// namespace over /proc, drops its capabilities for the shell and starts
+// the command's shell as its child, in a process group of its own. The
+// shell's $$ is its pid in the namespace (a small number), $PPID is the
+// guard's 1, and the command's /proc lists only its own namespace, so a
+// command can neither see nor signal the host, the application that
+// launched it, or any other command: kill -9 $PPID, kill -STOP of every
+// pid it sees and kill -9 -1 reach its own processes only (the init
+// receives no signal from inside its namespace that it does not handle,
+// and the guard handles every signal by dropping it). The guard reports
+// on a pipe that the shell started (with the shell's pid as the host
+// sees it, which the ladder uses), then how the shell ended; it reaps
+// every other process of the namespace and leaves the shell a zombie, so
+// its pid and group id stay reserved until the command is over. The guard
+// reads a pipe only the host writes; the host closes it once the command
+// is over (after the ladder had its go at the leftovers, so they get
+// SIGTERM first), and the kernel closes it when the host dies. When the
+// guard exits, the kernel SIGKILLs every process of the namespace: that
+// is how namespace mode ends what the token cannot find (a process that
+// scrubbed its environment and was orphaned). The token is given to the
+// shell only, so the ladder never finds the guard; Registry.TerminateAll
+// SIGKILLs it after its ladder, which ends the namespace.
 //
-// The user namespace is what keeps a root host's commands away from the
-// host: the host is non-dumpable (MakeUndumpable), so its /proc entries
-// open only for a process with CAP_SYS_PTRACE in the host's user
-// namespace, which a command in its own namespace lacks. A non-root host's
-// commands lack it anyway.
+// In a user namespace of its own a command has no capability over the
+// host: it can neither read the host's environment nor open its
+// descriptors through /proc (which it cannot name anyway). A root host's
+// commands are root inside their namespace only, and could unmount their
+// /proc to list the host's processes, but not read or signal them. A
+// non-root host cannot write the id maps of its non-dumpable child, so its
+// guard keeps CAP_SYS_ADMIN of its own namespace through its exec
+// (ambient), writes the one mapping an unprivileged process may write
+// (its ids onto themselves), mounts, and clears the ambient set before it
+// starts the shell, which then has no capability at all.
 //
 // Where the kernel refuses the namespaces (EPERM, EINVAL, ENOSPC, EUSERS,
-// EACCES, ENOSYS from clone or unshare), Run remembers it and uses the
-// fallback from then on: the process group, the token and the group guard
-// described below. Isolation reports the mode in force.
+// EACCES, ENOSYS from clone, the /proc mount refused, or the host's
+// executable gone; and from the start where the runtime was built into a
+// C library or a plugin, whose executable is not this program), Run remembers it
+// and uses the fallback from then on: the process group, the token and the
+// group guard described below, with the shell in the host's PID namespace
+// (so a command can signal the host, as any program of the host's user
+// can). The environment variable OCTET_SHELL_NAMESPACES=off (or 0, false)
+// chooses the fallback for the whole process. Isolation reports the mode
+// in force and FallbackReason why; the host logs the fallback once.
 //
 // # When the host itself dies
 //
 // A host killed by SIGKILL runs no cleanup. Two backstops remain. The
-// shell has Pdeathsig SIGKILL; Pdeathsig fires when the forking OS thread
-// exits, so the shell is started from a goroutine locked to its thread
-// that stays blocked in waitid(2) until the shell exits. And each command
+// host's child (the shell; in namespace mode the guard) has Pdeathsig
+// SIGKILL; Pdeathsig fires when the forking OS thread
+// exits, so the child is started from a goroutine locked to its thread
+// that stays blocked in waitid(2) until the child exits. And each command
 // has a guard whose pipe's end ends the command. In namespace mode it is
-// the namespace's init (above), started before the command runs. In the
+// the namespace's init (above), started before the shell. In the
 // fallback it is a second, idle `<shell> -c` process in the command's
 // group; when the host dies it SIGKILLs the whole group and every process
 // carrying the command's token. That guard starts right after the shell

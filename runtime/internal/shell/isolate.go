@@ -1,11 +1,12 @@
 package shell
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -24,17 +25,57 @@ const (
 	IsolationGroups = "process_groups"
 )
 
-// nsRefused records that the kernel refused to create the namespaces, so
-// later commands go straight to the fallback.
-var nsRefused atomic.Bool
+// nsRefused records that the kernel refused to create the namespaces (or
+// the operator opted out), so later commands go straight to the fallback;
+// nsReason says why.
+var (
+	nsRefused atomic.Bool
+	nsReason  atomic.Pointer[string]
+)
+
+// OptOutEnv is the environment variable with which an operator turns
+// namespace mode off for the whole process: "off", "0" or "false".
+const OptOutEnv = "OCTET_SHELL_NAMESPACES"
+
+// optedOut reports whether the operator turned namespace mode off; it is
+// read once per process.
+var optedOut = sync.OnceValue(func() bool {
+	switch os.Getenv(OptOutEnv) {
+	case "off", "0", "false":
+		return true
+	}
+	return false
+})
+
+// refuseNamespaces switches the process to the fallback for good.
+func refuseNamespaces(reason string) {
+	nsReason.CompareAndSwap(nil, &reason)
+	nsRefused.Store(true)
+}
 
 // Isolation reports the mechanism the next command gets: namespaces until
-// the kernel has refused them once, then process groups.
+// the kernel has refused them once (or when the operator opted out), then
+// process groups.
 func Isolation() string {
-	if nsRefused.Load() {
+	if nsRefused.Load() || optedOut() {
 		return IsolationGroups
 	}
 	return IsolationNamespaces
+}
+
+// FallbackReason says why commands run in the fallback ("" in namespace
+// mode): the kernel's refusal, or the operator's opt-out.
+func FallbackReason() string {
+	if optedOut() {
+		return OptOutEnv + "=" + os.Getenv(OptOutEnv)
+	}
+	if r := nsReason.Load(); r != nil {
+		return *r
+	}
+	if nsRefused.Load() {
+		return "refused"
+	}
+	return ""
 }
 
 // undumpable makes the host process non-dumpable, once. Its /proc entries
@@ -51,65 +92,65 @@ var undumpable = sync.OnceValue(func() error {
 // that its environment is closed to every child from the beginning.
 func MakeUndumpable() error { return undumpable() }
 
-// nsPrologue is what the prologue interpreter (posixShell) runs first in
-// namespace mode, with $0 the command's shell, $1 the guard script, $2 the
-// command, $3 the token and $4 the interpreter itself. Its first fork
-// becomes the init of the new PID namespace (the process unshared it for
-// its children only, so it keeps its own pid, process group and ordinary
-// signal handling): that is the guard, which reads the host's pipe on
-// fd 3. The prologue reports the guard's pid on fd 4, closes both
-// descriptors and execs the command's shell, so the command never runs
-// without its guard and never holds fd 3 or 4. The prologue and the guard
-// run with a POSIX sh, whatever shell the operator configured for the
-// command.
-const nsPrologue = `"$4" -c "$1" octet-shell-guard "$3" <&3 >/dev/null 2>&1 3<&- 4>&- &
-echo $! >&4
-exec 3<&- 4>&-
-exec "$0" -c "$2"`
-
-// posixShell returns the interpreter of the prologue and the guard:
-// /bin/sh where it exists, else the command's shell (which must then
-// accept POSIX sh syntax, as Spec.Shell documents).
-func posixShell(commandShell string) string {
-	if fi, err := os.Stat("/bin/sh"); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-		return "/bin/sh"
+// selfExe is the path of the host's executable, which the guard runs
+// again: /proc/self/exe is not usable in a non-dumpable process's child
+// that entered a user namespace (EACCES); the path resolved at first use is.
+var selfExe = sync.OnceValue(func() string {
+	if p, err := os.Executable(); err == nil {
+		return p
 	}
-	return commandShell
+	return "/proc/self/exe"
+})
+
+// selfExeIsGo reports whether the executable is this Go program, whose
+// init runs the guard: not so when the runtime was built into a C library
+// (c-shared, c-archive) or a plugin, where the executable is another
+// program that must not be run as a guard.
+var selfExeIsGo = sync.OnceValue(func() bool {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, st := range bi.Settings {
+			if st.Key == "-buildmode" && st.Value != "exe" && st.Value != "pie" && st.Value != "default" {
+				return false
+			}
+		}
+	}
+	return true
+})
+
+// nsSelfMap is the guard's argument that tells it which ids to map onto
+// themselves ("uid:gid"), or "" (a root host wrote the maps).
+func nsSelfMap() string {
+	if uid := os.Geteuid(); uid != 0 {
+		return strconv.Itoa(uid) + ":" + strconv.Itoa(os.Getegid())
+	}
+	return ""
 }
 
-// nsGuardScript is the guard of a namespace-mode command: the init of the
-// command's PID namespace. It waits for the end of the host's pipe (the
-// host closes it when the command is over, or the kernel does when the
-// host dies) and exits; the kernel then SIGKILLs every process left in the
-// namespace, wherever it moved in the process tree and whatever it did to
-// its environment. As init it receives only the signals it handles (none)
-// from inside the namespace, so a command cannot kill it; a SIGKILL from
-// outside (the shell itself, the ladder) ends the namespace the same way.
-const nsGuardScript = `read -r x
-exit 0`
-
-// guardReportWait bounds the wait for the shell to report its guard.
+// guardReportWait bounds the wait for the guard's first report.
 const guardReportWait = 10 * time.Second
 
-// nsAttr returns the clone attributes of a namespace-mode shell: a new
-// user namespace mapping the host's ids onto themselves (the whole range
-// for a root host, which keeps every file's ownership; its own ids for
-// another user), and a PID namespace for the shell's children.
+// nsAttr returns the clone attributes of a namespace-mode guard: new
+// user, PID and mount namespaces, the user namespace mapping the host's
+// ids onto themselves (the whole range for a root host, which keeps every
+// file's ownership; its own ids for another user, which the guard maps
+// itself, see nsSelfMap). A guard that is not root in its namespace keeps
+// CAP_SYS_ADMIN there (ambient) through its exec, for its mounts; it
+// clears it before it starts the shell.
 func nsAttr() *syscall.SysProcAttr {
-	uid, gid := os.Geteuid(), os.Getegid()
+	uid := os.Geteuid()
 	attr := &syscall.SysProcAttr{
-		Setpgid:      true,
-		Pdeathsig:    syscall.SIGKILL,
-		Cloneflags:   syscall.CLONE_NEWUSER,
-		Unshareflags: syscall.CLONE_NEWPID,
+		Setpgid:    true,
+		Pdeathsig:  syscall.SIGKILL,
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID | syscall.CLONE_NEWNS,
 	}
 	if uid == 0 {
 		all := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1<<32 - 1}}
 		attr.UidMappings, attr.GidMappings = all, all
 		attr.GidMappingsEnableSetgroups = true
 	} else {
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		// The guard writes its own maps (nsSelfMap): a non-dumpable host
+		// cannot write its child's, whose /proc files are then root's.
+		attr.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
 	}
 	return attr
 }
@@ -123,83 +164,140 @@ func nsUnavailable(err error) bool {
 		errors.Is(err, unix.EACCES) || errors.Is(err, unix.ENOSYS)
 }
 
-// nsGuard is the guard of a namespace-mode command, which is not the
-// host's child (the shell forked it), so the host holds it by pidfd.
-type nsGuard struct {
-	pid   int
-	pidfd int
+// nsStatus is how a namespace-mode shell ended, as its guard reported it.
+type nsStatus struct {
+	exitCode int
+	signal   syscall.Signal // 0 unless a signal killed the shell
 }
 
-// readGuardPid reads the guard's pid that the shell writes on r, and
-// opens a pidfd on it after checking it is the init of a PID namespace
-// (pid 1 there). The guard cannot exit before the host closes its pipe, so
-// its pid cannot be reused in between.
-func readGuardPid(r *os.File) (nsGuard, error) {
-	r.SetReadDeadline(time.Now().Add(guardReportWait))
-	var buf [32]byte
-	n := 0
-	for n < len(buf) {
-		m, err := r.Read(buf[n:])
-		n += m
-		if err != nil || bytes.IndexByte(buf[:n], '\n') >= 0 {
-			break
+// readLine reads one line from r, byte by byte (nothing past the newline
+// is consumed), within deadline.
+func readLine(r *os.File, deadline time.Time) (string, error) {
+	r.SetReadDeadline(deadline)
+	var line []byte
+	var b [1]byte
+	for len(line) < 64 {
+		n, err := r.Read(b[:])
+		if n == 1 {
+			if b[0] == '\n' {
+				return string(line), nil
+			}
+			line = append(line, b[0])
+			continue
+		}
+		if err != nil {
+			return string(line), err
 		}
 	}
-	line, _, _ := bytes.Cut(buf[:n], []byte("\n"))
-	pid, err := strconv.Atoi(string(line))
-	if err != nil || pid <= 1 {
-		return nsGuard{}, fmt.Errorf("shell: the shell did not report its guard (read %q)", buf[:n])
-	}
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		return nsGuard{}, fmt.Errorf("shell: guard %d: %w", pid, err)
-	}
-	if !isNamespaceInit(pid) {
-		unix.Close(fd)
-		return nsGuard{}, fmt.Errorf("shell: guard %d is not the init of the command's PID namespace", pid)
-	}
-	return nsGuard{pid: pid, pidfd: fd}, nil
+	return string(line), fmt.Errorf("%w: %q", errReportTooLong, line)
 }
 
-// isNamespaceInit reports whether pid is pid 1 of its innermost PID
-// namespace, from the NSpid line of /proc/<pid>/status.
-func isNamespaceInit(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+// errReportTooLong is readLine's error for a line past 64 bytes.
+var errReportTooLong = errors.New("shell: guard report too long")
+
+// parseReport splits a report line into its word and number.
+func parseReport(line string) (what string, n int, ok bool) {
+	what, num, _ := strings.Cut(line, " ")
+	n, err := strconv.Atoi(num)
+	return what, n, err == nil
+}
+
+// startNS starts a namespace-mode command: the guard (path, argv, attr
+// from startMode), which reports on reportR that it started the shell or
+// why it could not. The caller closes the pipes' ends it does not keep.
+func startNS(s Spec, path string, argv []string, attr *os.ProcAttr, token string, guardW, outR, errR, reportR, reportW *os.File) (*command, error) {
+	began := time.Now()
+	guard, exited, err := startLocked(path, argv, attr)
 	if err != nil {
-		return false
-	}
-	for line := range bytes.Lines(b) {
-		if rest, ok := bytes.CutPrefix(line, []byte("NSpid:")); ok {
-			f := bytes.Fields(rest)
-			return len(f) >= 2 && string(f[len(f)-1]) == "1"
+		// Namespaces refused, or the executable gone or replaced by one
+		// that cannot run: the fallback does without the guard. A
+		// transient failure (EAGAIN, ENOMEM) is the command's only.
+		if nsUnavailable(err) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOEXEC) {
+			return nil, fmt.Errorf("%w: %w", errNamespacesRefused, err)
 		}
+		return nil, fmt.Errorf("shell: start: %w", err)
 	}
-	return false
-}
-
-// end waits for the guard to be gone after the host closed its pipe, and
-// with it every process of the namespace; a guard still there after
-// killWait is SIGKILLed. It reaps the guard when the guard has become the
-// host's child (a host that is a subreaper or pid 1), and closes the pidfd.
-func (g nsGuard) end() {
-	fds := []unix.PollFd{{Fd: int32(g.pidfd), Events: unix.POLLIN}}
-	gone := func() bool {
-		deadline := time.Now().Add(killWait)
+	reportW.Close() // the guard holds the only writer now
+	fail := func(err error) (*command, error) {
+		guard.Kill()
+		<-exited
+		guard.Wait()
+		return nil, err
+	}
+	line, err := readLine(reportR, time.Now().Add(guardReportWait))
+	what, n, ok := parseReport(line)
+	switch {
+	case err != nil && line == "":
+		return fail(fmt.Errorf("shell: start guard: no report: %w", err))
+	case !ok:
+		return fail(fmt.Errorf("shell: start guard: report %q", line))
+	case what == nsReportRefused:
+		return fail(fmt.Errorf("%w: mounting /proc: %w", errNamespacesRefused, syscall.Errno(n)))
+	case what == nsReportExec:
+		return fail(fmt.Errorf("shell: start: %w", &os.PathError{Op: "fork/exec", Path: s.Shell, Err: syscall.Errno(n)}))
+	case what != nsReportStarted:
+		return fail(fmt.Errorf("shell: start guard: report %q", line))
+	}
+	shellPid := n
+	if shellPid <= 1 {
+		// Without the shell's pid the ladder has no group to signal.
+		return fail(fmt.Errorf("%w: the guard could not read its child's pid", errNamespacesRefused))
+	}
+	// The guard leaves the shell a zombie until the host closes its pipe,
+	// so both are there to be read.
+	var buf [statBufBytes]byte
+	sh, ok1 := readStat(shellPid, buf[:])
+	g, ok2 := readStat(guard.Pid, buf[:])
+	if !ok1 || !ok2 {
+		return fail(fmt.Errorf("shell: start guard: shell %d or guard %d gone", shellPid, guard.Pid))
+	}
+	e := &entry{pgid: shellPid, token: token, roots: []proc{sh, g}, guard: guard.Pid, start: min(sh.start, g.start)}
+	done := make(chan struct{})
+	c := &command{began: began, exited: done, guardW: guardW, entry: e, unregister: func() {},
+		nsGuard: guard, nsGuardExited: exited,
+		nsEntry: &entry{pgid: shellPid, token: token, roots: []proc{sh}, start: sh.start}}
+	// The second report is the shell's status; a guard that dies first
+	// took the shell with it (SIGKILL).
+	c.nsStatus = nsStatus{exitCode: -1, signal: syscall.SIGKILL}
+	go func() {
+		defer close(done)
+		defer reportR.Close()
+		// A command can open its guard's report pipe through /proc/1/fd
+		// (it shares the guard's user): a line that is not a report is
+		// skipped, so such writes cannot cut the command short.
 		for {
-			n, err := unix.Poll(fds, int(max(min(time.Until(deadline), time.Second), 0).Milliseconds()))
-			if n > 0 || (err != nil && !errors.Is(err, unix.EINTR)) {
-				return true
+			line, err := readLine(reportR, time.Time{})
+			switch what, n, ok := parseReport(line); {
+			case ok && what == nsReportExit:
+				c.nsStatus = nsStatus{exitCode: n}
+				return
+			case ok && what == nsReportSignal:
+				c.nsStatus = nsStatus{exitCode: -1, signal: syscall.Signal(n)}
+				return
 			}
-			if !time.Now().Before(deadline) {
-				return false
+			if err != nil && !errors.Is(err, errReportTooLong) {
+				return
 			}
 		}
+	}()
+	c.outR, c.errR = outR, errR
+	c.startReading(s)
+	return c, nil
+}
+
+// endNS ends a namespace-mode command's guard once Run is done with the
+// command: the end of its pipe makes it exit, and the kernel SIGKILLs
+// whatever is left in the namespace. A guard still there after killWait
+// is SIGKILLed. It reaps the guard.
+func (c *command) endNS() {
+	c.guardW.Close()
+	t := time.NewTimer(killWait)
+	defer t.Stop()
+	select {
+	case <-c.nsGuardExited:
+	case <-t.C:
+		c.nsGuard.Kill()
+		<-c.nsGuardExited
 	}
-	if !gone() {
-		unix.PidfdSendSignal(g.pidfd, unix.SIGKILL, nil, 0)
-		gone()
-	}
-	var info unix.Siginfo
-	unix.Waitid(unix.P_PIDFD, g.pidfd, &info, unix.WEXITED|unix.WNOHANG, nil)
-	unix.Close(g.pidfd)
+	c.nsGuard.Wait()
 }

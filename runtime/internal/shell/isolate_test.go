@@ -31,34 +31,48 @@ func init() {
 func requireNamespaces(t *testing.T) {
 	t.Helper()
 	if Isolation() != IsolationNamespaces {
-		t.Skipf("commands run with %s here (the kernel refused the namespaces)", Isolation())
+		t.Skipf("commands run with %s here (the kernel refused the namespaces: %s)", Isolation(), FallbackReason())
 	}
 }
 
-// The host cannot be read or written through /proc/$PPID: a command can
-// neither read its environment (where the host keeps its API keys) nor
-// open its descriptors (where the protocol pipes are), even as root. (It
-// can list the descriptors' numbers, which the directory's owner may.)
+// The host is out of sight: the command's /proc is its own PID
+// namespace's, so no environment or descriptor it can read there is the
+// host's. The host's environment has a variable the command's lacks, and
+// the host holds a file open whose name the command looks for.
 func TestHostUnreachableThroughProc(t *testing.T) {
 	t.Parallel()
 	requireNamespaces(t)
-	res := run(t, context.Background(), testSpec(t, newMark(), `
-test "$PPID" = "`+strconv.Itoa(os.Getpid())+`" && echo parent-ok
-cat /proc/$PPID/environ >/dev/null 2>&1 && echo environ-read
-for l in /proc/$PPID/fd/*; do readlink "$l" >/dev/null 2>&1 && echo fd-link-read; done
-for fd in 0 1 2 3 4 5 6 7 8 9; do
-  (echo '{"forged":true}' > /proc/$PPID/fd/$fd) 2>/dev/null && echo "fd-$fd-written"
+	marker := filepath.Join(t.TempDir(), "host-only-"+newMark())
+	f, err := os.Create(marker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	hostVar := strings.SplitN(os.Environ()[0], "=", 2)[0]
+	s := testSpec(t, newMark(), `
+echo "pids: $(ls -d /proc/[0-9]* | wc -l)"
+for p in /proc/[0-9]*; do
+  { tr '\000' '\n' < $p/environ; } 2>/dev/null | grep -q "^`+hostVar+`=" && echo "host environ in $p"
+  for l in $p/fd/*; do
+    readlink "$l" 2>/dev/null | grep -q host-only- && echo "host fd in $l"
+  done
 done
-cat /proc/$PPID/mem >/dev/null 2>&1 && echo mem-read
-true`))
-	if res.Output != "parent-ok\n" {
-		t.Errorf("a command reached the host through /proc (want only parent-ok):\n%s", res.Output)
+true`)
+	s.Env = []string{"PATH=" + os.Getenv("PATH"), markEnv + "=x"}
+	if hostVar == "PATH" || hostVar == markEnv {
+		t.Skipf("the host's first variable is %s", hostVar)
+	}
+	res := run(t, context.Background(), s)
+	var pids int
+	if _, err := fmt.Sscanf(res.Output, "pids: %d\n", &pids); err != nil || pids > 8 || strings.Count(res.Output, "\n") != 1 {
+		t.Errorf("the command saw more than its guard, its shell and its own processes, or the host:\n%s", res.Output)
 	}
 }
 
-// The namespaces are there: the command's shell lives in a user namespace
-// other than the host's, its children in a PID namespace of their own, and
-// it has no capability in the host's user namespace.
+// The namespaces are there: the command's shell lives in user, PID and
+// mount namespaces other than the host's, its parent is the guard (pid 1,
+// the init of its PID namespace), $$ is small, and the command runs as the
+// host's user.
 func TestCommandNamespaces(t *testing.T) {
 	t.Parallel()
 	requireNamespaces(t)
@@ -69,22 +83,36 @@ func TestCommandNamespaces(t *testing.T) {
 		}
 		return l
 	}
-	res := run(t, context.Background(), testSpec(t, newMark(), `readlink /proc/$$/ns/user; readlink /proc/$$/ns/pid; sh -c 'readlink /proc/self/ns/pid; echo $$'; id -u`))
+	res := run(t, context.Background(), testSpec(t, newMark(), `readlink /proc/$$/ns/user; readlink /proc/$$/ns/pid; readlink /proc/$$/ns/mnt; echo $$; echo $PPID; tr '\000' ' ' < /proc/1/cmdline; echo; id -u`))
 	lines := strings.Split(strings.TrimSpace(res.Output), "\n")
-	if len(lines) != 5 {
+	if len(lines) != 7 {
 		t.Fatalf("output %q", res.Output)
 	}
-	if lines[0] == self("user") {
-		t.Errorf("the command's shell shares the host's user namespace %s", lines[0])
+	for i, ns := range []string{"user", "pid", "mnt"} {
+		if lines[i] == self(ns) {
+			t.Errorf("the command's shell shares the host's %s namespace %s", ns, lines[i])
+		}
 	}
-	if lines[1] != self("pid") {
-		t.Errorf("the command's shell itself should stay in the host's PID namespace: %s", lines[1])
+	if pid, err := strconv.Atoi(lines[3]); err != nil || pid <= 1 || pid > 100 {
+		t.Errorf("$$ = %s, want a small pid other than 1", lines[3])
 	}
-	if lines[2] == self("pid") || lines[3] == "1" {
-		t.Errorf("a child of the shell: pid namespace %s, pid %s; want a new namespace where it is not init", lines[2], lines[3])
+	if lines[4] != "1" || !strings.HasPrefix(lines[5], nsInitName+" ") {
+		t.Errorf("the shell's parent is %s (%q), want the guard as pid 1", lines[4], lines[5])
 	}
-	if lines[4] != strconv.Itoa(os.Geteuid()) {
-		t.Errorf("the command runs as uid %s, want the host's %d", lines[4], os.Geteuid())
+	if lines[6] != strconv.Itoa(os.Geteuid()) {
+		t.Errorf("the command runs as uid %s, want the host's %d", lines[6], os.Geteuid())
+	}
+}
+
+// A command cannot unmount its /proc to look at the host's, even a root
+// host's command (root in its own namespace only).
+func TestProcCannotBeUnmounted(t *testing.T) {
+	t.Parallel()
+	requireNamespaces(t)
+	res := run(t, context.Background(), testSpec(t, newMark(), `umount /proc 2>/dev/null || umount -l /proc 2>/dev/null || echo refused; ls -d /proc/[0-9]* 2>/dev/null | wc -l`))
+	var n int
+	if _, err := fmt.Sscanf(res.Output, "refused\n%d\n", &n); err != nil || n > 8 {
+		t.Errorf("after umount /proc the command saw %q", res.Output)
 	}
 }
 
@@ -106,21 +134,16 @@ func TestScrubbedEscapeeEnded(t *testing.T) {
 	}
 }
 
-// A command that kills its guard and then has its host SIGKILLed leaves
-// nothing: killing the guard ends the namespace at once. The command looks
-// for its guard among its shell's children only: the guards of the tests
-// running beside it are none of its business (killing them would end
-// their namespaces and their commands with them).
+// A command cannot end its guard (the init of its PID namespace ignores
+// every signal from inside), and a host SIGKILLed while the command runs
+// leaves nothing: the guard dies of Pdeathsig and the namespace with it.
 func TestGuardKilledThenHostKilled(t *testing.T) {
 	t.Parallel()
 	requireNamespaces(t)
 	n := 4246000 + os.Getpid()%1000
 	a, b := strconv.Itoa(n), strconv.Itoa(n+1)
 	cmd := `sleep ` + a + ` & setsid sleep ` + b + ` &
-for p in $(ps -o pid= --ppid $$); do
-  if tr '\000' ' ' < /proc/$p/cmdline 2>/dev/null | grep -q octet-shell-guard; then kill -9 $p 2>/dev/null; fi
-done
-echo guards-killed
+for s in KILL STOP TERM INT HUP SEGV; do kill -s $s 1; done
 sleep ` + a + `; wait`
 	host := exec.Command(os.Args[0], "-test.run=^$")
 	host.Env = append(os.Environ(), helperEnv+"="+cmd)
@@ -140,14 +163,16 @@ sleep ` + a + `; wait`
 	eventually(t, "the command to start", func() bool {
 		return len(descendants(t, host.Process.Pid)) > 0
 	})
-	eventually(t, "the guard to be gone", func() bool {
-		for _, p := range descendants(t, host.Process.Pid) {
-			if isGuard(p.pid) {
-				return false
-			}
+	eventually(t, "the command's sleeps", func() bool { return len(sleepsWithArg(a, b)) == 3 })
+	guards := 0
+	for _, p := range descendants(t, host.Process.Pid) {
+		if isGuard(p.pid) {
+			guards++
 		}
-		return true
-	})
+	}
+	if guards != 1 {
+		t.Errorf("%d guards alive after the command's signals, want 1", guards)
+	}
 	if err := host.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +221,7 @@ func TestFallbackMode(t *testing.T) {
 	}
 	t.Parallel()
 	cmd := exec.Command(os.Args[0], "-test.count=1",
-		"-test.run=^(TestExitCode|TestKilledBySignal|TestShellLeadsGroup|TestTimeoutKillsGroup|TestCancelWithTrapGetsOnlyTerm|TestIgnoredTermGetsKill|TestLeftoversEnded|TestEscapeesEndedByLadder|TestPdeathsig|TestOnlyStdioInherited|TestHostStdoutNotInherited|TestFallbackReported)$")
+		"-test.run=^(TestExitCode|TestKilledBySignal|TestShellLeadsGroup|TestTimeoutKillsGroup|TestCancelWithTrapGetsOnlyTerm|TestIgnoredTermGetsKill|TestLeftoversEnded|TestEscapeesEndedByLadder|TestPdeathsig|TestOnlyStdioInherited|TestHostStdoutNotInherited|TestFallbackReported|TestSignalExitStatus|TestGrandchildrenEnded)$")
 	cmd.Env = append(os.Environ(), fallbackEnv+"=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("fallback run: %v\n%s", err, out)

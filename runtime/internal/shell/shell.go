@@ -205,7 +205,13 @@ type command struct {
 	shell  *os.Process
 	exited <-chan struct{} // closed when the shell has exited (it is not reaped yet)
 	guard  *os.Process     // the fallback's guard, the host's child
-	ns     *nsGuard        // the namespace's guard, held by pidfd
+	// In namespace mode shell is nil: the shell is the child of nsGuard
+	// (the host's child, exited when nsGuardExited is closed), which
+	// reports its status into nsStatus before exited is closed.
+	nsGuard       *os.Process
+	nsGuardExited <-chan struct{}
+	nsStatus      nsStatus
+	nsEntry       *entry // the entry without the guard, for Run's own ladder
 	// guardW is the host's end of the guard's pipe; it stays open until
 	// the guard is reaped.
 	guardW     *os.File
@@ -232,12 +238,15 @@ func start(s Spec) (*command, error) {
 	if err := MakeUndumpable(); err != nil {
 		return nil, fmt.Errorf("shell: start: making the host non-dumpable: %w", err)
 	}
-	if !nsRefused.Load() {
+	if !nsRefused.Load() && !optedOut() && !selfExeIsGo() {
+		refuseNamespaces("the executable is not a Go program (the runtime is built into a library)")
+	}
+	if !nsRefused.Load() && !optedOut() {
 		c, err := startMode(s, true)
 		if !errors.Is(err, errNamespacesRefused) {
 			return c, err
 		}
-		nsRefused.Store(true)
+		refuseNamespaces(err.Error())
 	}
 	return startMode(s, false)
 }
@@ -282,7 +291,7 @@ func startMode(s Spec, ns bool) (c *command, err error) {
 			if f == nil {
 				continue
 			}
-			if err != nil || f == outW || f == errW || f == guardR || f == reportR || f == reportW {
+			if err != nil || f == outW || f == errW || f == guardR || (f == reportR && !ns) || f == reportW {
 				f.Close()
 			}
 		}
@@ -304,26 +313,26 @@ func startMode(s Spec, ns bool) (c *command, err error) {
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	}
 	if ns {
-		// The prologue execs the command's shell: one that cannot be
-		// executed must fail here, as it does in the fallback.
+		// The guard execs the command's shell: one that cannot be executed
+		// must fail here, as it does in the fallback.
 		if err = unix.Access(s.Shell, unix.X_OK); err != nil {
 			err = &os.PathError{Op: "fork/exec", Path: s.Shell, Err: err}
 			return nil, fmt.Errorf("shell: start: %w", err)
 		}
-		sh := posixShell(s.Shell)
-		path, argv = sh, []string{sh, "-c", nsPrologue, s.Shell, nsGuardScript, s.Command, token, sh}
+		// The guard is this program again (see nsinit.go); the token
+		// reaches the shell only, so the ladder never finds the guard.
+		path, argv = selfExe(), []string{nsInitName, nsSelfMap(), attr.Env[len(attr.Env)-1], s.Shell, "-c", s.Command}
+		attr.Env = attr.Env[:len(attr.Env)-1]
 		if len(attr.Files) < 5 {
 			attr.Files = append(attr.Files, make([]*os.File, 5-len(attr.Files))...)
 		}
 		attr.Files[3], attr.Files[4] = guardR, reportW
 		attr.Sys = nsAttr()
+		return startNS(s, path, argv, attr, token, guardW, outR, errR, reportR, reportW)
 	}
 	began := time.Now()
 	shell, exited, err := startLocked(path, argv, attr)
 	if err != nil {
-		if ns && nsUnavailable(err) {
-			return nil, fmt.Errorf("%w: %w", errNamespacesRefused, err)
-		}
 		return nil, fmt.Errorf("shell: start: %w", err)
 	}
 	var buf [statBufBytes]byte
@@ -338,49 +347,38 @@ func startMode(s Spec, ns bool) (c *command, err error) {
 	}
 	addRoot(shell.Pid)
 	c = &command{began: began, shell: shell, exited: exited, guardW: guardW, entry: e, unregister: func() {}}
-	if ns {
-		// The shell reports its guard before the command runs.
-		reportW.Close()
-		g, gerr := readGuardPid(reportR)
-		if gerr != nil {
-			terminate([]*entry{e}, 0)
-			<-exited
-			shell.Wait()
-			err = gerr
-			return nil, fmt.Errorf("shell: start guard: %w", err)
-		}
-		c.ns = &g
-		e.guard = g.pid
-		addRoot(g.pid)
-	} else {
-		// The guard joins the shell's group, so the shell stays the group
-		// leader ("kill -- -$$" works in commands). It has no Pdeathsig:
-		// it must live to see the end of its pipe when the host dies.
-		guard, gerr := os.StartProcess(s.Shell, []string{s.Shell, "-c", guardScript, "octet-shell-guard", token}, &os.ProcAttr{
-			Dir:   "/",
-			Env:   []string{envKey + "=" + token},
-			Files: childFiles(guardR, devnull, devnull),
-			Sys:   &syscall.SysProcAttr{Setpgid: true, Pgid: shell.Pid},
-		})
-		if gerr != nil {
-			terminate([]*entry{e}, 0)
-			<-exited
-			shell.Wait()
-			err = gerr
-			return nil, fmt.Errorf("shell: start guard: %w", err)
-		}
-		c.guard = guard
-		addRoot(guard.Pid)
+	// The guard joins the shell's group, so the shell stays the group
+	// leader ("kill -- -$$" works in commands). It has no Pdeathsig: it
+	// must live to see the end of its pipe when the host dies.
+	guard, gerr := os.StartProcess(s.Shell, []string{s.Shell, "-c", guardScript, "octet-shell-guard", token}, &os.ProcAttr{
+		Dir:   "/",
+		Env:   []string{envKey + "=" + token},
+		Files: childFiles(guardR, devnull, devnull),
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pgid: shell.Pid},
+	})
+	if gerr != nil {
+		terminate([]*entry{e}, 0)
+		<-exited
+		shell.Wait()
+		err = gerr
+		return nil, fmt.Errorf("shell: start guard: %w", err)
 	}
+	c.guard = guard
+	addRoot(guard.Pid)
 	c.outR, c.errR = outR, errR
+	c.startReading(s)
+	return c, nil
+}
+
+// startReading begins reading the output pipes.
+func (c *command) startReading(s Spec) {
 	c.coll = newCollector(cmp.Or(s.MaxOutputBytes, DefaultMaxOutputBytes), s.OnOutput)
 	c.readers = make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(2)
-	go func() { defer wg.Done(); c.coll.read(outR, Stdout) }()
-	go func() { defer wg.Done(); c.coll.read(errR, Stderr) }()
+	go func() { defer wg.Done(); c.coll.read(c.outR, Stdout) }()
+	go func() { defer wg.Done(); c.coll.read(c.errR, Stderr) }()
 	go func() { wg.Wait(); close(c.readers) }()
-	return c, nil
 }
 
 // startLocked starts a process from a goroutine locked to its OS thread
@@ -455,6 +453,10 @@ func (c *command) wait(ctx context.Context, timeout, grace time.Duration) (Resul
 		res.TimedOut = !isClosed(c.exited)
 	}
 	entries := []*entry{c.entry}
+	if c.nsEntry != nil {
+		// The guard stays out of Run's ladder: its end is the last step.
+		entries = []*entry{c.nsEntry}
+	}
 	if res.Canceled || res.TimedOut {
 		terminate(entries, grace)
 		<-c.exited
@@ -472,11 +474,11 @@ func (c *command) wait(ctx context.Context, timeout, grace time.Duration) (Resul
 	if (err == nil && len(left) > 0) || (err != nil && !drained) {
 		terminate(entries, grace)
 	}
-	if c.ns != nil {
+	if c.nsGuard != nil {
 		// The end of the guard's pipe ends the namespace: whatever the
 		// ladder could not find dies with it, and so do the pipes' holders.
-		c.guardW.Close()
-		c.ns.end()
+		c.endNS()
+		<-c.exited
 	}
 	if !waitClosed(c.readers, stopDrain) {
 		now := time.Now()
@@ -489,8 +491,19 @@ func (c *command) wait(ctx context.Context, timeout, grace time.Duration) (Resul
 		c.guard.Wait()
 	}
 	c.unregister()
-	st, err := c.shell.Wait()
 	c.guardW.Close()
+	if c.nsGuard != nil {
+		c.outR.Close()
+		c.errR.Close()
+		res.Output, res.Truncated = c.coll.result()
+		res.Duration = time.Since(c.began)
+		res.ExitCode = c.nsStatus.exitCode
+		if c.nsStatus.signal != 0 {
+			res.Signal = unix.SignalName(c.nsStatus.signal)
+		}
+		return res, nil
+	}
+	st, err := c.shell.Wait()
 	c.outR.Close()
 	c.errR.Close()
 

@@ -559,23 +559,25 @@ func TestRPCSteerMidRun(t *testing.T) {
 }
 
 // abort cancels the run in the middle of a bash command: the command's
-// process group is gone and the run still ends with its final_result.
+// process group is gone and the run still ends with its final_result. The
+// command's child is found by its unique argument in the host's /proc: a
+// pid the command prints is one of its own PID namespace.
 func TestRPCAbortMidTool(t *testing.T) {
-	e := newEnv(t, bashTurn("sleep 30 & echo $! > child.pid; wait"), done)
+	e := newEnv(t, bashTurn("sleep 30.4242 & echo $! > child.pid; wait"), done)
 	p := e.rpc(t, "--allow-shell", "--allow-process")
 	p.send(`{"type":"prompt","message":"go"}`)
 	p.response("prompt")
 	p.until("tool_start")
 	pidFile := filepath.Join(e.ws, "child.pid")
-	var pid int
 	waitFor(t, func() bool {
 		b, err := os.ReadFile(pidFile)
+		var pid int
 		if err != nil {
 			return false
 		}
 		_, err = fmt.Sscan(string(b), &pid)
-		return err == nil
-	}, "the command's child pid")
+		return err == nil && sleeperAlive()
+	}, "the command's child")
 	p.send(`{"id":"x","type":"abort"}`)
 	if r, _ := p.response("abort"); r["success"] != true || r["id"] != "x" {
 		t.Fatalf("abort: %v", r)
@@ -589,7 +591,7 @@ func TestRPCAbortMidTool(t *testing.T) {
 		t.Errorf("events before final_result: %s", types(evs))
 	}
 	// No orphan: the sleep of the command's group is gone.
-	waitFor(t, func() bool { return syscall.Kill(pid, 0) == syscall.ESRCH }, "the aborted command's child to exit")
+	waitFor(t, func() bool { return !sleeperAlive() }, "the aborted command's child to exit")
 	p.send(`{"type":"get_state"}`)
 	if r, _ := p.response("get_state"); data(r)["isRunning"] != false {
 		t.Fatalf("get_state after abort: %v", r)
@@ -790,4 +792,16 @@ func TestRPCSchemaFlag(t *testing.T) {
 	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage {
 		t.Errorf("--schema in print mode: %v, want exit %d", err, exitUsage)
 	}
+}
+
+// sleeperAlive reports whether a process whose command line is the one
+// TestRPCAbortMidTool's command starts ("sleep 30.4242") is running.
+func sleeperAlive() bool {
+	ms, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, m := range ms {
+		if b, err := os.ReadFile(m); err == nil && string(b) == "sleep\x0030.4242\x00" {
+			return true
+		}
+	}
+	return false
 }

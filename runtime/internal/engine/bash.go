@@ -27,8 +27,12 @@ type bashArgs struct {
 // TerminateShells ends every command the agent's runs started: SIGTERM to
 // each process group (and to processes that left it), up to grace for them
 // to exit, then SIGKILL to survivors (CONTRACT §14). Commands started
-// afterwards are refused. The host calls it on HUP, INT, QUIT and TERM.
-func (a *Agent) TerminateShells(grace time.Duration) { a.shells.TerminateAll(grace) }
+// afterwards are refused, and the shell's spare guard is ended. The host
+// calls it on HUP, INT, QUIT and TERM.
+func (a *Agent) TerminateShells(grace time.Duration) {
+	a.shells.TerminateAll(grace)
+	shell.ReleaseSpare()
+}
 
 // parseBashArgs decodes and checks bash's arguments; the error is the
 // message of an invalid_arguments failure.

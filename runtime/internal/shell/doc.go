@@ -102,6 +102,17 @@
 // shell only, so the ladder never finds the guard; Registry.TerminateAll
 // SIGKILLs it after its ladder, which ends the namespace.
 //
+// A guard's start is a Go program's start, most of what a command's start
+// costs, so the host keeps one spare guard ready (spare.go): started when
+// a command ends, with its namespaces made and its /proc mounted, it
+// waits for the next command's folder, shell, command and environment on
+// its pipe. A spare whose mount tree is outdated (the host's changed since
+// it started: the host polls its open /proc/self/mountinfo) is discarded;
+// one left unused for 20 seconds is ended, and ReleaseSpare ends it at
+// once (the host's TerminateShells does). When a command is over and the
+// ladder found nothing left of it, Run returns without waiting for the
+// namespace's teardown; its guard is reaped in the background.
+//
 // In a user namespace of its own a command has no capability over the
 // host: it can neither read the host's environment nor open its
 // descriptors through /proc (which it cannot name anyway). A root host's

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -202,12 +203,29 @@ func parseReport(line string) (what string, n int, ok bool) {
 	return what, n, err == nil
 }
 
-// startNS starts a namespace-mode command: the guard (path, argv, attr
-// from startMode), which reports on reportR that it started the shell or
-// why it could not. The caller closes the pipes' ends it does not keep.
-func startNS(s Spec, path string, argv []string, attr *os.ProcAttr, token string, guardW, outR, errR, reportR, reportW *os.File) (*command, error) {
+// startNS starts a namespace-mode command: it takes a guard (the spare,
+// or a new one), writes it the command, and reads its report that it
+// started the shell or why it could not. (The next spare is started when
+// the command ends, see endNS.)
+func startNS(s Spec) (*command, error) {
+	token := rand.Text()
+	env := s.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	// The guard execs the command's shell: one that cannot be executed
+	// must fail here, as it does in the fallback.
+	if err := unix.Access(s.Shell, unix.X_OK); err != nil {
+		return nil, fmt.Errorf("shell: start: %w", &os.PathError{Op: "fork/exec", Path: s.Shell, Err: err})
+	}
+	// The token reaches the shell only, so the ladder never finds the
+	// guard.
+	spec, err := guardSpec{dir: s.Dir, shell: s.Shell, command: s.Command, env: withToken(env, token)}.encode()
+	if err != nil {
+		return nil, fmt.Errorf("shell: start: %w", &os.PathError{Op: "fork/exec", Path: s.Shell, Err: err})
+	}
 	began := time.Now()
-	guard, exited, err := startLocked(path, argv, attr)
+	g, err := takeGuard()
 	if err != nil {
 		// Namespaces refused, or the executable gone or replaced by one
 		// that cannot run: the fallback does without the guard. A
@@ -217,14 +235,19 @@ func startNS(s Spec, path string, argv []string, attr *os.ProcAttr, token string
 		}
 		return nil, fmt.Errorf("shell: start: %w", err)
 	}
-	reportW.Close() // the guard holds the only writer now
 	fail := func(err error) (*command, error) {
-		guard.Kill()
-		<-exited
-		guard.Wait()
+		g.p.Kill()
+		<-g.exited
+		g.p.Wait()
+		g.guardW.Close()
+		g.release()
 		return nil, err
 	}
-	line, err := readLine(reportR, time.Now().Add(guardReportWait))
+	// A guard that died before it read its spec (its namespaces refused)
+	// has reported why: the write's error is the report's to tell.
+	g.guardW.SetWriteDeadline(time.Now().Add(guardReportWait))
+	g.guardW.Write(spec)
+	line, err := readLine(g.reportR, time.Now().Add(guardReportWait))
 	what, n, ok := parseReport(line)
 	switch {
 	case err != nil && line == "":
@@ -233,6 +256,8 @@ func startNS(s Spec, path string, argv []string, attr *os.ProcAttr, token string
 		return fail(fmt.Errorf("shell: start guard: report %q", line))
 	case what == nsReportRefused:
 		return fail(fmt.Errorf("%w: mounting /proc: %w", errNamespacesRefused, syscall.Errno(n)))
+	case what == nsReportChdir:
+		return fail(fmt.Errorf("shell: start: %w", &os.PathError{Op: "chdir", Path: s.Dir, Err: syscall.Errno(n)}))
 	case what == nsReportExec:
 		return fail(fmt.Errorf("shell: start: %w", &os.PathError{Op: "fork/exec", Path: s.Shell, Err: syscall.Errno(n)}))
 	case what != nsReportStarted:
@@ -247,18 +272,19 @@ func startNS(s Spec, path string, argv []string, attr *os.ProcAttr, token string
 	// so both are there to be read.
 	var buf [statBufBytes]byte
 	sh, ok1 := readStat(shellPid, buf[:])
-	g, ok2 := readStat(guard.Pid, buf[:])
+	gs, ok2 := readStat(g.p.Pid, buf[:])
 	if !ok1 || !ok2 {
-		return fail(fmt.Errorf("shell: start guard: shell %d or guard %d gone", shellPid, guard.Pid))
+		return fail(fmt.Errorf("shell: start guard: shell %d or guard %d gone", shellPid, g.p.Pid))
 	}
-	e := &entry{pgid: shellPid, token: token, roots: []proc{sh, g}, guard: guard.Pid, start: min(sh.start, g.start)}
+	e := &entry{pgid: shellPid, token: token, roots: []proc{sh, gs}, guard: g.p.Pid, start: min(sh.start, gs.start)}
 	done := make(chan struct{})
-	c := &command{began: began, exited: done, guardW: guardW, entry: e, unregister: func() {},
-		nsGuard: guard, nsGuardExited: exited,
+	c := &command{began: began, exited: done, guardW: g.guardW, entry: e, unregister: func() {},
+		nsGuard: g.p, nsGuardExited: g.exited,
 		nsEntry: &entry{pgid: shellPid, token: token, roots: []proc{sh}, start: sh.start}}
 	// The second report is the shell's status; a guard that dies first
 	// took the shell with it (SIGKILL).
 	c.nsStatus = nsStatus{exitCode: -1, signal: syscall.SIGKILL}
+	reportR := g.reportR
 	go func() {
 		defer close(done)
 		defer reportR.Close()
@@ -280,7 +306,7 @@ func startNS(s Spec, path string, argv []string, attr *os.ProcAttr, token string
 			}
 		}
 	}()
-	c.outR, c.errR = outR, errR
+	c.outR, c.errR = g.outR, g.errR
 	c.startReading(s)
 	return c, nil
 }
@@ -290,6 +316,10 @@ func startNS(s Spec, path string, argv []string, attr *os.ProcAttr, token string
 // whatever is left in the namespace. A guard still there after killWait
 // is SIGKILLed. It reaps the guard.
 func (c *command) endNS() {
+	// The next command's guard starts now, while the run is busy with
+	// other things than commands (the spare's start would only compete
+	// with this command's).
+	refillSpare()
 	c.guardW.Close()
 	t := time.NewTimer(killWait)
 	defer t.Stop()

@@ -31,34 +31,38 @@ const (
 // Reports the guard writes on fd 4, one line each. The first line is
 // nsReportStarted and the shell's pid in the host's /proc (0 where the
 // guard could not read it), nsReportRefused and an errno (the
-// kernel refused the fresh /proc: the host falls back) or nsReportExec and
+// kernel refused the fresh /proc: the host falls back), nsReportChdir and
+// an errno (the command's folder could not be entered) or nsReportExec and
 // an errno (the shell could not be started). Once the shell has exited
 // follows nsReportExit and its status, or nsReportSignal and the signal
 // number that killed it.
 const (
 	nsReportStarted = "started"
 	nsReportRefused = "refused"
+	nsReportChdir   = "chdir"
 	nsReportExec    = "exec"
 	nsReportExit    = "exit"
 	nsReportSignal  = "signal"
 )
 
 func init() {
-	if len(os.Args) == 6 && os.Args[0] == nsInitName {
-		nsInit(os.Args[1], os.Args[2], os.Args[3], os.Args[4], os.Args[5])
+	if len(os.Args) == 2 && os.Args[0] == nsInitName {
+		nsInit(os.Args[1])
 	}
 }
 
 // nsInit is the guard: pid 1 of the command's PID namespace, in its own
 // mount namespace, holding CAP_SYS_ADMIN (ambient, in its own user
 // namespace only) for the mounts. It makes the mount tree private, mounts
-// a /proc of the new PID namespace, drops its capabilities and starts the
-// command's shell (tokenEnv added to its own environment) as its child in
-// a process group of its own. Then it reaps every process of the namespace
-// (it is their init), reports the shell's status, and exits when the
-// host's pipe ends; the kernel then SIGKILLs whatever is left in the
-// namespace. It never returns.
-func nsInit(selfMap, tokenEnv, shell, flag, command string) {
+// a /proc of the new PID namespace and drops its capabilities; then it
+// reads its command from the host's pipe (a guard may be started before
+// its command is known, see spare.go; one whose pipe ends first exits),
+// enters the command's folder and starts the command's shell, with the
+// command's environment, as its child in a process group of its own. Then
+// it reaps every process of the namespace (it is their init), reports the
+// shell's status, and exits when the host's pipe ends; the kernel then
+// SIGKILLs whatever is left in the namespace. It never returns.
+func nsInit(selfMap string) {
 	// The main goroutine runs on the main thread during init; it stays
 	// there, so the shell is a child of the thread whose id is the
 	// guard's pid (the host finds it in /proc/<pid>/task/<pid>/children).
@@ -112,8 +116,16 @@ func nsInit(selfMap, tokenEnv, shell, flag, command string) {
 	// the host's) nor mount anything. (A non-root guard may not drop it,
 	// and its shell has no capability anyway.)
 	unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_ADMIN, 0, 0, 0)
-	pid, err := syscall.ForkExec(shell, []string{shell, flag, command}, &syscall.ProcAttr{
-		Env:   append(os.Environ(), tokenEnv),
+	cmd, ok := readGuardSpec(nsGuardFd)
+	if !ok {
+		os.Exit(0) // the host ended an unused guard
+	}
+	if err := unix.Chdir(cmd.dir); err != nil {
+		report(nsReportChdir, errnoOf(err))
+		os.Exit(1)
+	}
+	pid, err := syscall.ForkExec(cmd.shell, []string{cmd.shell, "-c", cmd.command}, &syscall.ProcAttr{
+		Env:   cmd.env,
 		Files: []uintptr{0, 1, 2},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})

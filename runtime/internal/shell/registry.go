@@ -178,7 +178,11 @@ func members(entries []*entry, skip ...int) ([]proc, error) {
 			continue
 		}
 		children[p.ppid] = append(children[p.ppid], i)
-		if belongs(p, entries) || (!p.dead && !p.kernel && p.start >= minStart && len(tokens) > 0 && environHas(p.pid, tokens)) {
+		// The host's own children are the commands' roots (which belong)
+		// and guards, never a process that left a command: their
+		// environments are not read (a spare guard's is empty, which
+		// environHas would wait on).
+		if belongs(p, entries) || (!p.dead && !p.kernel && p.ppid != self && p.start >= minStart && len(tokens) > 0 && environHas(p.pid, tokens)) {
 			matched[i] = true
 			queue = append(queue, i)
 		}

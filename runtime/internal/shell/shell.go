@@ -255,9 +255,12 @@ func start(s Spec) (*command, error) {
 // to create a namespace-mode shell.
 var errNamespacesRefused = errors.New("shell: namespaces refused")
 
-// startMode starts the shell and its guard in namespace mode (ns) or in
-// the fallback.
+// startMode starts the shell and its guard in namespace mode (ns, see
+// startNS) or in the fallback.
 func startMode(s Spec, ns bool) (c *command, err error) {
+	if ns {
+		return startNS(s)
+	}
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, fmt.Errorf("shell: start: %w", err)
@@ -265,9 +268,7 @@ func startMode(s Spec, ns bool) (c *command, err error) {
 	defer devnull.Close()
 	// The children get fds 0–2 and nothing else: the host's descriptors
 	// are close-on-exec, and childFiles closes the ones it inherited
-	// without. Never the host's fd 1, which carries the protocol. In
-	// namespace mode the shell also gets the guard's pipe as fd 3 and the
-	// report pipe as fd 4, and closes both before the command runs.
+	// without. Never the host's fd 1, which carries the protocol.
 	var files []*os.File
 	pipe := func() (r, w *os.File) {
 		if err != nil {
@@ -280,10 +281,6 @@ func startMode(s Spec, ns bool) (c *command, err error) {
 	outR, outW := pipe()
 	errR, errW := pipe()
 	guardR, guardW := pipe()
-	var reportR, reportW *os.File
-	if ns {
-		reportR, reportW = pipe()
-	}
 	defer func() {
 		// The children hold their own copies of the write ends (and of the
 		// guard's read end); on failure the host's read ends go too.
@@ -291,7 +288,7 @@ func startMode(s Spec, ns bool) (c *command, err error) {
 			if f == nil {
 				continue
 			}
-			if err != nil || f == outW || f == errW || f == guardR || (f == reportR && !ns) || f == reportW {
+			if err != nil || f == outW || f == errW || f == guardR {
 				f.Close()
 			}
 		}
@@ -311,24 +308,6 @@ func startMode(s Spec, ns bool) (c *command, err error) {
 		Env:   withToken(env, token),
 		Files: childFiles(devnull, outW, errW),
 		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
-	}
-	if ns {
-		// The guard execs the command's shell: one that cannot be executed
-		// must fail here, as it does in the fallback.
-		if err = unix.Access(s.Shell, unix.X_OK); err != nil {
-			err = &os.PathError{Op: "fork/exec", Path: s.Shell, Err: err}
-			return nil, fmt.Errorf("shell: start: %w", err)
-		}
-		// The guard is this program again (see nsinit.go); the token
-		// reaches the shell only, so the ladder never finds the guard.
-		path, argv = selfExe(), []string{nsInitName, nsSelfMap(), attr.Env[len(attr.Env)-1], s.Shell, "-c", s.Command}
-		attr.Env = attr.Env[:len(attr.Env)-1]
-		if len(attr.Files) < 5 {
-			attr.Files = append(attr.Files, make([]*os.File, 5-len(attr.Files))...)
-		}
-		attr.Files[3], attr.Files[4] = guardR, reportW
-		attr.Sys = nsAttr()
-		return startNS(s, path, argv, attr, token, guardW, outR, errR, reportR, reportW)
 	}
 	began := time.Now()
 	shell, exited, err := startLocked(path, argv, attr)
@@ -477,7 +456,14 @@ func (c *command) wait(ctx context.Context, timeout, grace time.Duration) (Resul
 	if c.nsGuard != nil {
 		// The end of the guard's pipe ends the namespace: whatever the
 		// ladder could not find dies with it, and so do the pipes' holders.
-		c.endNS()
+		// When the ladder found nothing left and the pipes are closed, only
+		// the guard (and zombies) remain: its end (the namespace's teardown
+		// takes the kernel milliseconds) need not hold up the result.
+		if err == nil && len(left) == 0 && drained {
+			endInBackground(c.endNS)
+		} else {
+			c.endNS()
+		}
 		<-c.exited
 	}
 	if !waitClosed(c.readers, stopDrain) {

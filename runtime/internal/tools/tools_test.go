@@ -13,6 +13,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"octet.dev/host/runtime/internal/shell"
+
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"go.uber.org/goleak"
@@ -21,7 +23,17 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(spareReleasing{m})
+}
+
+// spareReleasing ends the shell's spare guard (a child process and the
+// goroutine waiting on it) once the tests are over, before goleak looks.
+type spareReleasing struct{ m *testing.M }
+
+func (s spareReleasing) Run() int {
+	code := s.m.Run()
+	shell.ReleaseSpare()
+	return code
 }
 
 // secret is the content of every file outside the workspace; no tool output

@@ -137,3 +137,21 @@ func TestNextRefuses(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkStep is the turn machine's share of one step with two tool
+// calls and an after-tool boundary (it runs per step, never per delta).
+func BenchmarkStep(b *testing.B) {
+	facts := []Fact{{Kind: Begin}, {Kind: Answer, Calls: 2}, {Kind: ToolDone}, {Kind: Steered}, {Kind: ToolDone}}
+	b.ReportAllocs()
+	for b.Loop() {
+		s := New(1 << 30)
+		for range 10 {
+			for _, f := range facts {
+				var err error
+				if s, _, err = Next(s, f); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+}

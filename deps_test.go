@@ -18,6 +18,7 @@ var rules = []struct {
 	{"protocol", nil},                      // the vocabulary is a leaf: nothing of the module
 	{"protocol/rpc", []string{"protocol"}}, // the RPC mode's vocabulary: renames protocol 1's run events
 	{"fsm", []string{"fsm", "protocol"}},
+	{"fsm/turn", []string{"fsm", "fsm/run", "protocol"}}, // the loop's step boundaries: pure, never the engine or an I/O package
 	{"wire", []string{"wire", "protocol", "internal/textutil"}},
 	{"wire/client", []string{"wire", "protocol", "internal/linuxonly"}},
 	{"spec", []string{"spec", "protocol"}},

@@ -8,7 +8,8 @@
 //
 // The façade owns the public types and converts them at its edge; nothing
 // here imports it. The pure decisions live in package fsm (the run
-// lifecycle, recovery, steering); this package performs their effects.
+// lifecycle, recovery, steering, the loop's step boundaries in fsm/turn);
+// this package performs their effects.
 // Its own types keep the names the façade gives their public twins
 // (Agent, Options, RunRequest, RunControl, Session, …), so that a reader
 // moving between the two finds the same words.

@@ -73,7 +73,7 @@ func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunErr
 
 // prepareConfig is what package prepare reads of the agent's options.
 func (a *Agent) prepareConfig() prepare.Config {
-	return prepare.Config{Home: a.opts.Home, SessionDir: a.sessionsDir(), ResourceRoots: a.opts.ResourceRoots,
+	return prepare.Config{Home: a.opts.Home, SessionDir: a.opts.SessionDir, ResourceRoots: a.opts.ResourceRoots,
 		TrustWorkspace: a.opts.TrustWorkspace, PolicyLayers: a.opts.PolicyLayers, Getenv: a.opts.Getenv, Now: a.opts.Now,
 		Log: a.log, Cache: a.resCache, NewProvider: a.opts.ProviderFactory, Auth: a.authEnv(), Copilot: &a.copilotSt}
 }

@@ -1,13 +1,6 @@
 package engine
 
-import (
-	"path/filepath"
-)
+import "octet.dev/host/runtime/internal/prepare"
 
-// sessionsDir is the default session directory.
-func (a *Agent) sessionsDir() string {
-	if a.opts.SessionDir != "" {
-		return a.opts.SessionDir
-	}
-	return filepath.Join(a.opts.Home, ".octet", "sessions")
-}
+// sessionsDir is the default session directory (prepare.SessionsDir).
+func (a *Agent) sessionsDir() string { return prepare.SessionsDir(a.opts.Home, a.opts.SessionDir) }

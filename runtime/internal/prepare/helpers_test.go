@@ -24,6 +24,6 @@ func writeRes(t testing.TB, path, content string) {
 // testConfig is an agent's configuration with home as its home, an empty
 // environment, no log and a fresh resource cache.
 func testConfig(home string) *Config {
-	return &Config{Home: home, SessionDir: filepath.Join(home, ".octet", "sessions"), Getenv: func(string) string { return "" },
+	return &Config{Home: home, Getenv: func(string) string { return "" },
 		Now: time.Now, Log: slog.New(slog.DiscardHandler), Cache: resources.NewCache()}
 }

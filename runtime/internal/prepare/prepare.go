@@ -22,7 +22,7 @@ import (
 // start of each run.
 type Config struct {
 	Home           string         // where ~/.octet lives
-	SessionDir     string         // the session directory of a request that names none
+	SessionDir     string         // the session directory of a request that names none; "": Home/.octet/sessions (SessionsDir)
 	ResourceRoots  []string       // the operator's explicit resource roots, absolute
 	TrustWorkspace bool           // every workspace is trusted
 	PolicyLayers   []policy.Layer // the embedder's policy layers, lowest precedence first

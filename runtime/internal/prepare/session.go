@@ -9,14 +9,23 @@ import (
 	"octet.dev/host/runtime/internal/store"
 )
 
+// SessionsDir is the session directory of a request that names none: dir,
+// the agent's option, else home's ~/.octet/sessions.
+func SessionsDir(home, dir string) string {
+	if dir != "" {
+		return dir
+	}
+	return filepath.Join(home, ".octet", "sessions")
+}
+
 // OpenSession opens (or creates) the run's session in req.SessionDir, or
-// in cfg.SessionDir when the request names none, and locks it. It reports
+// in the agent's (SessionsDir) when the request names none, and locks it. It reports
 // whether the session has no conversation yet; history seeds only such a
 // session.
 func OpenSession(cfg *Config, req *RunRequest) (_ *store.Session, newSess bool, _ *RunError) {
 	dir := req.SessionDir
 	if dir == "" {
-		dir = cfg.SessionDir
+		dir = SessionsDir(cfg.Home, cfg.SessionDir)
 	} else if !filepath.IsAbs(dir) {
 		return nil, false, Refuse(protocol.CodeSessionDirInvalid, "session_dir must be an absolute path")
 	}

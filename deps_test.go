@@ -34,6 +34,8 @@ var rules = []struct {
 	{"runtime/internal/copilot", []string{"runtime/internal"}}, // the Copilot device flow, exchange, inventory, transport
 	// the terminal gate: its run through gate.Env, never the engine
 	{"runtime/internal/engine/gate", []string{"runtime/internal/engine/modelcall", "runtime/internal/catalog", "runtime/internal/store", "runtime/provider", "fsm/run", "protocol", "internal/textutil"}},
+	// run preparation (request to prepared run): never the engine, which calls it; of the engine's parts only the gate state a run holds
+	{"runtime/internal/prepare", []string{"runtime/internal/auth", "runtime/internal/catalog", "runtime/internal/confine", "runtime/internal/customheader", "runtime/internal/engine/gate", "runtime/internal/media", "runtime/internal/opfile", "runtime/internal/policy", "runtime/internal/resources", "runtime/internal/store", "runtime/internal/tools", "runtime/provider", "protocol", "internal/textutil"}},
 	// the Codex and Copilot routes' credential glue: never the engine
 	{"runtime/internal/auth", []string{"runtime/internal/codex", "runtime/internal/copilot", "runtime/internal/catalog", "runtime/internal/provider", "runtime/provider", "protocol", "internal/textutil"}},
 	{"runtime/internal/provider/providertest", []string{"runtime/internal/provider", "runtime/provider"}},                // the wire suites' shared harness: imported by their tests only (testOnly)
@@ -168,7 +170,7 @@ func TestRulesBite(t *testing.T) {
 		{"fsm/session", "wire"}, {"fsm/session", "runtime"}, {"wire", "runtime"}, {"wire", "fsm"},
 		{"runtime", "wire"}, {"runtime/internal/store", "wire"}, {"wire/client", "runtime"},
 		{"cmd/octet-host", "wire"}, {"cmd/octet-fake-provider", "internal/host"}, {"cmd/octet-fake-provider", "runtime/internal/store"},
-		{"runtime/internal/engine", "runtime"}, {"runtime/internal/store", "runtime"}, {"runtime/internal/engine", "runtime/copilot"}, {"runtime/internal/auth", "runtime/internal/engine"}, {"runtime/internal/auth", "runtime"}, {"runtime/provider", "runtime"}, {"runtime/provider", "runtime/internal"},
+		{"runtime/internal/engine", "runtime"}, {"runtime/internal/store", "runtime"}, {"runtime/internal/engine", "runtime/copilot"}, {"runtime/internal/auth", "runtime/internal/engine"}, {"runtime/internal/auth", "runtime"}, {"runtime/internal/prepare", "runtime/internal/engine"}, {"runtime/internal/prepare", "runtime"}, {"runtime/provider", "runtime"}, {"runtime/provider", "runtime/internal"},
 		{"protocol", "wire"}, {"protocol", "runtime"}, {"protocol", "fsm"}, {"protocol", "spec"}, {"protocol/x", "wire"},
 	}
 	for _, f := range forbidden {

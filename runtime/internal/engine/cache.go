@@ -19,12 +19,3 @@ func promptCacheKey(sessionID string, m catalog.Model) string {
 	sum := sha256.Sum256([]byte("octet prompt cache\x00" + sessionID + "\x00" + m.Provider + "\x00" + m.ID))
 	return "octet-" + hex.EncodeToString(sum[:16])
 }
-
-// acceptsPromptCacheKey reports whether the Chat Completions endpoint of
-// route m is known to accept prompt_cache_key: only OpenAI's own API, the
-// built-in openai entries (a configured provider may not take that name,
-// and an inline route of any name may point anywhere). Other
-// OpenAI-compatible servers may refuse a member they do not know.
-func acceptsPromptCacheKey(m catalog.Model) bool {
-	return !m.Inline && m.Provider == catalog.ProviderOpenAI && m.BaseURL == catalog.OpenAIBaseURL
-}

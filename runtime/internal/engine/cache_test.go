@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"octet.dev/host/runtime/internal/catalog"
+	"octet.dev/host/runtime/internal/prepare"
 )
 
 func TestPromptCacheKey(t *testing.T) {
@@ -37,7 +38,7 @@ func TestAcceptsPromptCacheKey(t *testing.T) {
 	if builtinChat == nil {
 		t.Fatal("no built-in OpenAI chat model")
 	}
-	if !acceptsPromptCacheKey(*builtinChat) || !routeFor(*builtinChat, "k", nil).AcceptsPromptCacheKey {
+	if !prepare.AcceptsPromptCacheKey(*builtinChat) || !prepare.RouteFor(*builtinChat, "k", nil).AcceptsPromptCacheKey {
 		t.Errorf("%s: not accepted", builtinChat.ID)
 	}
 	inline, err := catalog.InlineRoute(catalog.InlineSpec{Provider: "openai", BaseURL: catalog.OpenAIBaseURL, Model: "gpt-x"})
@@ -47,7 +48,7 @@ func TestAcceptsPromptCacheKey(t *testing.T) {
 	configured := *builtinChat
 	configured.Provider = "gateway"
 	for _, m := range []catalog.Model{inline, configured} {
-		if acceptsPromptCacheKey(m) {
+		if prepare.AcceptsPromptCacheKey(m) {
 			t.Errorf("%+v accepted", m)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"octet.dev/host/runtime/internal/auth"
 	"octet.dev/host/runtime/internal/catalog"
+	"octet.dev/host/runtime/internal/prepare"
 )
 
 // The Codex and Copilot routes' credential glue is package auth's; these
@@ -18,20 +19,6 @@ const codexPrefix = auth.CodexPrefix
 func (a *Agent) authEnv() auth.Env {
 	return auth.Env{Home: a.opts.Home, Now: a.opts.Now, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout,
 		CodexTokenURL: a.opts.CodexTokenURL, CodexBaseURL: a.opts.CodexBaseURL, Copilot: a.opts.Copilot}
-}
-
-// refusal is auth's refusal as the run's.
-func refusal(r *auth.Refusal) *RunError {
-	if r == nil {
-		return nil
-	}
-	return refuse(r.Code, "%s", r.Message)
-}
-
-// codexRoute resolves "codex/<name>" (auth.CodexRoute).
-func (a *Agent) codexRoute(ctx context.Context, name string) (catalog.Model, string, map[string]string, *RunError) {
-	m, key, headers, r := auth.CodexRoute(ctx, a.authEnv(), name)
-	return m, key, headers, refusal(r)
 }
 
 // reauthCodex answers a model call that failed with err. When the call was
@@ -48,7 +35,7 @@ func (d *driver) reauthCodex(ctx context.Context, step int, err error) (bool, er
 	d.reauthed = step // once per step: a refreshed credential refused again ends the turn
 	log := d.a.log.With(slog.String("run_id", d.p.req.RunID), slog.Int("step", step), slog.String("model", d.p.model.ID))
 	r, err := auth.RefreshCodex(ctx, d.a.authEnv(), log, d.p.key, err, func(bearer string, headers map[string]string) (Provider, error) {
-		return d.a.opts.ProviderFactory(routeFor(d.p.model, bearer, headers))
+		return d.a.opts.ProviderFactory(prepare.RouteFor(d.p.model, bearer, headers))
 	})
 	if err != nil {
 		return false, err

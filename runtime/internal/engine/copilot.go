@@ -28,12 +28,3 @@ func (a *Agent) copilotModels(ctx context.Context, cat *catalog.Catalog) ([]prot
 	}
 	return out, issue
 }
-
-// copilotRoute resolves "copilot/<model>" (auth.Copilot.Route).
-func (a *Agent) copilotRoute(ctx context.Context, name string) (catalog.Model, Provider, *RunError) {
-	m, p, r := a.copilotSt.Route(ctx, a.authEnv(), name)
-	return m, p, refusal(r)
-}
-
-// copilotName returns the model of a "copilot/…" or "github-copilot/…" id.
-func copilotName(model string) (string, bool) { return auth.CopilotName(model) }

@@ -88,7 +88,7 @@ func (d *driver) runDelegate(ctx context.Context, call provider.ToolCall, args [
 	req.ConfirmDelivery = false
 	req.Tools = make([]string, len(d.p.tools))
 	for i, t := range d.p.tools {
-		req.Tools[i] = t.spec.Name
+		req.Tools[i] = t.Spec.Name
 	}
 	// The effort in effect now, pinned for the worker's run: a later
 	// change of the parent's reaches the workers started after it.

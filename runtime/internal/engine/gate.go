@@ -9,6 +9,7 @@ import (
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/engine/gate"
 	"octet.dev/host/runtime/internal/policy"
+	"octet.dev/host/runtime/internal/prepare"
 )
 
 // The terminal gate is package gate: its vocabulary, the run's gate state,
@@ -72,7 +73,8 @@ func (g *ModelGate) Review(ctx context.Context, in gate.Input) (gate.Decision, e
 // configure. A ModelGate's route is resolved now, so that a gate model
 // missing from the catalog or without credentials refuses the run before
 // anything ran (with the code of that refusal; the message names the gate).
-func (a *Agent) prepareGate(ctx context.Context, p *prepared, setting *policy.TerminalGate) *RunError {
+// The state it returns is closed with the run, refused or not.
+func (a *Agent) prepareGate(ctx context.Context, setting *policy.TerminalGate) (*gate.State, *RunError) {
 	a.mu.Lock()
 	g := a.gate
 	a.mu.Unlock()
@@ -80,9 +82,9 @@ func (a *Agent) prepareGate(ctx context.Context, p *prepared, setting *policy.Te
 		g = &ModelGate{Model: setting.Model, Instructions: setting.Instructions}
 	}
 	if g == nil {
-		return nil
+		return nil, nil
 	}
-	p.gate = gate.New(g, func(ctx context.Context, m gate.Model) (*gate.Route, error) {
+	st := gate.New(g, func(ctx context.Context, m gate.Model) (*gate.Route, error) {
 		r, err := a.gateRoute(ctx, m.(*ModelGate))
 		if err != nil {
 			return nil, err
@@ -90,13 +92,13 @@ func (a *Agent) prepareGate(ctx context.Context, p *prepared, setting *policy.Te
 		return r, nil
 	})
 	if mg, ok := g.(*ModelGate); ok {
-		if _, err := p.gate.Route(ctx, mg); err != nil {
+		if _, err := st.Route(ctx, mg); err != nil {
 			var re *RunError
 			errors.As(err, &re)
-			return re
+			return st, re
 		}
 	}
-	return nil
+	return st, nil
 }
 
 // gateRoute resolves a model gate's route (the gate state keeps it for
@@ -105,12 +107,13 @@ func (a *Agent) gateRoute(ctx context.Context, g *ModelGate) (*gate.Route, *RunE
 	if err := g.check(); err != nil {
 		return nil, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
 	}
-	tmp := &prepared{req: RunRequest{Model: g.Model, Route: g.Route}}
-	if err := a.resolveRoute(ctx, tmp); err != nil {
+	cfg := a.prepareConfig()
+	r, err := prepare.ResolveRoute(ctx, &cfg, g.Model, g.Route)
+	if err != nil {
 		return nil, &RunError{Code: err.Code, Message: bound("the terminal gate's model " + strconv.Quote(textutil.Truncate(g.Model, 128)) + ": " + err.Message)}
 	}
-	red, key := tmp.red, tmp.key
-	return &gate.Route{Model: tmp.model, Prov: tmp.prov, OutputCap: requestOutputCap(tmp.model),
+	red, key := newRedactor(r.Key, r.Headers), r.Key
+	return &gate.Route{Model: r.Model, Prov: r.Prov, OutputCap: requestOutputCap(r.Model),
 		Redact: func(s string) string { return scrub(red.String(s), key) }}, nil
 }
 

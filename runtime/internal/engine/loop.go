@@ -53,7 +53,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 	}
 	specs := make([]provider.ToolSpec, len(p.tools))
 	for i, t := range p.tools {
-		specs[i] = t.spec
+		specs[i] = t.Spec
 	}
 	system := defaultSystemPrompt
 	if p.resourcePrompt != "" {

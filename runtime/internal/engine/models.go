@@ -8,12 +8,7 @@ import (
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/discovery"
-)
-
-// Defaults for a discovered model the server does not describe.
-const (
-	discoveredContextWindow = catalog.DefaultInlineContextWindow
-	discoveredMaxOutput     = catalog.DefaultInlineMaxOutput
+	"octet.dev/host/runtime/internal/prepare"
 )
 
 // models builds the inventory from the built-in catalog and
@@ -51,7 +46,8 @@ func (a *Agent) models(ctx context.Context, offline bool) ([]protocol.ModelInfo,
 	// leaves them out and is one issue.
 	cms, cissue := a.copilotModels(ctx, cat)
 	out = append(out, cms...)
-	eps := discovery.FromCatalog(ms, func(m catalog.Model) string { k, _ := a.credential(ctx, m); return k })
+	cfg := a.prepareConfig()
+	eps := discovery.FromCatalog(ms, func(m catalog.Model) string { k, _ := prepare.Credential(ctx, &cfg, m); return k })
 	if len(eps) == 0 {
 		if cissue != nil {
 			return out, []protocol.DiscoveryIssue{*cissue}, nil
@@ -70,11 +66,11 @@ func (a *Agent) models(ctx context.Context, offline bool) ([]protocol.ModelInfo,
 		}
 		window := d.ContextWindowTokens
 		if window <= 0 {
-			window = discoveredContextWindow
+			window = prepare.DiscoveredContextWindow
 		}
 		out = append(out, protocol.ModelInfo{
 			ID: d.Provider + "/" + d.ID, Provider: d.Provider, Name: d.ID, ProviderMode: modes[d.Provider],
-			ContextWindowTokens: window, MaxOutputTokens: min(discoveredMaxOutput, window),
+			ContextWindowTokens: window, MaxOutputTokens: min(prepare.DiscoveredMaxOutput, window),
 			InputModalities: []string{"text"},
 		})
 	}

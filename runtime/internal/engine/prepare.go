@@ -2,24 +2,20 @@ package engine
 
 import (
 	"context"
-	"errors"
-	"path/filepath"
-	"strconv"
-	"unicode"
-	"unicode/utf8"
 
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/confine"
 	"octet.dev/host/runtime/internal/engine/gate"
 	"octet.dev/host/runtime/internal/policy"
+	"octet.dev/host/runtime/internal/prepare"
 	"octet.dev/host/runtime/internal/resources"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
 )
 
-// prepared is a validated run: everything resolved, the workspace and the
-// session open. Whoever holds it must close it.
+// prepared is a validated run (prepare.Run) as the driver reads it, with
+// the redactor of its credentials. Whoever holds it must close it.
 type prepared struct {
 	req      RunRequest
 	model    catalog.Model
@@ -33,9 +29,9 @@ type prepared struct {
 	newSess  bool
 	key      string         // the route's credential, scrubbed from every message
 	red      *redactor      // every credential sent, redacted from the run's output (redact.go)
-	guard    *confine.Guard // the operator's directories edit and write never change (protect.go)
+	guard    *confine.Guard // the operator's directories edit and write never change (prepare.OperatorGuard)
 
-	resources      *resources.Set     // the run's resource layers, open (resources.go)
+	resources      *resources.Set     // the run's resource layers, open (prepare.LoadResources)
 	skills         *resources.Catalog // the skills offered, by name
 	skillNames     []string           // the same, sorted, for accepted
 	resourcePrompt string             // context files and skills for the system prompt
@@ -61,118 +57,39 @@ func (p *prepared) close() {
 	p.gate.Close()
 }
 
-// prepare validates every field of req (CONTRACT §8) and resolves the
-// route, the workspace, the tools, the policy and the session. A failure
+// prepare validates req and prepares the run (prepare.Prepare). A failure
 // is a *RunError and leaves nothing open.
 func (a *Agent) prepare(ctx context.Context, req RunRequest) (*prepared, *RunError) {
-	p := &prepared{req: req}
-	ok := false
-	defer func() {
-		if !ok {
-			p.close() // a refused run leaves nothing open
-		}
-	}()
-	if store.ValidateID(req.RunID) != nil {
-		return nil, refuse(protocol.CodeInvalidValue, "run_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'")
-	}
-	if req.Prompt == "" {
-		return nil, refuse(protocol.CodeInvalidValue, "prompt is empty")
-	}
-	if len(req.Prompt) > MaxPromptBytes {
-		return nil, refuse(protocol.CodePromptTooLarge, "prompt is %s bytes; the limit is 524288", strconv.Itoa(len(req.Prompt)))
-	}
-	if err := checkDisplayText(req.DisplayText); err != nil {
+	cfg := a.prepareConfig()
+	var r prepare.Run
+	if err := prepare.Prepare(ctx, &cfg, (*prepareHost)(a), req, &r); err != nil {
 		return nil, err
 	}
-	p.maxSteps = DefaultMaxSteps
-	if req.MaxSteps != nil {
-		if *req.MaxSteps < 1 || *req.MaxSteps > MaxMaxSteps {
-			return nil, refuse(protocol.CodeInvalidValue, "max_steps must be between 1 and 1000")
-		}
-		p.maxSteps = *req.MaxSteps
-	}
-	if req.ReasoningEffort != nil {
-		switch *req.ReasoningEffort {
-		case "low", "medium", "high":
-		default:
-			return nil, refuse(protocol.CodeInvalidValue, `reasoning.effort must be "low", "medium" or "high"`)
-		}
-	}
-	for i, h := range req.History {
-		if h.Role != "user" && h.Role != "assistant" {
-			return nil, refuse(protocol.CodeHistoryInvalid, `history[%s].role must be "user" or "assistant"`, strconv.Itoa(i))
-		}
-		if h.Content == "" {
-			return nil, refuse(protocol.CodeHistoryInvalid, "history[%s].content is empty", strconv.Itoa(i))
-		}
-	}
-	if err := p.selectTools(req.Tools); err != nil {
-		return nil, err
-	}
-
-	if !filepath.IsAbs(req.Workspace) {
-		return nil, refuse(protocol.CodeWorkspaceInvalid, "workspace must be an absolute path")
-	}
-	root, err := confine.Open(req.Workspace)
-	switch {
-	case errors.Is(err, confine.ErrWorkspaceNotFound):
-		return nil, refuse(protocol.CodeWorkspaceInvalid, "workspace does not exist")
-	case errors.Is(err, confine.ErrWorkspaceNotDir):
-		return nil, refuse(protocol.CodeWorkspaceInvalid, "workspace is not a directory")
-	case err != nil:
-		return nil, refuse(protocol.CodeWorkspaceInvalid, "workspace cannot be opened")
-	}
-	p.root = root
-	p.guard = operatorGuard(root, a.opts.Home, req.Workspace, a.opts.ResourceRoots)
-
-	if err := a.resolveRoute(ctx, p); err != nil {
-		return nil, err
-	}
-	if req.ReasoningEffort != nil && !p.model.SupportsReasoning {
-		return nil, refuse(protocol.CodeReasoningUnsupported, "the route does not support reasoning; omit reasoning")
-	}
-	if err := a.checkToolBudget(p); err != nil {
-		return nil, err
-	}
-	if err := p.loadMedia(); err != nil {
-		return nil, err
-	}
-	layers, trusted, gateSetting, perr := a.policyLayers(p.root, req.Workspace)
-	if perr != nil {
-		return nil, perr
-	}
-	if err := a.prepareGate(ctx, p, gateSetting); err != nil {
-		return nil, err
-	}
-	hostLayer := policy.Layer{Source: policy.SourceHostRequest}
-	if req.AllowFileMutation {
-		yes := true
-		hostLayer.AllowEdit, hostLayer.AllowWrite = &yes, &yes
-	}
-	p.policy = policy.Resolve(nil, nil, append(layers, hostLayer)...)
-	a.loadResources(p, trusted)
-
-	// The session comes last: it takes a lock and may create a file.
-	if err := a.openSession(p); err != nil {
-		return nil, err
-	}
-	ok = true
-	return p, nil
+	return &prepared{req: r.Req, model: r.Model, prov: r.Prov, root: r.Root, sess: r.Sess, tools: r.Tools, policy: r.Policy,
+		maxSteps: r.MaxSteps, media: r.Media, newSess: r.NewSess, key: r.Key, red: newRedactor(r.Key, r.Headers), guard: r.Guard,
+		resources: r.Res.Set, skills: r.Res.Skills, skillNames: r.Res.SkillNames, resourcePrompt: r.Res.Prompt,
+		gate: r.Gate, extensions: r.Res.Extensions}, nil
 }
 
-func checkDisplayText(s string) *RunError {
-	if len(s) > MaxDisplayTextBytes {
-		return refuse(protocol.CodeDisplayTextInvalid, "display_text is %s bytes; the limit is 262144", strconv.Itoa(len(s)))
-	}
-	if !utf8.ValidString(s) {
-		// A U+FFFD the application sent is text; only bytes that are
-		// not UTF-8 are refused.
-		return refuse(protocol.CodeDisplayTextInvalid, "display_text is not valid UTF-8")
-	}
-	for i, r := range s {
-		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			return refuse(protocol.CodeDisplayTextInvalid, "display_text has a control character at byte %s; only newline and tab are allowed", strconv.Itoa(i))
-		}
-	}
-	return nil
+// prepareConfig is what package prepare reads of the agent's options.
+func (a *Agent) prepareConfig() prepare.Config {
+	return prepare.Config{Home: a.opts.Home, SessionDir: a.opts.SessionDir, ResourceRoots: a.opts.ResourceRoots,
+		TrustWorkspace: a.opts.TrustWorkspace, PolicyLayers: a.opts.PolicyLayers, Getenv: a.opts.Getenv, Now: a.opts.Now,
+		Log: a.log, Cache: a.resCache, NewProvider: a.opts.ProviderFactory, Auth: a.authEnv(), Copilot: &a.copilotSt}
 }
+
+// prepareHost is the Agent as package prepare's Host.
+type prepareHost Agent
+
+func (h *prepareHost) ToolBudget() int {
+	a := (*Agent)(h)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.toolBudget
+}
+
+func (h *prepareHost) Gate(ctx context.Context, setting *policy.TerminalGate) (*gate.State, *RunError) {
+	return (*Agent)(h).prepareGate(ctx, setting)
+}
+
+func (h *prepareHost) Builtins() []resources.Skill { return (*Agent)(h).builtinSkills() }

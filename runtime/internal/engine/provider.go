@@ -2,6 +2,7 @@ package engine
 
 import (
 	"octet.dev/host/runtime/internal/catalog"
+	"octet.dev/host/runtime/internal/prepare"
 	"octet.dev/host/runtime/internal/provider/chat"
 	"octet.dev/host/runtime/internal/provider/messages"
 	"octet.dev/host/runtime/internal/provider/responses"
@@ -50,47 +51,13 @@ const (
 )
 
 // Route is a resolved model route: what a ProviderFactory needs to build a
-// Provider. APIKey is the credential; never log it.
-type Route struct {
-	ModelID  string // catalog or inline id
-	APIModel string // the model name sent to the provider
-	Provider string
-	Mode     string // openai-compatible | openai-responses | anthropic-messages
-	BaseURL  string
-	APIKey   string
-	Headers  map[string]string
-	// SupportsReasoning reports whether the model reasons (Responses routes
-	// then carry encrypted reasoning forward).
-	SupportsReasoning bool
-	// AcceptsPromptCacheKey reports that the route's Chat Completions
-	// endpoint is known to accept prompt_cache_key (OpenAI's own API, the
-	// built-in openai entries); Responses routes always get one.
-	AcceptsPromptCacheKey bool
-	// Transport is the catalog entry's transport: "" or "http", or
-	// "websocket" for the Responses WebSocket mode (openai-responses
-	// routes of ~/.octet/models.json or the built-in catalog; inline
-	// routes always use HTTP).
-	Transport string
-	// AudioOutput asks the route for audio output (an openai-compatible
-	// route whose model declares audio among its output modalities).
-	AudioOutput bool
-	// ImageOutput offers the model the image_generation tool (an
-	// openai-responses route whose model declares image among its output
-	// modalities).
-	ImageOutput bool
-}
+// Provider (prepare.Route). APIKey is the credential; never log it.
+type Route = prepare.Route
 
 // ProviderFactory builds the Provider for a route. It returns an error
 // (reported as route_invalid, or unsupported for an unknown mode) when it
 // cannot.
 type ProviderFactory func(Route) (Provider, error)
-
-// errUnsupportedMode marks a route whose wire mode this build cannot serve.
-type errUnsupportedMode struct{ mode string }
-
-func (e errUnsupportedMode) Error() string {
-	return "provider_mode " + e.mode + " is not served by this build yet"
-}
 
 // defaultFactory builds the wire-mode providers of this module.
 func (a *Agent) defaultFactory(r Route) (Provider, error) {
@@ -108,5 +75,5 @@ func (a *Agent) defaultFactory(r Route) (Provider, error) {
 		return messages.New(messages.Config{BaseURL: r.BaseURL, APIKey: r.APIKey, Headers: r.Headers, HTTPClient: a.opts.HTTPClient, IdleTimeout: a.opts.IdleTimeout, Now: a.opts.Now,
 			AdaptiveThinking: catalog.AdaptiveThinking(r.APIModel)})
 	}
-	return nil, errUnsupportedMode{r.Mode}
+	return nil, prepare.UnsupportedModeError{Mode: r.Mode}
 }

@@ -1,99 +1,34 @@
 package engine
 
-import (
-	"strings"
+import "octet.dev/host/runtime/internal/prepare"
 
-	"octet.dev/host/internal/textutil"
-	"octet.dev/host/protocol"
-	"octet.dev/host/runtime/internal/customheader"
+// The request's types are package prepare's, which checks them; these are
+// the engine's names for them.
+type (
+	// RunRequest is one run of the agent (CONTRACT §8).
+	RunRequest = prepare.RunRequest
+	// InlineRoute is a provider route defined in the request (CONTRACT §8).
+	InlineRoute = prepare.InlineRoute
+	// RunError is a run refused before it was accepted (CONTRACT §8).
+	RunError = prepare.RunError
 )
-
-// RunRequest is one run of the agent (CONTRACT §8). Zero values mean
-// "absent" and take the documented defaults.
-type RunRequest struct {
-	RunID     string
-	Workspace string // absolute path of an existing directory
-	Model     string // catalog id, or the model name of an inline Route
-	Prompt    string
-
-	// SessionID resumes (or creates) that session; "" starts a new one
-	// with a generated ID.
-	SessionID string
-	// SessionDir holds the session files; "" means ~/.octet/sessions.
-	SessionDir   string
-	SystemPrompt string
-	// Tools selects the registered tools: nil means all, an empty non-nil
-	// slice means none.
-	Tools []string
-	// AllowFileMutation pre-authorizes edit and write (source host_request).
-	AllowFileMutation bool
-	// DisplayText is presentation metadata for the prompt, stored in the
-	// session; the model never sees it.
-	DisplayText string
-	// Route defines an inline provider route instead of a catalog model.
-	Route *InlineRoute
-	// History seeds a new session with prior messages.
-	History []protocol.HistoryMessage
-	// MaxSteps bounds model calls: nil means DefaultMaxSteps, a value must
-	// be 1..MaxMaxSteps.
-	MaxSteps *int
-	// ReasoningEffort is the reasoning the run asks for: nil asks for none
-	// (the session's or the agent's selection applies), a value must be
-	// "low", "medium" or "high".
-	ReasoningEffort *string
-	// Media are typed inputs (images, audio) read from the workspace and
-	// sent with the prompt, in order (CONTRACT §16).
-	Media []protocol.Media
-	// ConfirmDelivery makes the run hold its session after its
-	// final_result until the consumer says whether the events reached
-	// their reader: Wait (they did) or AbandonWith (they did not; the
-	// session then records why). A consumer that sets it must call one of
-	// them once it has handled the final_result, or the session stays
-	// locked. The NDJSON host sets it; without it an abandonment after the
-	// final_result is not recorded.
-	ConfirmDelivery bool
-}
-
-// InlineRoute is a provider route defined in the request (CONTRACT §8).
-type InlineRoute struct {
-	Provider            string
-	BaseURL             string
-	APIKey              string
-	Headers             map[string]string
-	Mode                string // "" means openai-compatible
-	ContextWindowTokens *int   // nil means the inline default; a value must be positive
-	MaxOutputTokens     *int   // nil means the inline default; a value must be positive
-	InputModalities     []string
-	Vision              *bool
-	SupportsReasoning   *bool
-}
 
 // Limits of CONTRACT §8.
 const (
-	MaxPromptBytes      = 512 << 10
-	MaxDisplayTextBytes = 256 << 10
-	MaxHeaderEntries    = customheader.MaxEntries
-	MaxHeaderBytes      = customheader.MaxBytes
-	DefaultMaxSteps     = 50
-	MaxMaxSteps         = 1000
+	MaxPromptBytes      = prepare.MaxPromptBytes
+	MaxDisplayTextBytes = prepare.MaxDisplayTextBytes
+	MaxHeaderEntries    = prepare.MaxHeaderEntries
+	MaxHeaderBytes      = prepare.MaxHeaderBytes
+	DefaultMaxSteps     = prepare.DefaultMaxSteps
+	MaxMaxSteps         = prepare.MaxMaxSteps
 )
 
-// RunError is a run refused before it was accepted: no event was emitted,
-// and the caller reports a single error final result (CONTRACT §8).
-type RunError struct {
-	Code    string // one of protocol.RunCodes
-	Message string
-}
-
-func (e *RunError) Error() string { return e.Code + ": " + e.Message }
-
 func refuse(code, format string, args ...string) *RunError {
-	msg := format
-	for _, a := range args {
-		msg = strings.Replace(msg, "%s", a, 1)
-	}
-	return &RunError{Code: code, Message: bound(msg)}
+	return prepare.Refuse(code, format, args...)
 }
 
 // bound cuts a message to 1 KiB at a rune boundary.
-func bound(s string) string { return textutil.Truncate(s, 1024-len(textutil.Ellipsis)) }
+func bound(s string) string { return prepare.Bound(s) }
+
+// scrub removes a credential from a message.
+func scrub(msg, key string) string { return prepare.Scrub(msg, key) }

@@ -175,14 +175,9 @@ func (a *Agent) DocsDir() (string, error) {
 	return dir, nil
 }
 
-// loadResources resolves the run's resource layers (CONTRACT §18) and reads
-// the context files and skills it offers: it sets p.resources (closed with
-// p), p.skills and p.resourcePrompt. Nothing here refuses a run: what
-// cannot be read is skipped and logged.
-func (a *Agent) loadResources(p *prepared, trusted bool) {
-	set := resources.Resolve(resources.Options{Home: a.opts.Home, Workspace: p.root, TrustWorkspace: trusted, Roots: a.opts.ResourceRoots, Cache: a.resCache})
-	p.resources = set
-	contexts := set.Contexts(p.root)
+// builtinSkills are the host's own skills (prepare.Host): the octet-docs
+// skill when the binary carries its documentation.
+func (a *Agent) builtinSkills() []resources.Skill {
 	var builtins []resources.Skill
 	if a.opts.Docs != nil {
 		builtins = append(builtins, resources.Builtin(DocsSkill, docsSkillDescription, func() (*confine.Root, error) {
@@ -200,48 +195,7 @@ func (a *Agent) loadResources(p *prepared, trusted bool) {
 			return r, nil
 		}))
 	}
-	skills := set.Skills(builtins...)
-	p.skills = resources.NewCatalog(skills)
-	p.skillNames = make([]string, len(skills))
-	for i, k := range skills {
-		p.skillNames[i] = k.Name
-	}
-	p.resourcePrompt = resources.Prompt(contexts, skills)
-	p.extensions = a.discoverExtensions(set, p.req.RunID)
-	// An override is the layers working as meant (info); everything else
-	// was skipped or cut (warn). Messages and paths are relative to layers.
-	for _, d := range set.Diagnostics() {
-		lvl := slog.LevelWarn
-		if d.Code == resources.DiagShadowed {
-			lvl = slog.LevelInfo
-		}
-		a.log.LogAttrs(context.Background(), lvl, d.Message, slog.String("run_id", p.req.RunID), slog.String("layer", d.Layer),
-			slog.String("code", d.Code), slog.String("path", d.Path))
-	}
-}
-
-// discoverExtensions reads the layers' extension manifests (CONTRACT §18)
-// and returns the findings a run reports right after started. Nothing is
-// started: the Controlled policy forbids executable extensions, and
-// protocol 1 has no opt-in. A broken or unsupported manifest is logged as a
-// warning too; the informational findings (not_started, shadowed) only at
-// debug level, since every run repeats them.
-func (a *Agent) discoverExtensions(set *resources.Set, runID string) []protocol.ExtensionNotification {
-	found := set.Extensions()
-	if len(found) == 0 {
-		return nil
-	}
-	out := make([]protocol.ExtensionNotification, len(found))
-	for i, f := range found {
-		out[i] = protocol.ExtensionNotification{Extension: f.Extension, Layer: f.Layer, Level: f.Level, Code: f.Code, Message: f.Message}
-		lvl := slog.LevelWarn
-		if f.Level == protocol.LevelInfo {
-			lvl = slog.LevelDebug
-		}
-		a.log.LogAttrs(context.Background(), lvl, f.Message, slog.String("run_id", runID), slog.String("layer", f.Layer),
-			slog.String("code", f.Code), slog.String("path", f.Path))
-	}
-	return out
+	return builtins
 }
 
 // reportExtensions sends the run's extension findings. The driver calls it

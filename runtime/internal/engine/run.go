@@ -214,7 +214,7 @@ func (d *driver) drive(ctx context.Context) protocol.FinalResult {
 	p := d.p
 	names := make([]string, len(p.tools))
 	for i, t := range p.tools {
-		names[i] = t.spec.Name
+		names[i] = t.Spec.Name
 	}
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrAccept}, Event{Type: protocol.TypeAccepted, Data: &protocol.Accepted{
 		Model: protocol.ModelInfo{ID: p.model.ID, Provider: p.model.Provider, Name: p.model.Name,

@@ -64,7 +64,7 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	}
 	var def *toolDef
 	for i := range d.p.tools {
-		if d.p.tools[i].spec.Name == call.Name {
+		if d.p.tools[i].Spec.Name == call.Name {
 			def = &d.p.tools[i]
 		}
 	}
@@ -72,7 +72,7 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	if def == nil {
 		decision = d.p.policy.Unknown()
 	} else {
-		decision = d.p.policy.Decide(call.Name, def.effect)
+		decision = d.p.policy.Decide(call.Name, def.Effect)
 	}
 	if !decision.Allowed {
 		d.stream(protocol.TypeToolPolicy, &protocol.ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
@@ -88,7 +88,7 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	// Malformed arguments end the call before it is announced as allowed;
 	// a path refused by a workspace gate (confinement, link refusal,
 	// protected path) is a policy denial with the same code.
-	if def.effect == policy.EffectProcess {
+	if def.Effect == policy.EffectProcess {
 		if _, err := parseBashArgs(args); err != nil {
 			return fail(tools.CodeInvalidArguments, err.Error())
 		}
@@ -106,7 +106,7 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 	// still opens every path beneath the workspace descriptor, so a link or
 	// escape that appears after the gate fails the call with the same code.
 	d.stream(protocol.TypeToolPolicy, &protocol.ToolPolicy{CallID: call.ID, Tool: call.Name, Decision: decision})
-	if def.effect == policy.EffectProcess {
+	if def.Effect == policy.EffectProcess {
 		return reply(d.runBash(ctx, call, args))
 	}
 	res, err := tools.Run(ctx, env, call.Name, args)

@@ -1,4 +1,4 @@
-package engine
+package prepare
 
 import (
 	"path/filepath"
@@ -7,7 +7,7 @@ import (
 	"octet.dev/host/runtime/internal/confine"
 )
 
-// operatorGuard protects every operator layer from the model's edit and
+// OperatorGuard protects every operator layer from the model's edit and
 // write: the user's ~/.octet (settings, credentials,
 // models, sessions) and the workspace's .octet, wherever each lies
 // relative to the workspace. A HOME inside the workspace, a workspace
@@ -16,7 +16,7 @@ import (
 // not spellings, and remembers a directory that does not exist yet by its
 // name below the nearest one that does. The operator's explicit resource
 // roots (CONTRACT §18) are protected the same way.
-func operatorGuard(root *confine.Root, home, workspace string, roots []string) *confine.Guard {
+func OperatorGuard(root *confine.Root, home, workspace string, roots []string) *confine.Guard {
 	dirs := []confine.ProtectedDir{{Path: filepath.Join(workspace, ".octet"), Name: "the workspace's .octet"}}
 	if home != "" {
 		dirs = append(dirs, confine.ProtectedDir{Path: filepath.Join(home, ".octet"), Name: "~/.octet"})

@@ -1,13 +1,14 @@
-package engine
+package prepare
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"octet.dev/host/runtime/internal/confine"
+	"octet.dev/host/runtime/internal/resources"
 )
 
 // BenchmarkResourceLayers100Skills is what resource layers add to a run's
@@ -46,11 +47,8 @@ func benchLayers(b *testing.B, nExt int) {
 	for _, d := range []string{filepath.Join(home, ".octet"), ws, root} {
 		writeRes(b, filepath.Join(d, "AGENTS.md"), strings.Repeat("Project rule.\n", 300))
 	}
-	a, err := New(Options{Home: home, ResourceRoots: []string{root}, Docs: fstest.MapFS{"README.md": {Data: []byte("x")}},
-		Getenv: func(string) string { return "" }})
-	if err != nil {
-		b.Fatal(err)
-	}
+	cfg := testConfig(home)
+	cfg.ResourceRoots = []string{root}
 	wsRoot, err := confine.Open(ws)
 	if err != nil {
 		b.Fatal(err)
@@ -59,12 +57,15 @@ func benchLayers(b *testing.B, nExt int) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		p := &prepared{root: wsRoot}
-		a.loadResources(p, true)
-		if len(p.skillNames) != 101 || len(p.extensions) != findings {
-			b.Fatalf("%d skills, %d extension findings", len(p.skillNames), len(p.extensions))
+		// The host's docs skill, built for each run as the engine builds it.
+		docs := []resources.Skill{resources.Builtin("octet-docs", "The host's documentation.", func() (*confine.Root, error) {
+			return nil, errors.New("the benchmark never opens the docs skill")
+		})}
+		r := LoadResources(cfg, wsRoot, true, docs, "run-1")
+		if len(r.SkillNames) != 101 || len(r.Extensions) != findings {
+			b.Fatalf("%d skills, %d extension findings", len(r.SkillNames), len(r.Extensions))
 		}
-		p.resources.Close()
+		r.Set.Close()
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/run-start")
 }

@@ -1,4 +1,4 @@
-package engine
+package prepare
 
 import (
 	"errors"
@@ -9,34 +9,34 @@ import (
 	"octet.dev/host/runtime/internal/policy"
 )
 
-// policyLayers returns the operator's layers, lowest precedence first:
+// PolicyLayers returns the operator's layers, lowest precedence first:
 // ~/.octet/settings.json, the workspace's .octet/settings.json when the
 // workspace is trusted, then the embedder's (environment, CLI) layers
 // (CONTRACT §10), and the terminal gate the settings configure: the
 // workspace's over the user's, nil when neither sets one. The workspace
 // file is read through the workspace root, so a symlink cannot substitute
 // another file.
-func (a *Agent) policyLayers(root *confine.Root, workspace string) (layers []policy.Layer, trusted bool, gate *policy.TerminalGate, _ *RunError) {
-	user, err := policy.LoadSettings(filepath.Join(a.opts.Home, ".octet", "settings.json"), "~/.octet/settings.json")
+func PolicyLayers(cfg *Config, root *confine.Root, workspace string) (layers []policy.Layer, trusted bool, gate *policy.TerminalGate, _ *RunError) {
+	user, err := policy.LoadSettings(filepath.Join(cfg.Home, ".octet", "settings.json"), "~/.octet/settings.json")
 	if err != nil {
-		return nil, false, nil, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
+		return nil, false, nil, Refuse(protocol.CodeConfigInvalid, "%s", err.Error())
 	}
 	gate = user.TerminalGate
 	layers = []policy.Layer{user.Layer()}
-	trusted = a.opts.TrustWorkspace || user.Trusts(workspace)
+	trusted = cfg.TrustWorkspace || user.Trusts(workspace)
 	if trusted {
 		data, err := root.ReadFile(".octet/settings.json")
 		switch {
 		case errors.Is(err, confine.ErrNotFound):
 		case err != nil:
-			return nil, false, nil, refuse(protocol.CodeConfigInvalid, "the workspace's .octet/settings.json cannot be read")
+			return nil, false, nil, Refuse(protocol.CodeConfigInvalid, "the workspace's .octet/settings.json cannot be read")
 		default:
 			ws, err := policy.ParseSettings(data, "workspace .octet/settings.json")
 			if err != nil {
-				return nil, false, nil, refuse(protocol.CodeConfigInvalid, "%s", err.Error())
+				return nil, false, nil, Refuse(protocol.CodeConfigInvalid, "%s", err.Error())
 			}
 			if len(ws.TrustedWorkspaces) > 0 {
-				return nil, false, nil, refuse(protocol.CodeConfigInvalid, "workspace .octet/settings.json may not set trusted_workspaces")
+				return nil, false, nil, Refuse(protocol.CodeConfigInvalid, "workspace .octet/settings.json may not set trusted_workspaces")
 			}
 			layers = append(layers, ws.Layer())
 			if ws.TerminalGate != nil {
@@ -44,5 +44,5 @@ func (a *Agent) policyLayers(root *confine.Root, workspace string) (layers []pol
 			}
 		}
 	}
-	return append(layers, a.opts.PolicyLayers...), trusted, gate, nil
+	return append(layers, cfg.PolicyLayers...), trusted, gate, nil
 }

@@ -1,4 +1,4 @@
-package engine
+package prepare
 
 import (
 	"os"
@@ -26,20 +26,16 @@ func TestResourceCacheNextRun(t *testing.T) {
 	writeRes(t, filepath.Join(user, "skills", "beta", "SKILL.md"), skill("beta", "second"))
 	writeRes(t, filepath.Join(user, "extensions", "ext-a", "extension.json"),
 		`{"name":"ext-a","version":"1.0.0","description":"d","api_version":"0.3","command":["x"]}`)
-	a, err := New(Options{Home: home, Getenv: func(string) string { return "" }})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := testConfig(home)
 	wsRoot, err := confine.Open(ws)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer wsRoot.Close()
-	run := func() *prepared {
-		p := &prepared{root: wsRoot}
-		a.loadResources(p, true)
-		p.resources.Close()
-		return p
+	run := func() Resources {
+		r := LoadResources(cfg, wsRoot, true, nil, "run-1")
+		r.Set.Close()
+		return r
 	}
 	time.Sleep(100 * time.Millisecond) // the files settle (see resources.Cache)
 	run()
@@ -47,8 +43,8 @@ func TestResourceCacheNextRun(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for range 10 {
-				if p := run(); len(p.skillNames) != 2 || len(p.extensions) != 1 {
-					t.Errorf("concurrent run: %v, %d extension findings", p.skillNames, len(p.extensions))
+				if p := run(); len(p.SkillNames) != 2 || len(p.Extensions) != 1 {
+					t.Errorf("concurrent run: %v, %d extension findings", p.SkillNames, len(p.Extensions))
 				}
 			}
 		})
@@ -67,13 +63,13 @@ func TestResourceCacheNextRun(t *testing.T) {
 	writeRes(t, filepath.Join(ws, ".octet", "extensions", "ext-b", "extension.json"),
 		`{"name":"ext-b","version":"1.0.0","description":"d","api_version":"0.3","command":["x"]}`)
 	p := run()
-	if !slices.Equal(p.skillNames, []string{"alpha"}) {
-		t.Fatalf("skills after removing beta: %v", p.skillNames)
+	if !slices.Equal(p.SkillNames, []string{"alpha"}) {
+		t.Fatalf("skills after removing beta: %v", p.SkillNames)
 	}
-	if !strings.Contains(p.resourcePrompt, "first, edited") {
-		t.Fatalf("the edited skill's description is not offered:\n%s", p.resourcePrompt)
+	if !strings.Contains(p.Prompt, "first, edited") {
+		t.Fatalf("the edited skill's description is not offered:\n%s", p.Prompt)
 	}
-	if len(p.extensions) != 2 || p.extensions[1].Extension != "ext-b" {
-		t.Fatalf("extension findings after adding ext-b: %+v", p.extensions)
+	if len(p.Extensions) != 2 || p.Extensions[1].Extension != "ext-b" {
+		t.Fatalf("extension findings after adding ext-b: %+v", p.Extensions)
 	}
 }

@@ -134,7 +134,9 @@ func (a *Agent) WaitRuns(timeout time.Duration) bool { return a.e.WaitRuns(timeo
 // TerminateShells ends every command the agent's runs started: SIGTERM to
 // each process group (and to processes that left it), up to grace for them
 // to exit, then SIGKILL to survivors (CONTRACT §14). Commands started
-// afterwards are refused. The host calls it on HUP, INT, QUIT and TERM.
+// afterwards are refused, and the spare command guard (a child process the
+// runtime keeps ready for the next bash command, see docs/operations.md)
+// is ended. The host calls it on HUP, INT, QUIT and TERM.
 func (a *Agent) TerminateShells(grace time.Duration) { a.e.TerminateShells(grace) }
 
 // SetMaxNetworkWait bounds the elapsed recovery of a logical turn (the

@@ -15,6 +15,10 @@ type Transition struct {
 	Trigger   string
 	FromState string
 	ToState   string
+	// Instance numbers the machine among the run's machines of its kind,
+	// from 1, where a driver keeps several (0: the driver does not number
+	// them). The machine never sets it; a driver's tracer does.
+	Instance int64
 }
 
 // Tracer receives every transition a machine takes. Drivers use it for

@@ -54,7 +54,7 @@ func newTraceChecker(t *testing.T) *tracecheck.Checker {
 // TLA+ specs: every step of every machine of every run must be a step of
 // its spec. Then the log without one run's start must be rejected, where
 // the run's next step does not follow from the one before it.
-func checkTrace(t *testing.T, l *traceLog) {
+func checkTrace(t *testing.T, l *traceLog) tracecheck.Stats {
 	t.Helper()
 	log := l.bytes()
 	c := newTraceChecker(t)
@@ -78,10 +78,11 @@ func checkTrace(t *testing.T, l *traceLog) {
 		cut = append(cut, line...)
 	}
 	if !dropped {
-		return // no run started: rejected at validation
+		return st // no run started: rejected at validation
 	}
 	var v *tracecheck.Violation
 	if err := newTraceChecker(t).Log(cut); !errors.As(err, &v) || v.Instance.Machine != "run" || !strings.Contains(v.Reason, "another state") {
 		t.Errorf("a log without a run's start: %v, want a violation of the run machine", err)
 	}
+	return st
 }

@@ -704,7 +704,10 @@ func runTranscript(t *testing.T, file string) {
 	if !agent.WaitRuns(10 * time.Second) {
 		t.Error("runs still going")
 	}
-	checkTrace(t, &trace)
+	st := checkTrace(t, &trace)
+	if sc.route == "native" && st.ByMachine["native_steering"] == 0 {
+		t.Errorf("a native steering scenario traced no native steering transition: %s", st)
+	}
 
 	if *update {
 		var b strings.Builder

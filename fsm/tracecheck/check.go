@@ -145,6 +145,11 @@ func New(graphs map[string][]byte) (*Checker, error) {
 	return c, nil
 }
 
+// numbered are the machines a run has several instances of, each logged
+// with its number: one recovery machine per operation, one native
+// steering machine per intent.
+var numbered = map[string]bool{"recovery": true, "native_steering": true}
+
 // entry is a transition line; other lines decode to no Msg or Message.
 type entry struct {
 	Message   string `json:"message"` // zerolog's (octet-host)
@@ -195,7 +200,7 @@ func (c *Checker) Line(b []byte) error {
 		return fail("unknown machine %q", e.Machine)
 	case e.FromState == "" || e.ToState == "":
 		return fail("no from_state or to_state (a log from before states were traced?)")
-	case (e.Machine == "recovery") != (e.Instance > 0):
+	case numbered[e.Machine] != (e.Instance > 0):
 		return fail("instance %d", e.Instance)
 	}
 	action, ok := a.action(e.Trigger, e.To)

@@ -39,7 +39,10 @@ func tracer(log *slog.Logger, runID string) fsm.Tracer {
 		if runID != "" {
 			attrs = append(attrs, slog.String("run_id", runID))
 		}
-		if t.Machine == "recovery" {
+		switch {
+		case t.Instance > 0:
+			attrs = append(attrs, slog.Int64("instance", t.Instance))
+		case t.Machine == "recovery":
 			if t.From == "idle" {
 				n++
 			}
@@ -107,6 +110,22 @@ func realLog(t *testing.T) []byte {
 		}
 		fireQ(q.Fire(steering.Input{Trigger: steering.TrAfterTool}))
 	}
+	// Two native steering intents, their steps interleaved, each machine
+	// numbered by its driver.
+	var intents [2]*steering.NativeMachine
+	for i := range intents {
+		intents[i] = steering.NewNative()
+		n := int64(i + 1)
+		intents[i].SetTracer(func(tr fsm.Transition) { tr.Instance = n; trace(tr) })
+	}
+	fireN := must[steering.NativeEffect](t)
+	for _, step := range []struct {
+		i  int
+		tr steering.NativeTrigger
+	}{{0, steering.NTrRecord}, {0, steering.NTrDispatch}, {1, steering.NTrRecord}, {0, steering.NTrAccepted},
+		{1, steering.NTrDispatch}, {0, steering.NTrSuccessor}, {1, steering.NTrFailed}, {0, steering.NTrUsage}} {
+		fireN(intents[step.i].Fire(steering.NativeInput{Trigger: step.tr}))
+	}
 	fireQ(q.Fire(steering.Input{Trigger: steering.TrAfterTurn, Answered: true}))
 	fireQ(q.Fire(steering.Input{Trigger: steering.TrClose}))
 	fireR(r.Fire(run.Input{Trigger: run.TrSettle, Status: run.StatusCompleted}))
@@ -123,7 +142,7 @@ func TestRealLogPasses(t *testing.T) {
 	st := c.Stats()
 	t.Log(st)
 	lines := strings.Count(string(log), tracecheck.Message)
-	if st.Steps != lines || st.Runs != 1 || st.Instances != 5 || st.ByMachine["recovery"] != 6 || st.ByMachine["session"] != 22 {
+	if st.Steps != lines || st.Runs != 1 || st.Instances != 7 || st.ByMachine["recovery"] != 6 || st.ByMachine["session"] != 22 || st.ByMachine["native_steering"] != 8 {
 		t.Errorf("stats %+v, %d transition lines", st, lines)
 	}
 }
@@ -188,6 +207,14 @@ func TestCorruptedLogRejected(t *testing.T) {
 			return strings.Replace(l, `\"Phase\":\"backing_off\",\"Retries\":1`, `\"Phase\":\"backing_off\",\"Retries\":0`, 1)
 		}, "does not allow AttemptFailed"},
 		{"no instance", nth(`"machine":"recovery"`, 1), func(l string) string {
+			return strings.Replace(l, `"instance":1`, `"instance":0`, 1)
+		}, "instance 0"},
+		// The second intent's record logged as the first's: the first
+		// intent is past idle.
+		{"native intents mixed up", nth(`"trigger":"record"`, 2), func(l string) string {
+			return strings.Replace(l, `"instance":2`, `"instance":1`, 1)
+		}, "another state than step"},
+		{"a native intent not numbered", nth(`"machine":"native_steering"`, 1), func(l string) string {
 			return strings.Replace(l, `"instance":1`, `"instance":0`, 1)
 		}, "instance 0"},
 		{"an unknown machine", nth(`"machine":"run"`, 1), func(l string) string {

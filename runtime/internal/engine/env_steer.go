@@ -52,6 +52,7 @@ func (d *driver) startNative() {
 		return
 	}
 	d.native = steer.NewNative(d, nil)
+	d.native.SetTracer(d.trace)
 	g.Attach(d.native)
 }
 

@@ -24,11 +24,12 @@ const (
 )
 
 // transitionTracer returns the tracer of one run's state machines (fsm/run,
-// fsm/recovery, fsm/steering): each transition is logged at LevelTrace
-// with the run's ID, the machine's state before and after as JSON
-// (from_state, to_state), and, for a recovery machine, its instance: the
-// operations of a run are numbered from 1 in the order they start, which
-// is when their machine leaves idle. fsm/tracecheck replays these lines
+// fsm/recovery, fsm/steering, fsm/compaction): each transition is logged
+// at LevelTrace with the run's ID, the machine's state before and after as
+// JSON (from_state, to_state), and, for a recovery machine or a native
+// steering intent's, its instance: the operations of a run are numbered
+// from 1 in the order they start, which is when their machine leaves
+// idle; the intents carry their number (fsm.Transition.Instance). fsm/tracecheck replays these lines
 // against the TLA+ specs. It returns nil when log is not enabled at
 // LevelTrace, and a machine skips a nil tracer, so tracing costs nothing
 // unless it is on. The level is asked once, when the run starts.
@@ -41,7 +42,10 @@ func transitionTracer(ctx context.Context, log *slog.Logger, runID string) fsm.T
 		attrs := []slog.Attr{slog.String("run_id", runID),
 			slog.String("machine", t.Machine), slog.String("trigger", t.Trigger),
 			slog.String("from", t.From), slog.String("to", t.To)}
-		if t.Machine == recoveryMachine {
+		switch {
+		case t.Instance > 0: // numbered by its driver (native steering's intents)
+			attrs = append(attrs, slog.Int64("instance", t.Instance))
+		case t.Machine == recoveryMachine:
 			n := operations.Load()
 			if t.From == recoveryIdle {
 				n = operations.Add(1)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 
+	"octet.dev/host/fsm"
 	"octet.dev/host/fsm/steering"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/store"
@@ -85,6 +86,7 @@ type Native struct {
 	send    Send // nil: the live call's Steerer (tests set one)
 	intents []*intent
 	seq     int
+	trace   fsm.Tracer // the run's tracer; each intent's machine is instance seq
 	// Blocked is set once an intent's outcome became unknown: the run
 	// ends blocked with unsettled_native_steering at its next boundary.
 	Blocked bool
@@ -112,6 +114,11 @@ type Native struct {
 // NewNative returns a run's native steering. send is nil but in tests:
 // the live call's Steerer sends.
 func NewNative(env Env, send Send) *Native { return &Native{env: env, send: send} }
+
+// SetTracer traces the machine of every intent recorded from now on, each
+// as its own instance (numbered in the order the intents were made, as
+// their ids are).
+func (n *Native) SetTracer(t fsm.Tracer) { n.trace = t }
 
 // ErrUnknown reports an intent whose outcome became unknown.
 var ErrUnknown = errors.New("runtime: native steering outcome unknown")
@@ -194,6 +201,13 @@ func (n *Native) Steer(respID, text string) (string, error) {
 	sum := sha256.Sum256([]byte(text))
 	it := &intent{id: n.env.RunID() + "-ns" + strconv.Itoa(n.seq), respID: respID, text: text,
 		sum: hex.EncodeToString(sum[:]), m: steering.NewNative()}
+	if t := n.trace; t != nil {
+		seq := int64(n.seq)
+		it.m.SetTracer(func(tr fsm.Transition) {
+			tr.Instance = seq
+			t(tr)
+		})
+	}
 	recorded := false
 	record := func() error {
 		if err := n.fire(it, steering.NTrRecord, ""); err != nil {

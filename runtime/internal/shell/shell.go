@@ -269,33 +269,20 @@ func startMode(s Spec, ns bool) (c *command, err error) {
 	// The children get fds 0–2 and nothing else: the host's descriptors
 	// are close-on-exec, and childFiles closes the ones it inherited
 	// without. Never the host's fd 1, which carries the protocol.
-	var files []*os.File
-	pipe := func() (r, w *os.File) {
-		if err != nil {
-			return nil, nil
-		}
-		r, w, err = os.Pipe()
-		files = append(files, r, w)
-		return r, w
+	files, err := pipes(3)
+	if err != nil {
+		return nil, fmt.Errorf("shell: start: %w", err)
 	}
-	outR, outW := pipe()
-	errR, errW := pipe()
-	guardR, guardW := pipe()
+	outR, outW, errR, errW, guardR, guardW := files[0], files[1], files[2], files[3], files[4], files[5]
 	defer func() {
 		// The children hold their own copies of the write ends (and of the
 		// guard's read end); on failure the host's read ends go too.
 		for _, f := range files {
-			if f == nil {
-				continue
-			}
 			if err != nil || f == outW || f == errW || f == guardR {
 				f.Close()
 			}
 		}
 	}()
-	if err != nil {
-		return nil, fmt.Errorf("shell: start: %w", err)
-	}
 
 	token := rand.Text()
 	env := s.Env

@@ -71,30 +71,12 @@ func startGuard() (*guardProc, error) {
 		return nil, err
 	}
 	defer devnull.Close()
-	var files []*os.File
-	pipe := func() (r, w *os.File) {
-		if err != nil {
-			return nil, nil
-		}
-		r, w, err = os.Pipe()
-		files = append(files, r, w)
-		return r, w
-	}
-	outR, outW := pipe()
-	errR, errW := pipe()
-	guardR, guardW := pipe()
-	reportR, reportW := pipe()
-	closeAll := func() {
-		for _, f := range files {
-			if f != nil {
-				f.Close()
-			}
-		}
-	}
+	ps, err := pipes(4)
 	if err != nil {
-		closeAll()
 		return nil, err
 	}
+	outR, outW, errR, errW := ps[0], ps[1], ps[2], ps[3]
+	guardR, guardW, reportR, reportW := ps[4], ps[5], ps[6], ps[7]
 	mounts, merr := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if merr != nil {
 		mounts = -1
@@ -126,6 +108,23 @@ func startGuard() (*guardProc, error) {
 		return nil, err
 	}
 	return &guardProc{p: p, exited: exited, guardW: guardW, outR: outR, errR: errR, reportR: reportR, mounts: mounts}, nil
+}
+
+// pipes opens n pipes and returns their ends, read end first; on failure
+// it closes the ones it opened.
+func pipes(n int) ([]*os.File, error) {
+	files := make([]*os.File, 0, 2*n)
+	for range n {
+		r, w, err := os.Pipe()
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			return nil, err
+		}
+		files = append(files, r, w)
+	}
+	return files, nil
 }
 
 // mountsChanged reports whether the host's mount tree changed since g's

@@ -31,6 +31,7 @@ var rules = []struct {
 	{"runtime/provider", nil},                                  // the provider seam (SPI): a leaf of public types every wire and the engine share
 	{"runtime/copilot", []string{"runtime"}},                   // the Copilot login of the CLI, over runtime's seam
 	{"runtime/internal/copilot", []string{"runtime/internal"}}, // the Copilot device flow, exchange, inventory, transport
+	{"runtime/internal/copilot/copilottest", nil},              // loopback GitHub, the seam's loopback endpoint, a fake clock: std only, imported by tests only (testOnly)
 	// the terminal gate: its run through gate.Env, never the engine
 	{"runtime/internal/engine/gate", []string{"runtime/internal/engine/modelcall", "runtime/internal/catalog", "runtime/internal/store", "runtime/provider", "fsm/run", "protocol", "internal/textutil"}},
 	// the Codex and Copilot routes' credential glue: never the engine
@@ -62,7 +63,7 @@ var rules = []struct {
 // them (TestTestOnly). The rules above judge the imports of non-test
 // files alone (go list's Imports); test files may import these, and any
 // package of the module.
-var testOnly = []string{"internal/testbin", "internal/schematest", "runtime/internal/provider/providertest", "runtime/internal/provider/edge/edgetest"}
+var testOnly = []string{"internal/testbin", "internal/schematest", "runtime/internal/provider/providertest", "runtime/internal/provider/edge/edgetest", "runtime/internal/copilot/copilottest"}
 
 // forbiddenStd are standard packages that pure machines must not import:
 // I/O, clocks, randomness, processes, logging (DESIGN §1). Each also

@@ -186,18 +186,14 @@ func TestCitationsResolve(t *testing.T) {
 		selfOf[path] = name
 	}
 	count := map[string]int{}
-	for _, path := range repoFiles(t) {
-		if !scanned(path) || path == "citations_test.go" { // its examples are not citations
-			continue
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cites, err := findCitations(path, string(b), selfOf[path])
+	keep := func(path string) bool {
+		return scanned(path) && path != "citations_test.go" // its examples are not citations
+	}
+	scanFiles(t, keep, func(path, text string) {
+		cites, err := findCitations(path, text, selfOf[path])
 		if err != nil {
 			t.Error(err)
-			continue
+			return
 		}
 		for _, c := range cites {
 			count[c.doc]++
@@ -210,7 +206,7 @@ func TestCitationsResolve(t *testing.T) {
 				t.Errorf("%s:%d: %q cites item %d of %s §%s, which has no such item", c.file, c.line, c.text, c.item, c.doc, c.section)
 			}
 		}
-	}
+	})
 	// The code cites both documents well over a hundred times in all; a
 	// scan that finds few has stopped reading them.
 	if count["CONTRACT"] < 100 || count["DESIGN"] < 15 {

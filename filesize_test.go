@@ -1,7 +1,6 @@
 package octethost
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -36,23 +35,15 @@ func lineCount(text string) int {
 
 func TestFileSize(t *testing.T) {
 	checked := 0
-	for _, path := range repoFiles(t) {
-		if !sizeChecked(path) {
-			continue
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := string(b)
+	scanFiles(t, sizeChecked, func(path, text string) {
 		if generatedRE.MatchString(text) {
-			continue
+			return
 		}
 		checked++
 		if n := lineCount(text); n > maxFileLines {
 			t.Errorf("%s has %d lines, over %d: split it into cohesive files of its package", path, n, maxFileLines)
 		}
-	}
+	})
 	if checked < 300 {
 		t.Errorf("checked %d files; the walk is missing them", checked)
 	}

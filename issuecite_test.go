@@ -1,7 +1,6 @@
 package octethost
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -34,22 +33,15 @@ func issueScanned(path string) bool {
 }
 
 func TestNoIssueCitations(t *testing.T) {
-	scanned := 0
-	for _, path := range repoFiles(t) {
-		if !issueScanned(path) || path == "issuecite_test.go" { // its examples are not citations
-			continue
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		scanned++
-		text := string(b)
+	keep := func(path string) bool {
+		return issueScanned(path) && path != "issuecite_test.go" // its examples are not citations
+	}
+	scanned := scanFiles(t, keep, func(path, text string) {
 		for _, loc := range issueCiteRE.FindAllStringIndex(text, -1) {
 			line := strings.Count(text[:loc[0]], "\n") + 1
 			t.Errorf("%s:%d: %q cites an issue number; say what the rule is instead", path, line, text[loc[0]:loc[1]])
 		}
-	}
+	})
 	if scanned < 300 {
 		t.Errorf("scanned %d files; the walk is missing them", scanned)
 	}

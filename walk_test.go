@@ -2,17 +2,19 @@ package octethost
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
 	"testing"
 )
 
-// repoFiles returns the path of every file of the checkout, relative to
-// the root, in lexical order, leaving out the directories no check reads:
+// scanFiles calls visit with the path, relative to the root, and the text
+// of every file of the checkout that keep accepts, in lexical order, and
+// returns how many it read. It leaves out the directories no check reads:
 // .git, node_modules, and the build outputs dist and bin. The tests that
 // scan the tree (citations, issue numbers, file sizes) share this walk.
-func repoFiles(t *testing.T) []string {
+func scanFiles(t *testing.T, keep func(path string) bool, visit func(path, text string)) int {
 	t.Helper()
-	var paths []string
+	read := 0
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -24,11 +26,19 @@ func repoFiles(t *testing.T) []string {
 			}
 			return nil
 		}
-		paths = append(paths, path)
+		if !keep(path) {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		read++
+		visit(path, string(b))
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return paths
+	return read
 }

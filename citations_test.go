@@ -3,7 +3,6 @@ package octethost
 import (
 	"bufio"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -187,28 +186,14 @@ func TestCitationsResolve(t *testing.T) {
 		selfOf[path] = name
 	}
 	count := map[string]int{}
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "node_modules", "dist", "bin":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !scanned(path) || path == "citations_test.go" { // its examples are not citations
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		cites, err := findCitations(path, string(b), selfOf[path])
+	keep := func(path string) bool {
+		return scanned(path) && path != "citations_test.go" // its examples are not citations
+	}
+	scanFiles(t, keep, func(path, text string) {
+		cites, err := findCitations(path, text, selfOf[path])
 		if err != nil {
 			t.Error(err)
-			return nil
+			return
 		}
 		for _, c := range cites {
 			count[c.doc]++
@@ -221,11 +206,7 @@ func TestCitationsResolve(t *testing.T) {
 				t.Errorf("%s:%d: %q cites item %d of %s §%s, which has no such item", c.file, c.line, c.text, c.item, c.doc, c.section)
 			}
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The code cites both documents well over a hundred times in all; a
 	// scan that finds few has stopped reading them.
 	if count["CONTRACT"] < 100 || count["DESIGN"] < 15 {

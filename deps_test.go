@@ -29,9 +29,10 @@ var rules = []struct {
 	// steering, queued and native: never the engine
 	{"runtime/internal/engine/steer", []string{"runtime/internal/engine/modelcall", "runtime/internal/store", "runtime/provider", "fsm", "protocol"}},
 	{"runtime/internal", []string{"runtime/internal", "runtime/provider", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}}, // the engine and its parts: never the façade (runtime); of the public packages only the provider seam
-	{"runtime/provider", nil},                                  // the provider seam (SPI): a leaf of public types every wire and the engine share
-	{"runtime/copilot", []string{"runtime"}},                   // the Copilot login of the CLI, over runtime's seam
-	{"runtime/internal/copilot", []string{"runtime/internal"}}, // the Copilot device flow, exchange, inventory, transport
+	{"runtime/provider", nil},                                                       // the provider seam (SPI): a leaf of public types every wire and the engine share
+	{"runtime/copilot", []string{"runtime"}},                                        // the Copilot login of the CLI, over runtime's seam
+	{"runtime/internal/copilot", []string{"runtime/internal", "internal/textutil"}}, // the Copilot device flow, exchange, inventory, transport
+	{"runtime/internal/copilot/copilottest", nil},                                   // loopback GitHub, the seam's loopback endpoint, a fake clock: std only, imported by tests only (testOnly)
 	// the terminal gate: its run through gate.Env, never the engine
 	{"runtime/internal/engine/gate", []string{"runtime/internal/engine/modelcall", "runtime/internal/catalog", "runtime/internal/store", "runtime/provider", "fsm/run", "protocol", "internal/textutil"}},
 	// run preparation (request to prepared run): never the engine, which calls it; of the engine's parts only the gate state a run holds
@@ -44,7 +45,7 @@ var rules = []struct {
 	{"runtime/internal/sysfile", []string{"internal/linuxonly"}},     // flock(2), directory fsync: a leaf, shared by the store and codex
 	{"runtime/internal/opfile", []string{"internal/linuxonly"}},      // the operator files' one reader (settings, models.json, credentials): a leaf
 	{"runtime/internal/customheader", []string{"internal/textutil"}}, // custom_headers rules: shared by catalog, the run validator and edge
-	{"internal/textutil", nil},                                       // UTF-8-safe cuts: a leaf, shared by the wire and the runtime
+	{"internal/textutil", nil},                                       // UTF-8-safe cuts, the error-code shape: a leaf, shared by the wire and the runtime
 	{"internal/schematest", []string{"spec/schema"}},                 // tests' schema validation
 	{"internal/testbin", []string{"internal/linuxonly"}},             // tests' builds of the commands, shared by a go test run: a leaf, imported by tests only (testOnly)
 	{"internal/host", []string{"internal/host", "wire", "runtime", "fsm", "protocol"}},
@@ -65,7 +66,7 @@ var rules = []struct {
 // them (TestTestOnly). The rules above judge the imports of non-test
 // files alone (go list's Imports); test files may import these, and any
 // package of the module.
-var testOnly = []string{"internal/testbin", "internal/schematest", "runtime/internal/provider/providertest", "runtime/internal/provider/edge/edgetest"}
+var testOnly = []string{"internal/testbin", "internal/schematest", "runtime/internal/provider/providertest", "runtime/internal/provider/edge/edgetest", "runtime/internal/copilot/copilottest"}
 
 // forbiddenStd are standard packages that pure machines must not import:
 // I/O, clocks, randomness, processes, logging (DESIGN §1). Each also

@@ -1,8 +1,6 @@
 package octethost
 
 import (
-	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -35,36 +33,15 @@ func issueScanned(path string) bool {
 }
 
 func TestNoIssueCitations(t *testing.T) {
-	scanned := 0
-	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case ".git", "node_modules", "dist", "bin":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !issueScanned(path) || path == "issuecite_test.go" { // its examples are not citations
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		scanned++
-		text := string(b)
+	keep := func(path string) bool {
+		return issueScanned(path) && path != "issuecite_test.go" // its examples are not citations
+	}
+	scanned := scanFiles(t, keep, func(path, text string) {
 		for _, loc := range issueCiteRE.FindAllStringIndex(text, -1) {
 			line := strings.Count(text[:loc[0]], "\n") + 1
 			t.Errorf("%s:%d: %q cites an issue number; say what the rule is instead", path, line, text[loc[0]:loc[1]])
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if scanned < 300 {
 		t.Errorf("scanned %d files; the walk is missing them", scanned)
 	}

@@ -5,17 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"octet.dev/host/runtime"
+	"octet.dev/host/runtime/internal/copilot/copilottest"
 )
 
 // embedderHost is an embedder's CopilotHost: its own sessions and
@@ -49,49 +46,21 @@ func (h *embedderHost) Headers() (map[string]string, error) {
 	return map[string]string{"Editor-Version": "embedder/1.0"}, nil
 }
 
-// loopbackOnly fails the test on any request to a host other than the
-// loopback server's: the seam contacts no GitHub endpoint.
-type loopbackOnly struct {
-	t    *testing.T
-	host string
-	base http.RoundTripper
-}
-
-func (l loopbackOnly) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.URL.Host != l.host {
-		l.t.Errorf("a request left for %s; only the embedder's endpoint %s is allowed", r.URL, l.host)
-		return nil, errors.New("refused by the test")
-	}
-	return l.base.RoundTrip(r)
-}
-
 // TestCopilotSeamEmbedded embeds the Copilot seam with a host of its own
 // on a fixed endpoint on loopback TLS: the models come from the host's
 // protocols, inference carries the host's session and headers, a 401
 // takes one new session, a removed login is refused, and no request goes
 // anywhere but the endpoint.
 func TestCopilotSeamEmbedded(t *testing.T) {
-	var mu sync.Mutex
-	var seen []string
-	refuse := atomic.Bool{}
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		seen = append(seen, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization")+" "+r.Header.Get("Editor-Version"))
-		mu.Unlock()
-		if refuse.CompareAndSwap(true, false) {
-			rw.WriteHeader(http.StatusUnauthorized)
-			return
-		}
+	e := copilottest.NewEndpoint(t, func(rw http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(rw).Encode(map[string]string{"model": "emb-chat"})
-	}))
-	defer srv.Close()
-	u, _ := url.Parse(srv.URL)
-	ep, err := runtime.ParseCopilotEndpoint(srv.URL)
+	})
+	ep, err := runtime.ParseCopilotEndpoint(e.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	host := &embedderHost{}
-	p := runtime.NewCopilotProvider(ep, host, &http.Client{Transport: loopbackOnly{t: t, host: u.Host, base: srv.Client().Transport}})
+	p := runtime.NewCopilotProvider(ep, host, e.Client)
 
 	ms, err := p.RegisterModels(context.Background())
 	if err != nil {
@@ -100,26 +69,12 @@ func TestCopilotSeamEmbedded(t *testing.T) {
 	if len(ms) != 2 || ms[0].ID != "emb-chat" || ms[0].Name != "Embedder Chat" || ms[0].Protocol != runtime.CopilotOpenAiChat || ms[1].ID != "emb-responses" {
 		t.Fatalf("routable models: %+v", ms)
 	}
-	post := func() int {
-		req, _ := http.NewRequest(http.MethodPost, "https://api.githubcopilot.com/chat/completions", strings.NewReader(`{"model":"emb-chat"}`))
-		resp, err := p.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-	if st := post(); st != http.StatusOK {
-		t.Fatalf("inference: HTTP %d", st)
-	}
-	refuse.Store(true)
-	if st := post(); st != http.StatusOK {
-		t.Fatalf("inference after a 401: HTTP %d", st)
-	}
-	mu.Lock()
-	got := strings.Join(seen, "\n")
-	mu.Unlock()
+	// The requests name the Copilot API; the seam sends them to the
+	// endpoint, and takes a new session after a 401.
+	e.Inference(t, p.Client(), `{"model":"emb-chat"}`)
+	got := e.Seen(func(r copilottest.Request) string {
+		return r.Method + " " + r.Path + " " + r.Header.Get("Authorization") + " " + r.Header.Get("Editor-Version")
+	})
 	want := strings.Join([]string{
 		"POST /chat/completions Bearer embedder-session-1 embedder/1.0",
 		"POST /chat/completions Bearer embedder-session-1 embedder/1.0",

@@ -80,25 +80,7 @@ func (r *gateRig) do(req runtime.RunRequest) ([]runtime.Event, protocol.FinalRes
 	if err != nil {
 		r.t.Fatalf("Run refused: %v", err)
 	}
-	var evs []runtime.Event
-	var lc []spec.RunEvent
-	for ev := range rc.Events() {
-		evs = append(evs, ev)
-		if ev.Type == protocol.TypeRecoveredOutput {
-			continue
-		}
-		re := spec.RunEvent{Type: ev.Type}
-		switch d := ev.Data.(type) {
-		case *protocol.Settled:
-			re.Status = d.Status
-		case *protocol.FinalResult:
-			re.Status = d.Status
-		}
-		lc = append(lc, re)
-		if err := spec.RunLifecycle(lc); err != nil {
-			r.t.Fatalf("lifecycle: %v", err)
-		}
-	}
+	evs, lc := drainChecked(r.t, rc)
 	if err := spec.RunComplete(lc); err != nil {
 		r.t.Fatalf("lifecycle: %v", err)
 	}

@@ -93,6 +93,16 @@ func (r *lifecycleRig) run(ctx context.Context, req runtime.RunRequest) ([]runti
 	if err != nil {
 		r.t.Fatalf("Run refused: %v", err)
 	}
+	evs, _ := drainChecked(r.t, rc)
+	return evs, rc.Wait()
+}
+
+// drainChecked reads rc's events to the end, checking the run
+// lifecycle invariants of package spec (RunLifecycle) on every event but
+// the Go API's recovered_output, and returns the events and the lifecycle
+// sequence checked.
+func drainChecked(t *testing.T, rc *runtime.RunControl) ([]runtime.Event, []spec.RunEvent) {
+	t.Helper()
 	var evs []runtime.Event
 	var lc []spec.RunEvent
 	for ev := range rc.Events() {
@@ -109,10 +119,10 @@ func (r *lifecycleRig) run(ctx context.Context, req runtime.RunRequest) ([]runti
 		}
 		lc = append(lc, re)
 		if err := spec.RunLifecycle(lc); err != nil {
-			r.t.Fatalf("run lifecycle: %v", err)
+			t.Fatalf("run lifecycle: %v", err)
 		}
 	}
-	return evs, rc.Wait()
+	return evs, lc
 }
 
 // summary lists the event types, model_delta runs collapsed and each

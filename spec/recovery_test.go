@@ -1,8 +1,6 @@
 package spec_test
 
 import (
-	"errors"
-	"strings"
 	"testing"
 
 	"octet.dev/host/protocol"
@@ -26,10 +24,7 @@ var (
 	deltaEv     = spec.RecoveryEvent{Type: "model_delta"}
 )
 
-var recoveryPredicates = []struct {
-	name  string
-	check func([]spec.RecoveryEvent) error
-}{
+var recoveryPredicates = []predicate[spec.RecoveryEvent]{
 	{spec.NameRetryCountWithinBudget, spec.RetryCountWithinBudget},
 	{spec.NameNetworkWaitNeverConsumesBudget, spec.NetworkWaitNeverConsumesBudget},
 	{spec.NameUncertaintySticky, spec.UncertaintySticky},
@@ -89,29 +84,11 @@ var recoveryTranscripts = []struct {
 func TestRecoveryPredicates(t *testing.T) {
 	for _, tt := range recoveryTranscripts {
 		for _, p := range recoveryPredicates {
-			err := p.check(tt.events)
-			at, bad := tt.want[p.name]
-			if !bad {
-				if err != nil {
-					t.Errorf("%s: %s: unexpected %v", tt.name, p.name, err)
-				}
-				continue
-			}
-			var v *spec.Violation
-			if !errors.As(err, &v) {
-				t.Errorf("%s: %s: want a violation at event %d, got %v", tt.name, p.name, at, err)
-				continue
-			}
-			if v.Invariant != p.name || v.Frame != at {
-				t.Errorf("%s: %s: got %v, want a violation of %s at event %d", tt.name, p.name, v, p.name, at)
-			}
+			checkVerdict(t, tt.name, p.name, "event", p.check(tt.events), tt.want)
 		}
 		err := spec.Recovery(tt.events)
 		for _, p := range recoveryPredicates {
-			_, bad := tt.want[p.name]
-			if got := err != nil && strings.Contains(err.Error(), " "+p.name+" "); got != bad {
-				t.Errorf("%s: Recovery mentions %s: %v, want %v (%v)", tt.name, p.name, got, bad, err)
-			}
+			checkMentions(t, tt.name, "Recovery", p.name, err, tt.want)
 		}
 	}
 }
@@ -123,26 +100,6 @@ func TestRecoveryPrefixClosed(t *testing.T) {
 		retryEv(1, 2), retryEv(2, 2), retryEv(3, 2), retryEv(2, 3), waitEv(1), waitEv(2),
 		{Type: protocol.TypeProviderWaitingForNetwork, Attempt: 1, MaxAttempts: maxA(2)}, uncertainEv, stepKnown, stepSub, deltaEv,
 	}
-	checked := 0
-	var visit func(events []spec.RecoveryEvent)
-	visit = func(events []spec.RecoveryEvent) {
-		for _, p := range recoveryPredicates {
-			if p.check(events) != nil {
-				continue
-			}
-			checked++
-			if err := p.check(events[:len(events)-1]); err != nil {
-				t.Fatalf("%s holds on %v but not on its prefix: %v", p.name, events, err)
-			}
-		}
-		if len(events) < 5 {
-			for _, e := range alpha {
-				visit(append(events[:len(events):len(events)], e))
-			}
-		}
-	}
-	for _, e := range alpha {
-		visit([]spec.RecoveryEvent{e})
-	}
+	checked := checkPrefixClosed(t, alpha, recoveryPredicates, func(string) bool { return false })
 	t.Logf("%d (predicate, transcript) pairs that hold, prefixes checked", checked)
 }

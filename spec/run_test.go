@@ -1,7 +1,6 @@
 package spec_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -26,10 +25,7 @@ func fin(status string) spec.RunEvent {
 	return spec.RunEvent{Type: protocol.TypeFinalResult, Status: status}
 }
 
-var runPredicates = []struct {
-	name  string
-	check func([]spec.RunEvent) error
-}{
+var runPredicates = []predicate[spec.RunEvent]{
 	{spec.NameRunTypeOK, spec.RunTypeOK},
 	{spec.NameAcceptedFirst, spec.AcceptedFirst},
 	{spec.NameStartedBeforeStream, spec.StartedBeforeStream},
@@ -120,22 +116,7 @@ var runTranscripts = []struct {
 func TestRunPredicates(t *testing.T) {
 	for _, tt := range runTranscripts {
 		for _, p := range runPredicates {
-			err := p.check(tt.events)
-			at, bad := tt.want[p.name]
-			if !bad {
-				if err != nil {
-					t.Errorf("%s: %s: unexpected %v", tt.name, p.name, err)
-				}
-				continue
-			}
-			var v *spec.Violation
-			if !errors.As(err, &v) {
-				t.Errorf("%s: %s: want a violation at event %d, got %v", tt.name, p.name, at, err)
-				continue
-			}
-			if v.Invariant != p.name || v.Frame != at {
-				t.Errorf("%s: %s: got %v, want a violation of %s at event %d", tt.name, p.name, v, p.name, at)
-			}
+			checkVerdict(t, tt.name, p.name, "event", p.check(tt.events), tt.want)
 		}
 	}
 }
@@ -151,10 +132,7 @@ func TestRunLifecycleJoins(t *testing.T) {
 				}
 				continue
 			}
-			_, bad := tt.want[p.name]
-			if got := err != nil && strings.Contains(err.Error(), " "+p.name+" "); got != bad {
-				t.Errorf("%s: RunLifecycle mentions %s: %v, want %v (%v)", tt.name, p.name, got, bad, err)
-			}
+			checkMentions(t, tt.name, "RunLifecycle", p.name, err, tt.want)
 		}
 	}
 }
@@ -173,27 +151,7 @@ func runAlphabet() []spec.RunEvent {
 // to 5 events over runAlphabet.
 func TestRunPrefixClosed(t *testing.T) {
 	alpha := runAlphabet()
-	checked := 0
-	var visit func(events []spec.RunEvent)
-	visit = func(events []spec.RunEvent) {
-		for _, p := range runPredicates {
-			if p.name == spec.NameRunComplete || p.check(events) != nil {
-				continue
-			}
-			checked++
-			if err := p.check(events[:len(events)-1]); err != nil {
-				t.Fatalf("%s holds on %v but not on its prefix: %v", p.name, events, err)
-			}
-		}
-		if len(events) < 5 {
-			for _, e := range alpha {
-				visit(append(events[:len(events):len(events)], e))
-			}
-		}
-	}
-	for _, e := range alpha {
-		visit([]spec.RunEvent{e})
-	}
+	checked := checkPrefixClosed(t, alpha, runPredicates, func(name string) bool { return name == spec.NameRunComplete })
 	t.Logf("%d (predicate, transcript) pairs that hold, prefixes checked", checked)
 }
 

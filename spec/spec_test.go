@@ -1,7 +1,6 @@
 package spec_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -23,10 +22,7 @@ func frame(id string, seq int, typ string, terminal bool) spec.Frame {
 	return f
 }
 
-var predicates = []struct {
-	name  string
-	check func([]spec.Frame) error
-}{
+var predicates = []predicate[spec.Frame]{
 	{spec.NameExactlyOneTerminal, spec.ExactlyOneTerminal},
 	{spec.NameSeqGapless, spec.SeqGapless},
 	{spec.NameNothingAfterShutdown, spec.NothingAfterShutdown},
@@ -103,22 +99,7 @@ var transcripts = []struct {
 func TestPredicates(t *testing.T) {
 	for _, tt := range transcripts {
 		for _, p := range predicates {
-			err := p.check(tt.frames)
-			at, bad := tt.want[p.name]
-			if !bad {
-				if err != nil {
-					t.Errorf("%s: %s: unexpected %v", tt.name, p.name, err)
-				}
-				continue
-			}
-			var v *spec.Violation
-			if !errors.As(err, &v) {
-				t.Errorf("%s: %s: want a violation at frame %d, got %v", tt.name, p.name, at, err)
-				continue
-			}
-			if v.Invariant != p.name || v.Frame != at {
-				t.Errorf("%s: %s: got %v, want a violation of %s at frame %d", tt.name, p.name, v, p.name, at)
-			}
+			checkVerdict(t, tt.name, p.name, "frame", p.check(tt.frames), tt.want)
 		}
 	}
 }

@@ -300,7 +300,15 @@ func (s *syncBuf) String() string {
 
 func (e *env) rpc(t testing.TB, extra ...string) *rpcProc {
 	t.Helper()
-	cmd := e.command(e.args(append([]string{"--mode", "rpc"}, extra...)...)...)
+	p, _ := startRPC(t, e.command(e.args(append([]string{"--mode", "rpc"}, extra...)...)...))
+	return p
+}
+
+// startRPC starts cmd, an `octet --mode rpc`, and returns it with its
+// stdout pipe (which the rpcProc reads); the test's end kills its process
+// group.
+func startRPC(t testing.TB, cmd *exec.Cmd) (*rpcProc, io.ReadCloser) {
+	t.Helper()
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	p := &rpcProc{t: t, cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), stderr: &syncBuf{}}
@@ -312,7 +320,7 @@ func (e *env) rpc(t testing.TB, extra ...string) *rpcProc {
 		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		cmd.Wait()
 	})
-	return p
+	return p, stdout
 }
 
 func (p *rpcProc) send(line string) {

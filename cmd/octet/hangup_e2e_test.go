@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -31,18 +29,8 @@ func TestRPCStdoutReaderGone(t *testing.T) {
 				e.fake.InjectFault(tc.fault)
 			}
 			cmd := e.command(e.args("--mode", "rpc", "--session", "gone-1")...)
-			stdin, _ := cmd.StdinPipe()
-			stdout, _ := cmd.StdoutPipe()
-			p := &rpcProc{t: t, cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), stderr: &syncBuf{}}
-			cmd.Stderr = p.stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				stdin.Close()
-				syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-				cmd.Wait()
-			})
+			p, stdout := startRPC(t, cmd)
+			t.Cleanup(func() { p.stdin.Close() }) // before startRPC's kill
 			if tc.fault != nil {
 				p.send(`{"type":"prompt","message":"x"}`)
 				p.response("prompt")

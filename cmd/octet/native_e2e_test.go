@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"octet.dev/host/runtime/fakeprovider"
@@ -30,17 +28,7 @@ func TestRPCNativeSteer(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := e.command("--mode", "rpc", "--model", "lab-model", "--workspace", e.ws)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	p := &rpcProc{t: t, cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), stderr: &syncBuf{}}
-	cmd.Stderr = p.stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		cmd.Wait()
-	})
+	p, _ := startRPC(t, cmd)
 
 	p.send(`{"type":"prompt","message":"indent the file"}`)
 	p.response("prompt")

@@ -61,3 +61,21 @@ func CompleteLen(b []byte) int {
 	}
 	return len(b)
 }
+
+// IsCode reports whether v has the shape of an error code: 1 to 64 bytes
+// of ASCII letters, digits, '_', '-' and '.'. Only such a value of a
+// server's error body is quoted back in a message.
+func IsCode(v string) bool {
+	if v == "" || len(v) > 64 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}

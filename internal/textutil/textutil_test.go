@@ -77,3 +77,22 @@ func TestNoAllocationWithoutCut(t *testing.T) {
 		t.Errorf("%v allocations where nothing is appended", n)
 	}
 }
+
+func TestIsCode(t *testing.T) {
+	for v, want := range map[string]bool{
+		"":                      false,
+		"slow_down":             true,
+		"invalid-grant.v2":      true,
+		"E42":                   true,
+		strings.Repeat("a", 64): true,
+		strings.Repeat("a", 65): false,
+		"two words":             false,
+		"quote\"":               false,
+		"ünï":                   false,
+		"line\nbreak":           false,
+	} {
+		if got := IsCode(v); got != want {
+			t.Errorf("IsCode(%q) = %v, want %v", v, got, want)
+		}
+	}
+}

@@ -2,6 +2,20 @@ package provider
 
 import "math"
 
+// Usage is the token accounting of one model call. InputTokens counts every
+// input token, cached ones included (OpenAI's convention): a mode whose wire
+// reports cache reads and writes separately (Anthropic) adds them in, so
+// that pricing can split InputTokens into fresh, cache-read and cache-write
+// parts. OutputTokens includes ReasoningTokens.
+type Usage struct {
+	InputTokens      int64 `json:"input_tokens"`
+	OutputTokens     int64 `json:"output_tokens"`
+	CacheReadTokens  int64 `json:"cache_read_tokens"`
+	CacheWriteTokens int64 `json:"cache_write_tokens"`
+	ReasoningTokens  int64 `json:"reasoning_tokens"`
+	TotalTokens      int64 `json:"total_tokens"`
+}
+
 // MaxReportedTokens is the largest token count a provider may report for
 // one call (10^12). A report with a count beyond it, or a negative one, is
 // absurd: it is treated as no report at all (see Plausible).

@@ -122,18 +122,7 @@ func TestNormalizeModalities(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := normalizeModalities(tt.declared, tt.vision)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("error = %v, want containing %q", err, tt.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("unexpected error: %v", err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("mismatch (-want +got):\n%s", diff)
-			}
+			checkResult(t, got, err, tt.want, tt.wantErr)
 		})
 	}
 }
@@ -160,5 +149,23 @@ func TestBuiltinIsSortedFreshCopy(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, Builtin()); diff != "" {
 		t.Errorf("Builtin() changed after mutating an earlier result (-want +got):\n%s", diff)
+	}
+}
+
+// checkResult holds a call's result to a table case: with wantErr, err
+// must contain it; without, err must be nil and got equal want.
+func checkResult[T any](t *testing.T, got T, err error, want T, wantErr string) {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Fatalf("error = %v, want containing %q", err, wantErr)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("unexpected error: %v", err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
 	}
 }

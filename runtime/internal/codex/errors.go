@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"octet.dev/host/internal/textutil"
 )
 
 // ErrNoCredential is matched (errors.Is) by a *NoCredentialError: there is no
@@ -81,25 +83,8 @@ func scrub(msg string, secrets ...string) string {
 // message, or says it is not one; a value that could be anything is never
 // echoed.
 func quoteName(v string) string {
-	if isCode(v) && len(v) <= 32 {
+	if textutil.IsCode(v) && len(v) <= 32 {
 		return strconv.Quote(v)
 	}
 	return "(unrecognized value)"
-}
-
-// isCode reports whether v looks like an error code: 1 to 64 bytes of
-// letters, digits, '_', '-' and '.'.
-func isCode(v string) bool {
-	if v == "" || len(v) > 64 {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-', c == '.':
-		default:
-			return false
-		}
-	}
-	return true
 }

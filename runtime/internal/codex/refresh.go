@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/internal/textutil"
 )
 
 // refreshRequest is the token endpoint's JSON body (codex-rs RefreshRequest).
@@ -147,7 +149,7 @@ func errorCode(body []byte) string {
 	if code == "" {
 		code = str(b.Code)
 	}
-	if !isCode(code) {
+	if !textutil.IsCode(code) {
 		return ""
 	}
 	return code

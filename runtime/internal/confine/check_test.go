@@ -7,13 +7,7 @@ import (
 )
 
 func TestCheck(t *testing.T) {
-	resolvers(t, func(t *testing.T, open func(string) (*Root, error)) {
-		tmp, ws := fixture(t)
-		r, err := open(ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+	fixtureRoots(t, func(t *testing.T, r *Root, tmp, ws string) {
 		tests := []struct {
 			path, rel string
 			err       error
@@ -58,13 +52,7 @@ func TestCheck(t *testing.T) {
 // TestCheckIsNotTheGuard: a link swapped in after Check passed is refused by
 // the operation itself, with the same category.
 func TestCheckIsNotTheGuard(t *testing.T) {
-	resolvers(t, func(t *testing.T, open func(string) (*Root, error)) {
-		tmp, ws := fixture(t)
-		r, err := open(ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+	fixtureRoots(t, func(t *testing.T, r *Root, tmp, ws string) {
 		if _, err := r.Check("sub/b.txt"); err != nil {
 			t.Fatal(err)
 		}
@@ -74,7 +62,7 @@ func TestCheckIsNotTheGuard(t *testing.T) {
 		if err := os.Symlink(filepath.Join(tmp, "outside"), filepath.Join(ws, "sub")); err != nil {
 			t.Fatal(err)
 		}
-		_, err = r.ReadFile("sub/b.txt")
+		_, err := r.ReadFile("sub/b.txt")
 		checkErr(t, tmp, err, ErrSymlink)
 		err = r.WriteFileAtomic("sub/new.txt", []byte("x"), 0o644)
 		checkErr(t, tmp, err, ErrSymlink)

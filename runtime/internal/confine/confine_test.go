@@ -77,6 +77,21 @@ func resolvers(t *testing.T, f func(t *testing.T, open func(string) (*Root, erro
 	})
 }
 
+// fixtureRoots runs f under each resolver with a fresh fixture: tmp holds
+// the workspace ws, opened as r (closed when f returns), and the outside
+// tree the links point into.
+func fixtureRoots(t *testing.T, f func(t *testing.T, r *Root, tmp, ws string)) {
+	resolvers(t, func(t *testing.T, open func(string) (*Root, error)) {
+		tmp, ws := fixture(t)
+		r, err := open(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		f(t, r, tmp, ws)
+	})
+}
+
 // checkErr asserts that err is want (nil meaning success) and that its text
 // names no host path.
 func checkErr(t *testing.T, tmp string, err, want error) {
@@ -96,13 +111,7 @@ func checkErr(t *testing.T, tmp string, err, want error) {
 }
 
 func TestReadConfinement(t *testing.T) {
-	resolvers(t, func(t *testing.T, open func(string) (*Root, error)) {
-		tmp, ws := fixture(t)
-		r, err := open(ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+	fixtureRoots(t, func(t *testing.T, r *Root, tmp, ws string) {
 		tests := []struct {
 			path string
 			want string // content when err is nil
@@ -148,13 +157,7 @@ func TestReadConfinement(t *testing.T) {
 }
 
 func TestDirConfinement(t *testing.T) {
-	resolvers(t, func(t *testing.T, open func(string) (*Root, error)) {
-		tmp, ws := fixture(t)
-		r, err := open(ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+	fixtureRoots(t, func(t *testing.T, r *Root, tmp, ws string) {
 		tests := []struct {
 			path string
 			want []string
@@ -197,13 +200,7 @@ func suffix(m fs.FileMode) string {
 }
 
 func TestStat(t *testing.T) {
-	resolvers(t, func(t *testing.T, open func(string) (*Root, error)) {
-		tmp, ws := fixture(t)
-		r, err := open(ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+	fixtureRoots(t, func(t *testing.T, r *Root, tmp, ws string) {
 		fi, err := r.Stat("sub/b.txt")
 		checkErr(t, tmp, err, nil)
 		if fi.Name() != "b.txt" || fi.Size() != 3 || !fi.Mode().IsRegular() {
@@ -237,13 +234,7 @@ func TestStat(t *testing.T) {
 }
 
 func TestWriteConfinement(t *testing.T) {
-	resolvers(t, func(t *testing.T, open func(string) (*Root, error)) {
-		tmp, ws := fixture(t)
-		r, err := open(ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+	fixtureRoots(t, func(t *testing.T, r *Root, tmp, ws string) {
 		tests := []struct {
 			path string
 			err  error
@@ -294,13 +285,7 @@ func TestWriteConfinement(t *testing.T) {
 }
 
 func TestMkdirAll(t *testing.T) {
-	resolvers(t, func(t *testing.T, open func(string) (*Root, error)) {
-		tmp, ws := fixture(t)
-		r, err := open(ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+	fixtureRoots(t, func(t *testing.T, r *Root, tmp, ws string) {
 		tests := []struct {
 			path string
 			err  error
@@ -335,13 +320,7 @@ func TestMkdirAll(t *testing.T) {
 }
 
 func TestWriteFileAtomicKeepsMode(t *testing.T) {
-	resolvers(t, func(t *testing.T, open func(string) (*Root, error)) {
-		tmp, ws := fixture(t)
-		r, err := open(ws)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+	fixtureRoots(t, func(t *testing.T, r *Root, tmp, ws string) {
 		if err := os.Chmod(filepath.Join(ws, "a.txt"), 0o751); err != nil {
 			t.Fatal(err)
 		}

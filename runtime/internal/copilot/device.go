@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/runtime/internal/nofollow"
 )
 
@@ -156,7 +157,7 @@ func (f *DeviceFlow) Begin(ctx context.Context) (DeviceLogin, error) {
 	}
 	if a.Error != "" || status != http.StatusOK {
 		code := ""
-		if isCode(a.Error) {
+		if textutil.IsCode(a.Error) {
 			code = a.Error
 		}
 		if m, ok := deviceMessages[code]; ok {
@@ -277,7 +278,7 @@ func (f *DeviceFlow) Poll(ctx context.Context, l DeviceLogin) (Secret, error) {
 			interval = min(interval, MaxPollInterval)
 		default:
 			code := ""
-			if isCode(a.Error) {
+			if textutil.IsCode(a.Error) {
 				code = a.Error
 			}
 			if m, ok := deviceMessages[code]; ok {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-json-experiment/json"
 
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/runtime/internal/nofollow"
 )
 
@@ -151,7 +152,7 @@ func (g *GitHub) exchange(ctx context.Context, cred Credential, id Identity) (Se
 			return s, err
 		case st == http.StatusForbidden:
 			nid := ""
-			if e.ErrorDetails != nil && isCode(e.ErrorDetails.NotificationID) {
+			if e.ErrorDetails != nil && textutil.IsCode(e.ErrorDetails.NotificationID) {
 				nid = e.ErrorDetails.NotificationID
 			}
 			msg := "HTTP 403: this GitHub account has no Copilot access"

@@ -13,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
+	"octet.dev/host/internal/textutil"
 	"octet.dev/host/runtime/internal/credfile"
 )
 
@@ -156,7 +157,7 @@ func (h *FileHost) PollDeviceLogin(ctx context.Context, l DeviceLogin) (Credenti
 
 // SaveCredential writes copilot.json atomically under the lock.
 func (h *FileHost) SaveCredential(ctx context.Context, c Credential) error {
-	if c.Token.Empty() || !headerSafe(c.Token.Reveal()) || c.ID == "" || !isCode(c.ID) {
+	if c.Token.Empty() || !headerSafe(c.Token.Reveal()) || c.ID == "" || !textutil.IsCode(c.ID) {
 		return errors.New("copilot: refusing to store an empty or malformed credential")
 	}
 	p := h.paths()
@@ -201,7 +202,7 @@ func (h *FileHost) LoadCredential(context.Context) (Credential, error) {
 		return Credential{}, fmt.Errorf("%w: ~/.octet/credentials/copilot.json has schema_version %d; this build reads %d", ErrInvalidStore, r.SchemaVersion, schemaVersion)
 	case r.GitHubToken == "" || !headerSafe(r.GitHubToken):
 		return Credential{}, fmt.Errorf("%w: ~/.octet/credentials/copilot.json has no usable github_token", ErrInvalidStore)
-	case !isCode(r.LoginID):
+	case !textutil.IsCode(r.LoginID):
 		return Credential{}, fmt.Errorf("%w: ~/.octet/credentials/copilot.json has no usable login_id", ErrInvalidStore)
 	}
 	return Credential{Token: NewSecret(r.GitHubToken), ID: r.LoginID, CreatedAt: r.CreatedAt}, nil

@@ -184,16 +184,26 @@ func buildTable(data []byte) (*Table, error) {
 		if m.Unroutable == "" && e.Policy != nil && e.Policy.State != "" && e.Policy.State != "enabled" {
 			m.Unroutable = "policy_required: accept the model's terms in GitHub's Copilot settings"
 		}
-		if m.Unroutable != "" {
-			t.Unroutable = append(t.Unroutable, m)
-			continue
-		}
-		t.Models = append(t.Models, m)
+		t.add(m)
 	}
+	t.sort()
+	return t, nil
+}
+
+// add files m under Models, or under Unroutable when it has a reason.
+func (t *Table) add(m Model) {
+	if m.Unroutable != "" {
+		t.Unroutable = append(t.Unroutable, m)
+		return
+	}
+	t.Models = append(t.Models, m)
+}
+
+// sort orders both lists by ID.
+func (t *Table) sort() {
 	cmp := func(a, b Model) int { return strings.Compare(a.ID, b.ID) }
 	slices.SortFunc(t.Models, cmp)
 	slices.SortFunc(t.Unroutable, cmp)
-	return t, nil
 }
 
 // RegisterError is a failed registration; the previous table is kept.
@@ -281,15 +291,9 @@ func newTable(ms []Model) (*Table, error) {
 		if m.Unroutable == "" && !m.Protocol.Routable() {
 			m.Unroutable = "protocol " + strconv.Quote(string(m.Protocol)) + " is not served: only Chat Completions and Responses are"
 		}
-		if m.Unroutable != "" {
-			t.Unroutable = append(t.Unroutable, m)
-			continue
-		}
-		t.Models = append(t.Models, m)
+		t.add(m)
 	}
-	cmp := func(a, b Model) int { return strings.Compare(a.ID, b.ID) }
-	slices.SortFunc(t.Models, cmp)
-	slices.SortFunc(t.Unroutable, cmp)
+	t.sort()
 	return t, nil
 }
 

@@ -97,24 +97,6 @@ func ctxCause(err error) error {
 	return nil
 }
 
-// isCode reports whether v looks like an error code: 1 to 64 bytes of
-// letters, digits, '_', '-' and '.'. Anything else of a GitHub error body
-// is never echoed.
-func isCode(v string) bool {
-	if v == "" || len(v) > 64 {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-', c == '.':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
 // headerSafe reports whether v can go in an HTTP header value unchanged:
 // visible ASCII and spaces, no control characters.
 func headerSafe(v string) bool {

@@ -175,6 +175,30 @@ func reference(in []byte, maxEventBytes int) result {
 		hasData      bool
 		lineLimitErr = func(n int) bool { return n > maxEventBytes+fieldAllowance }
 	)
+	// field processes one field line; false when it makes the event too
+	// large.
+	field := func(line []byte) bool {
+		fields++
+		name, value, found := bytes.Cut(line, []byte(":"))
+		if found {
+			value = bytes.TrimPrefix(value, []byte(" "))
+		}
+		switch string(name) {
+		case "data":
+			if len(data)+len(value) > maxEventBytes {
+				return false
+			}
+			data = append(append(data, value...), '\n')
+			hasData = true
+		case "event":
+			typ = append(typ[:0], value...)
+		case "id":
+			if bytes.IndexByte(value, 0) < 0 {
+				id = string(value)
+			}
+		}
+		return true
+	}
 	for len(in) > 0 {
 		i := bytes.IndexAny(in, "\r\n")
 		if i < 0 {
@@ -183,28 +207,9 @@ func reference(in []byte, maxEventBytes int) result {
 				res.Err = ErrEventTooLarge
 				return res
 			}
-			line := in
-			if line[0] != ':' {
-				fields++
-				name, value, found := bytes.Cut(line, []byte(":"))
-				if found {
-					value = bytes.TrimPrefix(value, []byte(" "))
-				}
-				switch string(name) {
-				case "data":
-					if len(data)+len(value) > maxEventBytes {
-						res.Err = ErrEventTooLarge
-						return res
-					}
-					data = append(append(data, value...), '\n')
-					hasData = true
-				case "event":
-					typ = append(typ[:0], value...)
-				case "id":
-					if bytes.IndexByte(value, 0) < 0 {
-						id = string(value)
-					}
-				}
+			if in[0] != ':' && !field(in) {
+				res.Err = ErrEventTooLarge
+				return res
 			}
 			break
 		}
@@ -227,25 +232,9 @@ func reference(in []byte, maxEventBytes int) result {
 			data, typ, hasData = data[:0], typ[:0], false
 		case line[0] == ':':
 		default:
-			fields++
-			name, value, found := bytes.Cut(line, []byte(":"))
-			if found {
-				value = bytes.TrimPrefix(value, []byte(" "))
-			}
-			switch string(name) {
-			case "data":
-				if len(data)+len(value) > maxEventBytes {
-					res.Err = ErrEventTooLarge
-					return res
-				}
-				data = append(append(data, value...), '\n')
-				hasData = true
-			case "event":
-				typ = append(typ[:0], value...)
-			case "id":
-				if bytes.IndexByte(value, 0) < 0 {
-					id = string(value)
-				}
+			if !field(line) {
+				res.Err = ErrEventTooLarge
+				return res
 			}
 		}
 	}

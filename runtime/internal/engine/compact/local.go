@@ -204,7 +204,15 @@ func (c *Compactor) compact(ctx context.Context, step int, msgs *[]provider.Mess
 		ReadFiles: read, ModifiedFiles: modified, FirstKept: c.firstKept(pl, len(*msgs)),
 		TokensBefore: tokensBefore, TokensAfterEstimate: after, Usage: new(store.NewUsageV1(usage)),
 	}
-	// Durable before the in-memory context is replaced.
+	return c.checkpoint(cp, msgs, fin, fin.HandoffBytes)
+}
+
+// checkpoint ends a compaction with its checkpoint cp: written durably
+// before the in-memory context is replaced, then the conversation rebuilt
+// from the session into *msgs and the token count reset to the
+// checkpoint's estimate. The finish event fin reports the outcome; on
+// success its handoff_bytes is handoff (a failure keeps what fin holds).
+func (c *Compactor) checkpoint(cp store.Compaction, msgs *[]provider.Message, fin *protocol.CompactionFinish, handoff int64) (bool, *modelcall.Failed) {
 	if err := c.env.Append(store.Record{Body: cp}); err != nil {
 		fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound("the checkpoint could not be written: " + err.Error())}
 		c.env.Emit(protocol.TypeCompactionFinish, fin)
@@ -217,9 +225,9 @@ func (c *Compactor) compact(ctx context.Context, step int, msgs *[]provider.Mess
 		return false, &modelcall.Failed{Code: protocol.CodeSessionCorrupt, Msg: err.Error()}
 	}
 	*msgs = rebuilt
-	c.count.reset(after, len(rebuilt))
-	fin.OK, fin.TokensAfterEstimate = true, after
-	fin.WillRetry = reason == protocol.CompactionOverflow
+	c.count.reset(cp.TokensAfterEstimate, len(rebuilt))
+	fin.OK, fin.TokensAfterEstimate, fin.HandoffBytes = true, cp.TokensAfterEstimate, handoff
+	fin.WillRetry = cp.Reason == protocol.CompactionOverflow
 	c.env.Emit(protocol.TypeCompactionFinish, fin)
 	return true, nil
 }

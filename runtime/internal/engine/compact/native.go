@@ -47,23 +47,7 @@ func (c *Compactor) compactNative(ctx context.Context, step int, ep provider.Com
 		Kind: protocol.CompactionNative, Reason: reason, Items: res.Items, Route: c.cfg.Route,
 		FirstKept: c.env.MessageCount(), TokensBefore: tokensBefore, TokensAfterEstimate: after, Usage: new(store.NewUsageV1(usage)),
 	}
-	if err := c.env.Append(store.Record{Body: cp}); err != nil {
-		fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound("the checkpoint could not be written: " + err.Error())}
-		c.env.Emit(protocol.TypeCompactionFinish, fin)
-		return false, &modelcall.Failed{Code: protocol.CodeSessionWriteFailed, Msg: "the session could not be written: " + err.Error()}
-	}
-	rebuilt, err := c.env.Conversation()
-	if err != nil {
-		fin.Error = &protocol.ErrorData{Code: protocol.CodeCompactionFailed, Message: bound(err.Error())}
-		c.env.Emit(protocol.TypeCompactionFinish, fin)
-		return false, &modelcall.Failed{Code: protocol.CodeSessionCorrupt, Msg: err.Error()}
-	}
-	*msgs = rebuilt
-	c.count.reset(after, len(rebuilt))
-	fin.OK, fin.TokensAfterEstimate, fin.HandoffBytes = true, after, int64(len(res.Items))
-	fin.WillRetry = reason == protocol.CompactionOverflow
-	c.env.Emit(protocol.TypeCompactionFinish, fin)
-	return true, nil
+	return c.checkpoint(cp, msgs, fin, int64(len(res.Items)))
 }
 
 // noItems reports whether items, the compaction endpoint's output array,

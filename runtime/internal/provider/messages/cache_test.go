@@ -17,6 +17,28 @@ const breakpoint = `,"cache_control":{"type":"ephemeral"}`
 // or message, for tests about everything else.
 func withoutBreakpoints(s string) string { return strings.ReplaceAll(s, breakpoint, "") }
 
+// requestMessages builds req's body (no thinking) and returns its
+// messages, each serialized without cache breakpoints (the tests here
+// check them).
+func requestMessages(t *testing.T, req provider.Request) []string {
+	t.Helper()
+	body, err := buildRequest(req, thinkingConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Messages []jsontext.Value `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(got.Messages))
+	for i, m := range got.Messages {
+		out[i] = withoutBreakpoints(string(m))
+	}
+	return out
+}
+
 // marked lists, for each message of body, the indexes of its blocks that
 // carry a breakpoint, and reports the breakpoints of tools and system.
 func marked(t *testing.T, body []byte) (tools, system []int, msgs [][]int) {

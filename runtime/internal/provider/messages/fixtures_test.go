@@ -1,7 +1,6 @@
 package messages
 
 import (
-	"bufio"
 	"bytes"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-json-experiment/json"
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
@@ -50,35 +48,11 @@ const testKey = "sk-ant-api03-test-0123456789abcdefSECRET"
 // line, <type> being the line's JSON type (fixtures/providers/SOURCES.md).
 func fixtureBody(t testing.TB, name string) []byte {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "anthropic", name))
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := edgetest.ReadFixture(t, filepath.Join("testdata", "anthropic"), name)
 	if strings.HasSuffix(name, ".sse") {
 		return raw
 	}
-	var b bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var typed struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(line, &typed); err != nil || typed.Type == "" {
-			t.Fatalf("%s: line without a JSON type: %s (%v)", name, line, err)
-		}
-		b.WriteString("event: " + typed.Type + "\ndata: ")
-		b.Write(line)
-		b.WriteString("\n\n")
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Bytes()
+	return edgetest.TypedEvents(t, name, raw)
 }
 
 // fixtureHandler serves a fixture with the status and headers recorded with

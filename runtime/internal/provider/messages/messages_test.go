@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
@@ -399,20 +398,7 @@ func TestPairingRule(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			body, err := buildRequest(provider.Request{Model: "m", Messages: tc.in}, thinkingConfig{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got struct {
-				Messages []jsontext.Value `json:"messages"`
-			}
-			if err := json.Unmarshal(body, &got); err != nil {
-				t.Fatal(err)
-			}
-			gotS := make([]string, len(got.Messages))
-			for i, m := range got.Messages {
-				gotS[i] = withoutBreakpoints(string(m)) // cache_test.go tests them
-			}
+			gotS := requestMessages(t, provider.Request{Model: "m", Messages: tc.in})
 			if diff := cmp.Diff(tc.want, gotS); diff != "" {
 				t.Errorf("messages (-want +got):\n%s", diff)
 			}

@@ -3,8 +3,6 @@ package messages
 import (
 	"testing"
 
-	"github.com/go-json-experiment/json"
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/google/go-cmp/cmp"
 
 	"octet.dev/host/runtime/provider"
@@ -38,20 +36,7 @@ func TestReasoningOfOtherWiresNotSent(t *testing.T) {
 		}},
 		{Role: provider.RoleUser, Text: "next"},
 	}}
-	body, err := buildRequest(req, thinkingConfig{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got struct {
-		Messages []jsontext.Value `json:"messages"`
-	}
-	if err := json.Unmarshal(body, &got); err != nil {
-		t.Fatal(err)
-	}
-	gotS := make([]string, len(got.Messages))
-	for i, m := range got.Messages {
-		gotS[i] = withoutBreakpoints(string(m)) // cache_test.go tests them
-	}
+	gotS := requestMessages(t, req)
 	want := []string{
 		`{"role":"user","content":[{"type":"text","text":"go"}]}`,
 		`{"role":"assistant","content":[` +

@@ -263,3 +263,15 @@ func unexpected(err error) error {
 	}
 	return err
 }
+
+// libraryReader makes new sockets read through the library's NextReader:
+// the tests that hold frameReader to the library's reading set it.
+var libraryReader = false
+
+// setReadLimit bounds a message's length, in bytes.
+func (s *socket) setReadLimit(n int64) {
+	s.conn.SetReadLimit(n)
+	if s.frames != nil {
+		s.frames.limit = n
+	}
+}

@@ -16,7 +16,7 @@ func TestModelDeltaAppendJSON(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		d := &protocol.ModelDelta{
 			Step:    rapid.IntRange(-5, 1<<30).Draw(t, "step"),
-			Channel: rapid.SampledFrom([]string{protocol.ChannelText, protocol.ChannelReasoning}).Draw(t, "channel"),
+			Channel: rapid.OneOf(rapid.SampledFrom([]string{protocol.ChannelText, protocol.ChannelReasoning}), rapid.String()).Draw(t, "channel"),
 			Text:    string(rapid.SliceOf(rapid.Byte()).Draw(t, "text")) + rapid.String().Draw(t, "more") + "<&>\u2028",
 		}
 		type plain protocol.ModelDelta // no AppendJSON method

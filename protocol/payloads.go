@@ -162,9 +162,16 @@ type ModelDelta struct {
 func (d *ModelDelta) AppendJSON(b []byte) []byte {
 	b = append(b, `{"step":`...)
 	b = strconv.AppendInt(b, int64(d.Step), 10)
-	b = append(b, `,"channel":`...)
-	b, _ = jsontext.AppendQuote(b, d.Channel) // invalid UTF-8 becomes U+FFFD
-	b = append(b, `,"text":`...)
+	switch d.Channel { // the two channels need no quoting
+	case ChannelText:
+		b = append(b, `,"channel":"text","text":`...)
+	case ChannelReasoning:
+		b = append(b, `,"channel":"reasoning","text":`...)
+	default:
+		b = append(b, `,"channel":`...)
+		b, _ = jsontext.AppendQuote(b, d.Channel) // invalid UTF-8 becomes U+FFFD
+		b = append(b, `,"text":`...)
+	}
 	b, _ = jsontext.AppendQuote(b, d.Text)
 	return append(b, '}')
 }

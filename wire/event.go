@@ -159,6 +159,8 @@ type Stream struct {
 	buf       []byte // scratch for the pending frame, reused
 	held      []byte // frames held back by Hold, not written yet
 	head, ids []byte // the parts every frame of the stream shares (appendHead, appendIDs)
+	typ       string // the type of the last frame encoded, and its JSON string:
+	typJSON   []byte // a run's events are mostly of one type (model_delta)
 	requestID *string
 	runID     string
 	sessionID string
@@ -201,10 +203,17 @@ func (s *Stream) Encode(seq int, typ string, data any, terminal bool) (Pending, 
 	// The frame is Writer.encode's, with the parts every frame of the
 	// stream shares copied in rather than encoded again.
 	frame := append(s.buf[:0], s.head...)
-	frame = appendSeqType(frame, seq, typ)
+	frame = append(frame, `,"seq":`...)
+	frame = strconv.AppendInt(frame, int64(seq), 10)
+	frame = append(frame, `,"type":`...)
+	if typ != s.typ || s.typJSON == nil {
+		s.typ = typ
+		s.typJSON, _ = jsontext.AppendQuote(s.typJSON[:0], typ)
+	}
+	frame = append(frame, s.typJSON...)
 	frame = append(frame, s.ids...)
 	frame, err := s.w.appendData(frame, data)
-	if errors.Is(err, errFrameTooBig) {
+	if err == errFrameTooBig { // appendData returns it as is
 		ev := Event{ProtocolVersion: protocol.Version, RequestID: s.requestID, Seq: seq, Type: typ, RunID: s.runID, SessionID: s.sessionID, Data: data}
 		ev.Type = protocol.TypeProtocolError
 		ev.Data = protocol.ErrorData{Code: protocol.CodeOutputTooLarge, Message: "a " + quoteName(typ) + " event exceeded the 1048576-byte frame bound and was withheld"}

@@ -118,8 +118,14 @@ func (m *Machine[P, T, I, E]) Internal(p P, t T, action stateless.ActionFunc) *s
 // In returns the input being fired (or tested by Can).
 func (m *Machine[P, T, I, E]) In() I { return m.in }
 
-// Emit appends effects to the result of the Fire in progress.
-func (m *Machine[P, T, I, E]) Emit(e ...E) { m.out = append(m.out, e...) }
+// Emit appends effects to the result of the Fire in progress. It appends
+// them one by one: an append of the variadic slice is a bulk copy through
+// the runtime (typedslicecopy), the dearer part of a hot Fire.
+func (m *Machine[P, T, I, E]) Emit(e ...E) {
+	for i := range e {
+		m.out = append(m.out, e[i])
+	}
+}
 
 // Phase returns the current phase.
 func (m *Machine[P, T, I, E]) Phase() P { return *m.phase }
@@ -186,14 +192,19 @@ func (m *Machine[P, T, I, E]) Fire(in I) ([]E, error) {
 	m.in = in
 	m.out = m.out[:0]
 	from := *m.phase
-	fromState := m.traceState()
+	var fromState string
+	if m.tracer != nil { // the hot path (a written event) skips both calls
+		fromState = m.traceState()
+	}
 	t := m.spec.trigger(in)
 	if f := m.fastFor(t); f != nil {
 		checkFast(m, t)
 		if err := f.action(context.Background()); err != nil {
 			return nil, m.refuse(from, t, err)
 		}
-		m.trace(from, fromState, t)
+		if m.tracer != nil {
+			m.trace(from, fromState, t)
+		}
 		return m.out, nil
 	}
 	st := m.spec.Trigger(t)

@@ -55,6 +55,9 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 	// credential split across deltas is held back until it is whole
 	// (redact.go).
 	textRed, reasonRed := stream{r: d.p.red}, stream{r: d.p.red}
+	// A stream that lends its current event (the edge's do) spares each
+	// delta a copy of the whole StreamEvent.
+	cur, _ := s.(currentEvent)
 	for {
 		if g != nil {
 			g.Open()
@@ -66,8 +69,13 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 		if !more {
 			break
 		}
-		ev := s.Event()
-		reasoning.Add(ev)
+		var ev *provider.StreamEvent
+		if cur != nil {
+			ev = cur.Current()
+		} else {
+			e := s.Event()
+			ev = &e
+		}
 		switch ev.Kind {
 		case provider.EventText:
 			if out := textRed.Push(ev.Text); out != "" || ev.Text == "" {
@@ -75,10 +83,12 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 				d.delta(step, protocol.ChannelText, out)
 			}
 		case provider.EventReasoning:
+			reasoning.Add(*ev)
 			if out := reasonRed.Push(ev.Text); out != "" {
 				d.delta(step, protocol.ChannelReasoning, out)
 			}
 		case provider.EventToolCall:
+			reasoning.Add(*ev) // it counts the calls each block follows
 			t.Calls = append(t.Calls, d.p.red.call(ev.ToolCall))
 		case provider.EventUsage:
 			t.Usage, t.UsageReported = provider.Reported(ev.Usage)
@@ -94,7 +104,7 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 			}
 		case provider.EventSteerAccepted, provider.EventSteerPending, provider.EventSteerFailed:
 			if g != nil {
-				if err := n.OnEvent(ev); err != nil {
+				if err := n.OnEvent(*ev); err != nil {
 					return t, &modelcall.Failed{Code: protocol.CodeSessionWriteFailed, Msg: "the session could not be written: " + err.Error()}
 				}
 			}
@@ -116,6 +126,12 @@ func (d *driver) callModel(ctx context.Context, step int, req provider.Request) 
 	// output when recovery discards the attempt.
 	t.Text, t.Reasoning, t.ReasoningBlocks = text.String(), d.p.red.String(reasoning.Text()), d.p.red.blocks(reasoning.Blocks())
 	return t, t.SettleMedia(s.Err())
+}
+
+// currentEvent is a provider.Stream that lends its current event in place,
+// valid until its next Next.
+type currentEvent interface {
+	Current() *provider.StreamEvent
 }
 
 // deltaSlab is how many model_delta payloads are allocated at once.

@@ -194,7 +194,10 @@ func load(fsys fileSystem, dir, path, id string, now func() time.Time) (*Session
 		return nil, fmt.Errorf("%w: %s is not a regular file", ErrCorrupt, path)
 	}
 	s := &Session{id: id, path: path, fs: fsys, f: f, now: now}
-	if err := s.loadFrom(f, runtime.GOMAXPROCS(0), scanChunk); err != nil {
+	// A file smaller than a chunk is read with a buffer of its size (a new
+	// session is one header line), not a chunk's 1 MiB at every run start.
+	chunk := int(min(int64(scanChunk), max(fi.Size()+1, 4<<10)))
+	if err := s.loadFrom(f, runtime.GOMAXPROCS(0), chunk); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -42,8 +42,10 @@ func (m *Mode) Stream(ctx context.Context, r Route, body []byte) (provider.Strea
 	if md, ok := dec.(MediaDecoder); ok {
 		md.SetSpoolDir(r.SpoolDir)
 	}
+	lend, _ := dec.(EventLender)
 	return &stream{
 		dec:   dec,
+		lend:  lend,
 		body:  rb,
 		ctx:   ctx,
 		mode:  m.Name,

@@ -67,6 +67,17 @@ func (q *Queue) Pop() bool {
 // Event returns the current event.
 func (q *Queue) Event() provider.StreamEvent { return q.cur }
 
+// Current returns the current event in place, valid until the next Pop:
+// Event without copying the event (EventLender).
+func (q *Queue) Current() *provider.StreamEvent { return &q.cur }
+
+// EventLender is a Decoder (any that embeds Queue) or a provider.Stream
+// (the edge's) that lends its current event in place, valid until its next
+// Next: the per-delta path reads an event without copying all of it.
+type EventLender interface {
+	Current() *provider.StreamEvent
+}
+
 // Drained reports whether every queued event was delivered.
 func (q *Queue) Drained() bool { return q.next >= len(q.events) }
 

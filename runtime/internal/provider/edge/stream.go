@@ -14,6 +14,8 @@ import (
 // idle-timed body, with the failure facts only the call knows.
 type stream struct {
 	dec    Decoder
+	lend   EventLender          // dec, when it lends its event; nil otherwise
+	ev     provider.StreamEvent // a copy of dec's event when it does not
 	body   *idleBody
 	ctx    context.Context
 	mode   string
@@ -52,7 +54,7 @@ func (s *stream) next() bool {
 		return false
 	}
 	for s.dec.Next() {
-		if ev := s.dec.Event(); ev.Kind == provider.EventUsage && !ev.Usage.Plausible() {
+		if ev := s.Current(); ev.Kind == provider.EventUsage && !ev.Usage.Plausible() {
 			// Absurd counts (negative, beyond 10^12) are no report: the
 			// runtime marks the step uncertain as for a call without usage.
 			continue
@@ -70,6 +72,17 @@ func (s *stream) next() bool {
 
 // Event returns the current event.
 func (s *stream) Event() provider.StreamEvent { return s.dec.Event() }
+
+// Current returns the current event in place, valid until the next Next
+// (EventLender): the decoder's own when it lends it, which spares the
+// engine's per-delta path a copy of the whole event.
+func (s *stream) Current() *provider.StreamEvent {
+	if s.lend != nil {
+		return s.lend.Current()
+	}
+	s.ev = s.dec.Event()
+	return &s.ev
+}
 
 // Err returns the failure that ended the stream, nil after a normal end.
 func (s *stream) Err() error { return s.err }

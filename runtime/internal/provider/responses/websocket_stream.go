@@ -249,6 +249,9 @@ func (ws *wsStream) Next() bool {
 // Event returns the current event.
 func (ws *wsStream) Event() provider.StreamEvent { return ws.dec.Event() }
 
+// Current returns the current event in place, valid until the next Next.
+func (ws *wsStream) Current() *provider.StreamEvent { return ws.dec.Current() }
+
 // Err returns the failure that ended the stream, nil after a normal end.
 func (ws *wsStream) Err() error { return ws.err }
 

@@ -20,7 +20,7 @@ func TestAbandonWithIsRecorded(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		confirm bool
-		at      string // the event type the consumer abandons at
+		at      protocol.EventType // the event type the consumer abandons at
 		code    string
 		want    runtime.RunEnd
 	}{
@@ -53,7 +53,7 @@ func TestAbandonWithIsRecorded(t *testing.T) {
 			for ev := range rc.Events() {
 				if ev.Type == tc.at && !abandoned {
 					abandoned = true
-					rc.AbandonWith(tc.code, "the consumer could not deliver "+ev.Type)
+					rc.AbandonWith(tc.code, "the consumer could not deliver "+string(ev.Type))
 				}
 			}
 			res := rc.Wait()

@@ -120,11 +120,11 @@ func (r *lifecycleRig) run(ctx context.Context, req runtime.RunRequest) ([]runti
 func summary(evs []runtime.Event) string {
 	var out []string
 	for _, ev := range evs {
-		label := ev.Type
+		label := string(ev.Type)
 		if d, ok := ev.Data.(*protocol.ProviderLifecycle); ok {
 			label += ":" + d.State
 		}
-		if label == protocol.TypeModelDelta && len(out) > 0 && out[len(out)-1] == label {
+		if ev.Type == protocol.TypeModelDelta && len(out) > 0 && out[len(out)-1] == label {
 			continue
 		}
 		out = append(out, label)

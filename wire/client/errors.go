@@ -102,7 +102,7 @@ func (e *SeqGapError) Error() string {
 type SecondTerminalError struct {
 	violation
 	RequestID string
-	Type      string
+	Type      protocol.EventType
 }
 
 func (e *SecondTerminalError) Error() string {
@@ -140,7 +140,7 @@ type UnexpectedEventError struct {
 	violation
 	RequestID string
 	Command   string
-	Type      string
+	Type      protocol.EventType
 }
 
 func (e *UnexpectedEventError) Error() string {

@@ -51,7 +51,7 @@ func TestRunExtensionNotifications(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	// accepted, started, the findings, then the model's output.
-	want := []string{"accepted", "started", "extension_notification", "extension_notification", "extension_notification",
+	want := []protocol.EventType{"accepted", "started", "extension_notification", "extension_notification", "extension_notification",
 		"extension_notification", "extension_notification", "model_delta", "model_delta", "model_step", "settled", "final_result"}
 	if diff := cmp.Diff(want, types(evs)); diff != "" {
 		t.Fatalf("event types (-want +got):\n%s", diff)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -143,8 +144,8 @@ func TestCutAfterContentIsUncertainAndSticky(t *testing.T) {
 	if res.Status != "completed" || res.Output != "Hello world" {
 		t.Fatalf("result %+v", res)
 	}
-	order := strings.Join(types(evs), ",")
-	i, j := strings.Index(order, protocol.TypeProviderUsageUncertain), strings.Index(order, protocol.TypeProviderRetry)
+	order := types(evs)
+	i, j := slices.Index(order, protocol.TypeProviderUsageUncertain), slices.Index(order, protocol.TypeProviderRetry)
 	if i < 0 || j < i {
 		t.Fatalf("provider_usage_uncertain must precede provider_retry: %s", order)
 	}
@@ -319,11 +320,11 @@ func TestAuxiliaryOperationRecovery(t *testing.T) {
 		t.Errorf("discarded %q, want %q", discarded, want)
 	}
 	evs := drained(d)
-	var types []string
+	var types []protocol.EventType
 	for _, ev := range evs {
 		types = append(types, ev.Type)
 	}
-	wantTypes := []string{protocol.TypeAccepted, protocol.TypeStarted, protocol.TypeProviderOperationRetry, protocol.TypeProviderOperationRetry, protocol.TypeProviderUsageUncertain, protocol.TypeProviderOperationRetry}
+	wantTypes := []protocol.EventType{protocol.TypeAccepted, protocol.TypeStarted, protocol.TypeProviderOperationRetry, protocol.TypeProviderOperationRetry, protocol.TypeProviderUsageUncertain, protocol.TypeProviderOperationRetry}
 	if !cmp.Equal(types, wantTypes) {
 		t.Fatalf("events %q, want %q", types, wantTypes)
 	}

@@ -206,7 +206,7 @@ func (d *driver) fire(in fsmrun.Input, data Event) {
 	}
 }
 
-func (d *driver) stream(typ string, data any) {
+func (d *driver) stream(typ protocol.EventType, data any) {
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrStream}, Event{Type: typ, Data: data})
 }
 

@@ -196,8 +196,8 @@ func (f *fixture) run(req RunRequest) ([]Event, protocol.FinalResult) {
 	return evs, res
 }
 
-func types(evs []Event) []string {
-	var out []string
+func types(evs []Event) []protocol.EventType {
+	var out []protocol.EventType
 	for _, e := range evs {
 		out = append(out, e.Type)
 	}
@@ -217,7 +217,7 @@ func find[T any](evs []Event) []*T {
 func TestRunTextAnswer(t *testing.T) {
 	f := newFixture(t, text("Hel", "lo"))
 	evs, res := f.run(f.req("say hello"))
-	want := []string{"accepted", "started", "model_delta", "model_delta", "model_step", "settled", "final_result"}
+	want := []protocol.EventType{"accepted", "started", "model_delta", "model_delta", "model_step", "settled", "final_result"}
 	if diff := cmp.Diff(want, types(evs)); diff != "" {
 		t.Fatalf("event types (-want +got):\n%s", diff)
 	}

@@ -276,7 +276,7 @@ func TestCodeNames(t *testing.T) {
 	}
 	places := []struct {
 		heading string
-		codes   []string
+		codes   []protocol.Code
 	}{
 		{"### Protocol error codes", protocol.ProtocolCodes()},
 		{"### Run error codes", protocol.RunCodes()},
@@ -286,26 +286,26 @@ func TestCodeNames(t *testing.T) {
 		{"### Extension notification codes", protocol.ExtensionCodes()},
 		{"### Compaction error codes", protocol.CompactionCodes()},
 	}
-	listed := map[string]bool{}
+	listed := map[protocol.Code]bool{}
 	for _, p := range places {
 		table := docTable(t, p.heading)
 		for _, c := range p.codes {
 			listed[c] = true
-			if byValue[c] == "" {
+			if byValue[string(c)] == "" {
 				t.Errorf("%s: %q has no constant", p.heading, c)
 			}
-			if !table[c] {
+			if !table[string(c)] {
 				t.Errorf("%s %s: no row for %q", tablesDoc, p.heading, c)
 			}
 		}
 		for c := range table {
-			if !slices.Contains(p.codes, c) {
+			if !slices.Contains(p.codes, protocol.Code(c)) {
 				t.Errorf("%s %s lists %q, which is not one of its codes", tablesDoc, p.heading, c)
 			}
 		}
 	}
 	for v, name := range byValue {
-		if !listed[v] {
+		if !listed[protocol.Code(v)] {
 			t.Errorf("%s = %q is in no place's list (ProtocolCodes, RunCodes, …)", name, v)
 		}
 	}
@@ -402,12 +402,14 @@ func TestCodesLiveHere(t *testing.T) {
 // prose and may say "canceled".
 func TestRuntimeNamesNoCodeByLiteral(t *testing.T) {
 	names := map[string]bool{}
-	for _, l := range [][]string{protocol.ProtocolCodes(), protocol.RunCodes(), protocol.ToolCodes(), protocol.DenialCodes(),
-		protocol.CompactionCodes(), protocol.DiscoveryCodes(), protocol.ExtensionCodes(),
-		{protocol.OperationLocalCompaction, protocol.OperationNativeCompaction, protocol.OperationTerminalGate}} {
+	for _, l := range [][]protocol.Code{protocol.ProtocolCodes(), protocol.RunCodes(), protocol.ToolCodes(), protocol.DenialCodes(),
+		protocol.CompactionCodes(), protocol.DiscoveryCodes(), protocol.ExtensionCodes()} {
 		for _, c := range l {
-			names[c] = true
+			names[string(c)] = true
 		}
+	}
+	for _, op := range []string{protocol.OperationLocalCompaction, protocol.OperationNativeCompaction, protocol.OperationTerminalGate} {
+		names[op] = true
 	}
 	var files []string
 	for _, dir := range []string{"../runtime", "../runtime/internal/engine"} {

@@ -21,7 +21,7 @@ func TestAbandonWithIsRecorded(t *testing.T) {
 		name    string
 		confirm bool
 		at      protocol.EventType // the event type the consumer abandons at
-		code    string
+		code    protocol.Code
 		want    runtime.RunEnd
 	}{
 		{"mid-run", true, protocol.TypeModelDelta, protocol.CodeOutputTooLarge, runtime.RunEnd{RunID: "run-1", Status: "error", Code: protocol.CodeOutputTooLarge}},

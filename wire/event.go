@@ -309,7 +309,7 @@ func (s *Stream) Finish(seq int, typ protocol.EventType, data any) error {
 }
 
 // Fail writes a terminal protocol_error with seq.
-func (s *Stream) Fail(seq int, code string, msg string) error {
+func (s *Stream) Fail(seq int, code protocol.Code, msg string) error {
 	return s.emit(seq, protocol.TypeProtocolError, protocol.ErrorData{Code: code, Message: bound(msg)}, true)
 }
 

@@ -263,8 +263,8 @@ type fixtureExpectation struct {
 	Usage     *stepUsage     `json:"usage"`
 	Finish    string         `json:"finish"`
 	Error     *struct {
-		Code            string `json:"code"`
-		ProviderMessage string `json:"provider_message"`
+		Code            protocol.Code `json:"code"`
+		ProviderMessage string        `json:"provider_message"`
 	} `json:"error"`
 }
 

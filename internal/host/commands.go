@@ -80,7 +80,7 @@ func (h *Host) run(ctx context.Context, req *wire.Request) error {
 		if !errors.As(err, &re) {
 			re = &runtime.RunError{Code: protocol.CodeInternalError, Message: err.Error()}
 		}
-		h.cfg.Log.LogAttrs(ctx, slog.LevelInfo, "run refused", slog.String("run_id", r.RunID), slog.String("code", re.Code))
+		h.cfg.Log.LogAttrs(ctx, slog.LevelInfo, "run refused", slog.String("run_id", r.RunID), slog.String("code", string(re.Code)))
 		return e.finish(protocol.TypeFinalResult, protocol.FinalResult{
 			Status:       protocol.StatusError,
 			Error:        &protocol.ErrorData{Code: re.Code, Message: wire.Bound(re.Message)},

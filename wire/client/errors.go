@@ -176,7 +176,7 @@ func (e *MalformedEventError) Unwrap() []error {
 // (code output_too_large). It is not a violation: the client stays usable.
 type ProtocolError struct {
 	RequestID string
-	Code      string
+	Code      protocol.Code
 	Message   string
 }
 

@@ -58,7 +58,7 @@ func TestRunExtensionNotifications(t *testing.T) {
 	}
 	var got []string
 	for _, n := range find[protocol.ExtensionNotification](evs) {
-		got = append(got, n.Extension+"@"+n.Layer+":"+n.Level+":"+n.Code)
+		got = append(got, n.Extension+"@"+n.Layer+":"+n.Level+":"+string(n.Code))
 		for _, p := range []string{root, f.home, f.ws, marker} {
 			if strings.Contains(n.Message, p) {
 				t.Errorf("message names a host path: %q", n.Message)

@@ -17,7 +17,7 @@ import (
 // the step limit is hit, or a failure.
 func (d *driver) loop(ctx context.Context) (status, output string, errInfo *protocol.ErrorData) {
 	p := d.p
-	fail := func(code, msg string) (string, string, *protocol.ErrorData) {
+	fail := func(code protocol.Code, msg string) (string, string, *protocol.ErrorData) {
 		return fsmrun.StatusError, output, &protocol.ErrorData{Code: code, Message: bound(p.red.String(msg))}
 	}
 	writeFailed := func(err error) (string, string, *protocol.ErrorData) {

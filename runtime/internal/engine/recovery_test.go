@@ -116,7 +116,7 @@ func TestRetriesExhausted(t *testing.T) {
 }
 
 func TestNonRetryableFailsAtOnce(t *testing.T) {
-	for status, code := range map[int]string{400: "bad_request", 401: "auth_failed", 403: "auth_failed", 404: "not_found", 413: "request_too_large", 422: "bad_request"} {
+	for status, code := range map[int]protocol.Code{400: "bad_request", 401: "auth_failed", 403: "auth_failed", 404: "not_found", 413: "request_too_large", 422: "bad_request"} {
 		f := newFixture(t, text("never"))
 		f.prov.errs = []error{pe("http_status", status, true, false)}
 		evs, res := f.run(f.req("q"))

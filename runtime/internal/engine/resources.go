@@ -239,7 +239,7 @@ func (a *Agent) discoverExtensions(set *resources.Set, runID string) []protocol.
 			lvl = slog.LevelDebug
 		}
 		a.log.LogAttrs(context.Background(), lvl, f.Message, slog.String("run_id", runID), slog.String("layer", f.Layer),
-			slog.String("code", f.Code), slog.String("path", f.Path))
+			slog.String("code", string(f.Code)), slog.String("path", f.Path))
 	}
 	return out
 }

@@ -266,7 +266,7 @@ func TestRunToolLoopAndPolicy(t *testing.T) {
 		if fe.OK {
 			got[fe.CallID] = "ok"
 		} else {
-			got[fe.CallID] = fe.Error.Code
+			got[fe.CallID] = string(fe.Error.Code)
 		}
 	}
 	want := map[string]string{"c1": "ok", "c2": "mutation_not_authorized", "c3": "unknown_tool", "c4": "invalid_arguments", "c5": "process_not_enabled", "c6": "path_outside_workspace", "c7": "invalid_arguments"}
@@ -387,7 +387,7 @@ func TestRunResumeSendsPriorConversation(t *testing.T) {
 	}
 }
 
-func isCode(err error, code string) bool {
+func isCode(err error, code protocol.Code) bool {
 	var re *RunError
 	return errors.As(err, &re) && re.Code == code
 }

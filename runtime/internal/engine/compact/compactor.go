@@ -135,6 +135,6 @@ func canceledFailure() *modelcall.Failed {
 
 // IsOverflowCode reports whether a failed turn's code is an overflow
 // signal.
-func IsOverflowCode(code string) bool {
+func IsOverflowCode(code protocol.Code) bool {
 	return code == protocol.CodeContextOverflow || code == protocol.CodeRequestTooLarge
 }

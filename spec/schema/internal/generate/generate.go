@@ -256,7 +256,7 @@ func (g *gen) enums() error {
 		return err
 	}
 	msg.MaxLength = uint64p(maxMessageChars)
-	coded := func(name, desc string, codes []string) *jsonschema.Schema {
+	coded := func(name, desc string, codes []protocol.Code) *jsonschema.Schema {
 		g.defs[name] = &jsonschema.Schema{
 			Description: desc,
 			AllOf:       []*jsonschema.Schema{ref("ErrorData"), {Properties: props("code", &jsonschema.Schema{Enum: strs(codes...)})}},

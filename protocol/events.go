@@ -6,40 +6,45 @@ import (
 	"sync"
 )
 
+// EventType names an event: the type member of an event frame. The closed
+// set is the Type constants below; Lookup describes each. It marshals as
+// its string.
+type EventType string
+
 // Event types of protocol 1, in the order of CONTRACT §5–§9. The data of
 // each is the payload type Lookup reports (named beside it).
 const (
 	// Command answers and the protocol error.
-	TypeHello         = "hello"          // Hello
-	TypeModels        = "models"         // Models
-	TypeShutdown      = "shutdown"       // Empty
-	TypeProtocolError = "protocol_error" // ErrorData
+	TypeHello         EventType = "hello"          // Hello
+	TypeModels        EventType = "models"         // Models
+	TypeShutdown      EventType = "shutdown"       // Empty
+	TypeProtocolError EventType = "protocol_error" // ErrorData
 
 	// The run lifecycle (CONTRACT §9).
-	TypeAccepted    = "accepted"     // Accepted
-	TypeStarted     = "started"      // Started
-	TypeSettled     = "settled"      // Settled
-	TypeFinalResult = "final_result" // FinalResult
+	TypeAccepted    EventType = "accepted"     // Accepted
+	TypeStarted     EventType = "started"      // Started
+	TypeSettled     EventType = "settled"      // Settled
+	TypeFinalResult EventType = "final_result" // FinalResult
 
 	// Streaming events, between started and settled.
-	TypeModelDelta                = "model_delta"                  // ModelDelta
-	TypeOutputMedia               = "output_media"                 // OutputMedia
-	TypeProviderLifecycle         = "provider_lifecycle"           // ProviderLifecycle (opt-in per configured provider)
-	TypeProviderRetry             = "provider_retry"               // ProviderRetry
-	TypeProviderWaitingForNetwork = "provider_waiting_for_network" // ProviderWaitingForNetwork
-	TypeProviderOperationRetry    = "provider_operation_retry"     // ProviderOperationRetry
-	TypeProviderUsageUncertain    = "provider_usage_uncertain"     // ProviderUsageUncertain
-	TypeCandidateRejected         = "candidate_rejected"           // CandidateRejected (runs with a terminal gate)
-	TypeToolStart                 = "tool_start"                   // ToolStart
-	TypeToolPolicy                = "tool_policy"                  // ToolPolicy
-	TypeToolProgress              = "tool_progress"                // ToolProgress
-	TypeToolFinish                = "tool_finish"                  // ToolFinish
-	TypeModelStep                 = "model_step"                   // ModelStep
-	TypeSteeringDelivered         = "steering_delivered"           // SteeringDelivered (Go API runs only)
-	TypeFollowUpDelivered         = "follow_up_delivered"          // FollowUpDelivered (Go API runs only)
-	TypeCompactionStart           = "compaction_start"             // CompactionStart
-	TypeCompactionFinish          = "compaction_finish"            // CompactionFinish
-	TypeExtensionNotification     = "extension_notification"       // ExtensionNotification (right after started: discovery findings)
+	TypeModelDelta                EventType = "model_delta"                  // ModelDelta
+	TypeOutputMedia               EventType = "output_media"                 // OutputMedia
+	TypeProviderLifecycle         EventType = "provider_lifecycle"           // ProviderLifecycle (opt-in per configured provider)
+	TypeProviderRetry             EventType = "provider_retry"               // ProviderRetry
+	TypeProviderWaitingForNetwork EventType = "provider_waiting_for_network" // ProviderWaitingForNetwork
+	TypeProviderOperationRetry    EventType = "provider_operation_retry"     // ProviderOperationRetry
+	TypeProviderUsageUncertain    EventType = "provider_usage_uncertain"     // ProviderUsageUncertain
+	TypeCandidateRejected         EventType = "candidate_rejected"           // CandidateRejected (runs with a terminal gate)
+	TypeToolStart                 EventType = "tool_start"                   // ToolStart
+	TypeToolPolicy                EventType = "tool_policy"                  // ToolPolicy
+	TypeToolProgress              EventType = "tool_progress"                // ToolProgress
+	TypeToolFinish                EventType = "tool_finish"                  // ToolFinish
+	TypeModelStep                 EventType = "model_step"                   // ModelStep
+	TypeSteeringDelivered         EventType = "steering_delivered"           // SteeringDelivered (Go API runs only)
+	TypeFollowUpDelivered         EventType = "follow_up_delivered"          // FollowUpDelivered (Go API runs only)
+	TypeCompactionStart           EventType = "compaction_start"             // CompactionStart
+	TypeCompactionFinish          EventType = "compaction_finish"            // CompactionFinish
+	TypeExtensionNotification     EventType = "extension_notification"       // ExtensionNotification (right after started: discovery findings)
 )
 
 // TypeRecoveredOutput is NOT a protocol-1 event type: it is an event of the
@@ -47,7 +52,7 @@ const (
 // interrupted attempt's discarded text. The NDJSON host never writes it,
 // Types does not list it, and no client receives it. Lookup and PayloadFor
 // know it, with Kind KindGoAPI.
-const TypeRecoveredOutput = "recovered_output" // RecoveredOutput
+const TypeRecoveredOutput EventType = "recovered_output" // RecoveredOutput
 
 // Kind classifies an event type by where it appears.
 type Kind string
@@ -79,7 +84,7 @@ const (
 
 // EventInfo describes one event type.
 type EventInfo struct {
-	Type    string
+	Type    EventType
 	Kind    Kind
 	Emitted Emission
 	// Terminal: the event ends its request.
@@ -89,7 +94,7 @@ type EventInfo struct {
 	Payload reflect.Type
 }
 
-func info[T any](typ string, kind Kind, emitted Emission) EventInfo {
+func info[T any](typ EventType, kind Kind, emitted Emission) EventInfo {
 	terminal := kind == KindResponse || kind == KindError || typ == TypeFinalResult
 	return EventInfo{Type: typ, Kind: kind, Emitted: emitted, Terminal: terminal, Payload: reflect.TypeFor[T]()}
 }
@@ -132,8 +137,8 @@ var events = []EventInfo{
 
 // byType indexes the registry by type, built on first use rather than at
 // package init.
-var byType = sync.OnceValue(func() map[string]EventInfo {
-	m := make(map[string]EventInfo, len(events))
+var byType = sync.OnceValue(func() map[EventType]EventInfo {
+	m := make(map[EventType]EventInfo, len(events))
 	for _, e := range events {
 		m[e.Type] = e
 	}
@@ -146,8 +151,8 @@ func Events() []EventInfo { return slices.Clone(events) }
 
 // Types returns the event types of protocol 1 in contract order (without
 // the Go-API-only recovered_output).
-func Types() []string {
-	var out []string
+func Types() []EventType {
+	var out []EventType
 	for _, e := range events {
 		if e.Kind != KindGoAPI {
 			out = append(out, e.Type)
@@ -158,8 +163,8 @@ func Types() []string {
 
 // StreamingTypes returns the streaming event types of CONTRACT §9 in the
 // contract's order: the types a run writes between started and settled.
-func StreamingTypes() []string {
-	var out []string
+func StreamingTypes() []EventType {
+	var out []EventType
 	for _, e := range events {
 		if e.Kind == KindStreaming {
 			out = append(out, e.Type)
@@ -170,7 +175,7 @@ func StreamingTypes() []string {
 
 // Lookup describes the event type typ; ok is false for a type the registry
 // does not know.
-func Lookup(typ string) (EventInfo, bool) {
+func Lookup(typ EventType) (EventInfo, bool) {
 	e, ok := byType()[typ]
 	return e, ok
 }
@@ -178,7 +183,7 @@ func Lookup(typ string) (EventInfo, bool) {
 // PayloadFor returns a new zero value of typ's payload type, as a pointer
 // (*ModelDelta for "model_delta"), or nil for a type the registry does not
 // know.
-func PayloadFor(typ string) any {
+func PayloadFor(typ EventType) any {
 	e, ok := byType()[typ]
 	if !ok {
 		return nil
@@ -194,6 +199,6 @@ func PayloadFor(typ string) any {
 // runtime's Event is this type; the NDJSON host adds the envelope (seq,
 // request id) when it writes one.
 type RunEvent struct {
-	Type string
+	Type EventType
 	Data any
 }

@@ -56,7 +56,7 @@ type Models struct {
 // one of DiscoveryCodes.
 type DiscoveryIssue struct {
 	Provider string `json:"provider"`
-	Code     string `json:"code"`
+	Code     Code   `json:"code"`
 	Message  string `json:"message"`
 }
 
@@ -94,7 +94,7 @@ type Empty struct{}
 // data of protocol_error (Code one of ProtocolCodes) and the error member
 // of final_result (RunCodes) and tool_finish (ToolCodes), CONTRACT §5.
 type ErrorData struct {
-	Code    string `json:"code"`
+	Code    Code   `json:"code"`
 	Message string `json:"message"`
 }
 
@@ -428,7 +428,7 @@ type ExtensionNotification struct {
 	// (explicit roots counted from 1); "" for truncated.
 	Layer   string `json:"layer"`
 	Level   string `json:"level"`
-	Code    string `json:"code"`
+	Code    Code   `json:"code"`
 	Message string `json:"message"`
 }
 

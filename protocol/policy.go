@@ -86,6 +86,6 @@ type ToolDecision struct {
 	Effect        Effect          `json:"effect,omitempty"`
 	Allowed       bool            `json:"allowed"`
 	Authorization string          `json:"authorization,omitempty"`
-	DenialCode    string          `json:"denial_code,omitempty"`
+	DenialCode    Code            `json:"denial_code,omitempty"`
 	Policy        EffectivePolicy `json:"policy"`
 }

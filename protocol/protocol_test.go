@@ -169,8 +169,8 @@ var schemaEvents = sync.OnceValues(func() (map[string]string, []string) {
 // neither (go generate ./spec/schema after adding a type).
 func checkSchema(t *testing.T, e protocol.EventInfo, _ map[string]bool) {
 	defs, types := schemaEvents()
-	_, def := defs[e.Type]
-	listed := slices.Contains(types, e.Type)
+	_, def := defs[string(e.Type)]
+	listed := slices.Contains(types, string(e.Type))
 	if e.Kind == protocol.KindGoAPI {
 		if def || listed {
 			t.Errorf("the JSON Schema defines the Go-API-only type %s", e.Type)
@@ -183,7 +183,7 @@ func checkSchema(t *testing.T, e protocol.EventInfo, _ map[string]bool) {
 }
 
 func checkDocRow(t *testing.T, e protocol.EventInfo, table map[string]bool) {
-	if !table[e.Type] {
+	if !table[string(e.Type)] {
 		t.Errorf("no row in the event table of %s (### Event types)", tablesDoc)
 	}
 }
@@ -192,29 +192,29 @@ func checkDocRow(t *testing.T, e protocol.EventInfo, table map[string]bool) {
 // registry once, and each registry entry passes eventChecks.
 func TestEventRegistry(t *testing.T) {
 	consts := constants(t, "events.go", "Type")
-	seen := map[string]bool{}
+	seen := map[protocol.EventType]bool{}
 	for _, e := range protocol.Events() {
 		if seen[e.Type] {
 			t.Errorf("%s is registered twice", e.Type)
 		}
 		seen[e.Type] = true
-		if consts["Type"+camel(e.Type)] != e.Type {
-			t.Errorf("%s has no constant Type%s", e.Type, camel(e.Type))
+		if consts["Type"+camel(string(e.Type))] != string(e.Type) {
+			t.Errorf("%s has no constant Type%s", e.Type, camel(string(e.Type)))
 		}
 	}
 	for name, v := range consts {
-		if !seen[v] {
+		if !seen[protocol.EventType(v)] {
 			t.Errorf("%s = %q is not in the registry", name, v)
 		}
 	}
 	table := docTable(t, "### Event types")
 	for _, e := range protocol.Events() {
 		for name, check := range eventChecks {
-			t.Run(e.Type+"/"+name, func(t *testing.T) { check(t, e, table) })
+			t.Run(string(e.Type)+"/"+name, func(t *testing.T) { check(t, e, table) })
 		}
 	}
 	for typ := range table {
-		if !seen[typ] {
+		if !seen[protocol.EventType(typ)] {
 			t.Errorf("the event table of %s lists %q, which the registry does not know", tablesDoc, typ)
 		}
 	}
@@ -233,13 +233,13 @@ func TestEventKinds(t *testing.T) {
 	if n := len(protocol.StreamingTypes()); n != 18 {
 		t.Errorf("%d streaming types, CONTRACT §9 lists 18", n)
 	}
-	var terminal []string
+	var terminal []protocol.EventType
 	for _, e := range protocol.Events() {
 		if e.Terminal {
 			terminal = append(terminal, e.Type)
 		}
 	}
-	if want := []string{"hello", "models", "shutdown", "protocol_error", "final_result"}; !slices.Equal(terminal, want) {
+	if want := []protocol.EventType{"hello", "models", "shutdown", "protocol_error", "final_result"}; !slices.Equal(terminal, want) {
 		t.Errorf("terminal types %v, want %v", terminal, want)
 	}
 	if slices.Contains(protocol.Types(), protocol.TypeRecoveredOutput) {
@@ -276,7 +276,7 @@ func TestCodeNames(t *testing.T) {
 	}
 	places := []struct {
 		heading string
-		codes   []string
+		codes   []protocol.Code
 	}{
 		{"### Protocol error codes", protocol.ProtocolCodes()},
 		{"### Run error codes", protocol.RunCodes()},
@@ -286,26 +286,26 @@ func TestCodeNames(t *testing.T) {
 		{"### Extension notification codes", protocol.ExtensionCodes()},
 		{"### Compaction error codes", protocol.CompactionCodes()},
 	}
-	listed := map[string]bool{}
+	listed := map[protocol.Code]bool{}
 	for _, p := range places {
 		table := docTable(t, p.heading)
 		for _, c := range p.codes {
 			listed[c] = true
-			if byValue[c] == "" {
+			if byValue[string(c)] == "" {
 				t.Errorf("%s: %q has no constant", p.heading, c)
 			}
-			if !table[c] {
+			if !table[string(c)] {
 				t.Errorf("%s %s: no row for %q", tablesDoc, p.heading, c)
 			}
 		}
 		for c := range table {
-			if !slices.Contains(p.codes, c) {
+			if !slices.Contains(p.codes, protocol.Code(c)) {
 				t.Errorf("%s %s lists %q, which is not one of its codes", tablesDoc, p.heading, c)
 			}
 		}
 	}
 	for v, name := range byValue {
-		if !listed[v] {
+		if !listed[protocol.Code(v)] {
 			t.Errorf("%s = %q is in no place's list (ProtocolCodes, RunCodes, …)", name, v)
 		}
 	}
@@ -402,12 +402,14 @@ func TestCodesLiveHere(t *testing.T) {
 // prose and may say "canceled".
 func TestRuntimeNamesNoCodeByLiteral(t *testing.T) {
 	names := map[string]bool{}
-	for _, l := range [][]string{protocol.ProtocolCodes(), protocol.RunCodes(), protocol.ToolCodes(), protocol.DenialCodes(),
-		protocol.CompactionCodes(), protocol.DiscoveryCodes(), protocol.ExtensionCodes(),
-		{protocol.OperationLocalCompaction, protocol.OperationNativeCompaction, protocol.OperationTerminalGate}} {
+	for _, l := range [][]protocol.Code{protocol.ProtocolCodes(), protocol.RunCodes(), protocol.ToolCodes(), protocol.DenialCodes(),
+		protocol.CompactionCodes(), protocol.DiscoveryCodes(), protocol.ExtensionCodes()} {
 		for _, c := range l {
-			names[c] = true
+			names[string(c)] = true
 		}
+	}
+	for _, op := range []string{protocol.OperationLocalCompaction, protocol.OperationNativeCompaction, protocol.OperationTerminalGate} {
+		names[op] = true
 	}
 	var files []string
 	for _, dir := range []string{"../runtime", "../runtime/internal/engine"} {

@@ -20,8 +20,8 @@ func TestAbandonWithIsRecorded(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		confirm bool
-		at      string // the event type the consumer abandons at
-		code    string
+		at      protocol.EventType // the event type the consumer abandons at
+		code    protocol.Code
 		want    runtime.RunEnd
 	}{
 		{"mid-run", true, protocol.TypeModelDelta, protocol.CodeOutputTooLarge, runtime.RunEnd{RunID: "run-1", Status: "error", Code: protocol.CodeOutputTooLarge}},
@@ -53,7 +53,7 @@ func TestAbandonWithIsRecorded(t *testing.T) {
 			for ev := range rc.Events() {
 				if ev.Type == tc.at && !abandoned {
 					abandoned = true
-					rc.AbandonWith(tc.code, "the consumer could not deliver "+ev.Type)
+					rc.AbandonWith(tc.code, "the consumer could not deliver "+string(ev.Type))
 				}
 			}
 			res := rc.Wait()

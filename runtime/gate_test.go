@@ -100,7 +100,7 @@ func gateSummary(evs []runtime.Event) string {
 	var out []string
 	for _, ev := range evs {
 		if ev.Type != protocol.TypeModelDelta {
-			out = append(out, ev.Type)
+			out = append(out, string(ev.Type))
 		}
 	}
 	return strings.Join(out, ",")

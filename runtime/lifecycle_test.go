@@ -130,11 +130,11 @@ func drainChecked(t *testing.T, rc *runtime.RunControl) ([]runtime.Event, []spec
 func summary(evs []runtime.Event) string {
 	var out []string
 	for _, ev := range evs {
-		label := ev.Type
+		label := string(ev.Type)
 		if d, ok := ev.Data.(*protocol.ProviderLifecycle); ok {
 			label += ":" + d.State
 		}
-		if label == protocol.TypeModelDelta && len(out) > 0 && out[len(out)-1] == label {
+		if ev.Type == protocol.TypeModelDelta && len(out) > 0 && out[len(out)-1] == label {
 			continue
 		}
 		out = append(out, label)

@@ -156,7 +156,7 @@ func runToEnd(t *testing.T, agent *runtime.Agent, req runtime.RunRequest, atTool
 	r := rc.Wait()
 	res.Status, res.Output, res.ToolCalls = r.Status, r.Output, r.ToolCalls
 	if r.Error != nil {
-		res.Error = &struct{ Code, Message string }{r.Error.Code, r.Error.Message}
+		res.Error = &struct{ Code, Message string }{string(r.Error.Code), r.Error.Message}
 	}
 	return res
 }

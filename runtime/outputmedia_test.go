@@ -147,7 +147,7 @@ func TestOutputMediaImage(t *testing.T) {
 	var order []string
 	for _, ev := range evs {
 		if ev.Type == protocol.TypeOutputMedia || ev.Type == protocol.TypeModelStep {
-			order = append(order, ev.Type)
+			order = append(order, string(ev.Type))
 		}
 	}
 	if strings.Join(order, ",") != "output_media,output_media,model_step" {

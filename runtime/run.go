@@ -101,11 +101,11 @@ func (r *InlineRoute) engine() *engine.InlineRoute {
 // RunError is a run refused before it was accepted: no event was emitted,
 // and the caller reports a single error final result (CONTRACT §8).
 type RunError struct {
-	Code    string // one of protocol.RunCodes
+	Code    protocol.Code // one of protocol.RunCodes
 	Message string
 }
 
-func (e *RunError) Error() string { return e.Code + ": " + e.Message }
+func (e *RunError) Error() string { return string(e.Code) + ": " + e.Message }
 
 // runError gives the engine's refusal as the façade's *RunError; any other
 // error is returned as it is.
@@ -153,7 +153,9 @@ func (rc *RunControl) Abandon() { rc.rc.Abandon() }
 // RunRequest.ConfirmDelivery) in a second run_end that supersedes the
 // first. An empty code is Abandon: the run keeps the status it ends with
 // (canceled, most often). The first reason given wins.
-func (rc *RunControl) AbandonWith(code, message string) { rc.rc.AbandonWith(code, message) }
+func (rc *RunControl) AbandonWith(code protocol.Code, message string) {
+	rc.rc.AbandonWith(code, message)
+}
 
 // Wait blocks until the run has ended and returns its result. The events
 // must be consumed (or abandoned) for the run to end. With

@@ -3,6 +3,7 @@ package runtime
 import (
 	"time"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/engine"
 )
 
@@ -110,7 +111,8 @@ func (s *Session) RecordUsageUncertainty(endpoint, model, operation string) erro
 // protocol.CodeOutputFailed) ended with status error and that code, whatever it
 // would have reported.
 type RunEnd struct {
-	RunID, Status, Code string
+	RunID, Status string
+	Code          protocol.Code
 }
 
 // RunEnds returns how each ended run of the session ended, in order.

@@ -428,15 +428,15 @@ func (n normalizer) renderEvents(evs []runtime.Event) []string {
 			merged := *d
 			merged.Text = text
 			b, _ := json.Marshal(&merged)
-			out = append(out, n.line(ev.Type, b))
+			out = append(out, n.line(string(ev.Type), b))
 			continue
 		}
 		b, err := json.Marshal(ev.Data)
 		if err != nil {
-			out = append(out, ev.Type+" <"+err.Error()+">")
+			out = append(out, string(ev.Type)+" <"+err.Error()+">")
 			continue
 		}
-		out = append(out, n.line(ev.Type, b))
+		out = append(out, n.line(string(ev.Type), b))
 	}
 	return out
 }
@@ -647,7 +647,7 @@ func runTranscript(t *testing.T, file string) {
 			evs = append(evs, ev)
 			line := n.renderEvents([]runtime.Event{ev})[0]
 			for _, tr := range r.triggers {
-				if tr.done || ev.Type != tr.typ {
+				if tr.done || string(ev.Type) != tr.typ {
 					continue
 				}
 				if tr.field != "" && !strings.Contains(" "+line+" ", " "+tr.field+"="+tr.value+" ") &&
@@ -672,7 +672,7 @@ func runTranscript(t *testing.T, file string) {
 				default:
 					t.Fatalf("unknown action %q", tr.action)
 				}
-				evs = append(evs, runtime.Event{Type: "# " + tr.action, Data: map[string]any{"text": tr.text, "err": errString(err)}})
+				evs = append(evs, runtime.Event{Type: protocol.EventType("# " + tr.action), Data: map[string]any{"text": tr.text, "err": errString(err)}})
 			}
 		}
 		res := rc.Wait()

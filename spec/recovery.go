@@ -27,7 +27,7 @@ import (
 // RecoveryEvent is one event of a run transcript as the recovery
 // predicates read it: its type and the data fields they check.
 type RecoveryEvent struct {
-	Type string
+	Type protocol.EventType
 	// Attempt is data.attempt of provider_retry and
 	// provider_waiting_for_network.
 	Attempt int

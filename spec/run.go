@@ -23,8 +23,8 @@ import (
 
 // RunEvent is one event of a run transcript.
 type RunEvent struct {
-	Type   string // the event's type: accepted, started, a streaming type, settled, final_result
-	Status string // data.status of settled and final_result; "" for every other type
+	Type   protocol.EventType // the event's type: accepted, started, a streaming type, settled, final_result
+	Status string             // data.status of settled and final_result; "" for every other type
 }
 
 // The event types and statuses are package protocol's: the lifecycle
@@ -34,7 +34,7 @@ type RunEvent struct {
 // IsStreaming reports whether typ is a streaming event type of CONTRACT §9
 // (protocol.StreamingTypes). A type added to the contract is added to
 // package protocol's registry, or RunTypeOK rejects it.
-func IsStreaming(typ string) bool {
+func IsStreaming(typ protocol.EventType) bool {
 	e, ok := protocol.Lookup(typ)
 	return ok && e.Kind == protocol.KindStreaming
 }
@@ -52,13 +52,13 @@ const (
 	NameRunComplete           = "RunComplete"
 )
 
-func hasStatus(typ string) bool {
+func hasStatus(typ protocol.EventType) bool {
 	return typ == protocol.TypeSettled || typ == protocol.TypeFinalResult
 }
 
 // before returns the index of the first event of type typ before index i,
 // or -1.
-func before(events []RunEvent, typ string, i int) int {
+func before(events []RunEvent, typ protocol.EventType, i int) int {
 	for j := range i {
 		if events[j].Type == typ {
 			return j

@@ -168,7 +168,7 @@ func TestStreamingTypes(t *testing.T) {
 			t.Errorf("%s: %v", typ, err)
 		}
 	}
-	for _, typ := range []string{protocol.TypeAccepted, protocol.TypeStarted, protocol.TypeSettled, protocol.TypeFinalResult, "protocol_error", ""} {
+	for _, typ := range []protocol.EventType{protocol.TypeAccepted, protocol.TypeStarted, protocol.TypeSettled, protocol.TypeFinalResult, "protocol_error", ""} {
 		if spec.IsStreaming(typ) {
 			t.Errorf("IsStreaming(%q) is true", typ)
 		}

@@ -3,13 +3,15 @@ package spec
 import (
 	"errors"
 	"fmt"
+
+	"octet.dev/host/protocol"
 )
 
 // Frame is one event of a transcript, reduced to what the invariants read.
 type Frame struct {
 	RequestID *string // nil when the event's request_id is null
 	Seq       int
-	Type      string
+	Type      protocol.EventType
 	Terminal  bool // final_result, protocol_error, or the answer to hello, models, shutdown
 }
 

@@ -12,9 +12,9 @@ import (
 // request id ("" for null) with seq.
 func ev(id string, seq int) spec.Frame { return frame(id, seq, "text_delta", false) }
 
-func term(id string, seq int, typ string) spec.Frame { return frame(id, seq, typ, true) }
+func term(id string, seq int, typ protocol.EventType) spec.Frame { return frame(id, seq, typ, true) }
 
-func frame(id string, seq int, typ string, terminal bool) spec.Frame {
+func frame(id string, seq int, typ protocol.EventType, terminal bool) spec.Frame {
 	f := spec.Frame{Seq: seq, Type: typ, Terminal: terminal}
 	if id != "" {
 		f.RequestID = spec.ID(id)

@@ -23,12 +23,12 @@ const MaxMessageBytes = 1024
 // terminal protocol_error. RequestID is the request's ID when the line
 // yielded a valid one, else "" (written as null).
 type DecodeError struct {
-	Code      string
+	Code      protocol.Code
 	Message   string
 	RequestID string
 }
 
-func (e *DecodeError) Error() string { return e.Code + ": " + e.Message }
+func (e *DecodeError) Error() string { return string(e.Code) + ": " + e.Message }
 
 // field describes one member a command accepts: where it goes and how to
 // name its type in an error message.

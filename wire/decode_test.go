@@ -15,7 +15,7 @@ func TestDecodeErrors(t *testing.T) {
 	tests := []struct {
 		name   string
 		line   string
-		code   string
+		code   protocol.Code
 		reqID  string
 		msgHas string
 	}{

@@ -16,13 +16,13 @@ import (
 // protocol_error for a line that yielded no valid ID). RunID and SessionID
 // are written only when non-empty (run events, CONTRACT §5).
 type Event struct {
-	ProtocolVersion int     `json:"protocol_version"`
-	RequestID       *string `json:"request_id"`
-	Seq             int     `json:"seq"`
-	Type            string  `json:"type"`
-	RunID           string  `json:"run_id,omitzero"`
-	SessionID       string  `json:"session_id,omitzero"`
-	Data            any     `json:"data"`
+	ProtocolVersion int                `json:"protocol_version"`
+	RequestID       *string            `json:"request_id"`
+	Seq             int                `json:"seq"`
+	Type            protocol.EventType `json:"type"`
+	RunID           string             `json:"run_id,omitzero"`
+	SessionID       string             `json:"session_id,omitzero"`
+	Data            any                `json:"data"`
 }
 
 // ErrOutputTooLarge reports that an event was replaced by a terminal
@@ -84,7 +84,7 @@ func appendHead(buf []byte, version int, requestID *string) []byte {
 }
 
 // appendSeqType appends the seq and type members.
-func appendSeqType(buf []byte, seq int, typ string) []byte {
+func appendSeqType(buf []byte, seq int, typ protocol.EventType) []byte {
 	buf = append(buf, `,"seq":`...)
 	buf = strconv.AppendInt(buf, int64(seq), 10)
 	buf = append(buf, `,"type":`...)
@@ -156,11 +156,11 @@ func (w *Writer) Err() error {
 // A Stream is used by one goroutine at a time.
 type Stream struct {
 	w         *Writer
-	buf       []byte // scratch for the pending frame, reused
-	held      []byte // frames held back by Hold, not written yet
-	head, ids []byte // the parts every frame of the stream shares (appendHead, appendIDs)
-	typ       string // the type of the last frame encoded, and its JSON string:
-	typJSON   []byte // a run's events are mostly of one type (model_delta)
+	buf       []byte             // scratch for the pending frame, reused
+	held      []byte             // frames held back by Hold, not written yet
+	head, ids []byte             // the parts every frame of the stream shares (appendHead, appendIDs)
+	typ       protocol.EventType // the type of the last frame encoded, and its JSON string:
+	typJSON   []byte             // a run's events are mostly of one type (model_delta)
 	requestID *string
 	runID     string
 	sessionID string
@@ -196,7 +196,7 @@ type Pending struct {
 // Encode encodes the stream's event with seq without writing it, so the
 // caller can tell its state machine which kind of event is about to be
 // written (a replaced event is terminal).
-func (s *Stream) Encode(seq int, typ string, data any, terminal bool) (Pending, error) {
+func (s *Stream) Encode(seq int, typ protocol.EventType, data any, terminal bool) (Pending, error) {
 	if s.done {
 		return Pending{}, ErrStreamClosed
 	}
@@ -216,7 +216,7 @@ func (s *Stream) Encode(seq int, typ string, data any, terminal bool) (Pending, 
 	if err == errFrameTooBig { // appendData returns it as is
 		ev := Event{ProtocolVersion: protocol.Version, RequestID: s.requestID, Seq: seq, Type: typ, RunID: s.runID, SessionID: s.sessionID, Data: data}
 		ev.Type = protocol.TypeProtocolError
-		ev.Data = protocol.ErrorData{Code: protocol.CodeOutputTooLarge, Message: "a " + quoteName(typ) + " event exceeded the 1048576-byte frame bound and was withheld"}
+		ev.Data = protocol.ErrorData{Code: protocol.CodeOutputTooLarge, Message: "a " + quoteName(string(typ)) + " event exceeded the 1048576-byte frame bound and was withheld"}
 		frame, err = s.w.encode(frame[:0], &ev)
 		s.keep(frame)
 		return Pending{frame: frame, Seq: seq, Terminal: true, Replaced: true}, err
@@ -308,17 +308,21 @@ func (s *Stream) resetHeld() {
 }
 
 // Emit writes a non-terminal event with seq.
-func (s *Stream) Emit(seq int, typ string, data any) error { return s.emit(seq, typ, data, false) }
+func (s *Stream) Emit(seq int, typ protocol.EventType, data any) error {
+	return s.emit(seq, typ, data, false)
+}
 
 // Finish writes the terminal event with seq.
-func (s *Stream) Finish(seq int, typ string, data any) error { return s.emit(seq, typ, data, true) }
+func (s *Stream) Finish(seq int, typ protocol.EventType, data any) error {
+	return s.emit(seq, typ, data, true)
+}
 
 // Fail writes a terminal protocol_error with seq.
-func (s *Stream) Fail(seq int, code string, msg string) error {
+func (s *Stream) Fail(seq int, code protocol.Code, msg string) error {
 	return s.emit(seq, protocol.TypeProtocolError, protocol.ErrorData{Code: code, Message: bound(msg)}, true)
 }
 
-func (s *Stream) emit(seq int, typ string, data any, terminal bool) error {
+func (s *Stream) emit(seq int, typ protocol.EventType, data any, terminal bool) error {
 	p, err := s.Encode(seq, typ, data, terminal)
 	if err != nil {
 		return err

@@ -130,7 +130,7 @@ func (c *callWriter) Write(p []byte) (int, error) {
 }
 
 // hold encodes and holds one event.
-func hold(t *testing.T, s *Stream, seq int, typ string, data any) error {
+func hold(t *testing.T, s *Stream, seq int, typ protocol.EventType, data any) error {
 	t.Helper()
 	p, err := s.Encode(seq, typ, data, false)
 	if err != nil {

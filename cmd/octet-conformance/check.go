@@ -9,6 +9,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/spec"
 )
 
@@ -30,7 +31,7 @@ var terminalTypes = []string{"hello", "models", "shutdown", "final_result", "pro
 func isTerminal(typ string) bool { return slices.Contains(terminalTypes, typ) }
 
 func (e *event) frame() spec.Frame {
-	return spec.Frame{RequestID: e.RequestID, Seq: e.Seq, Type: e.Type, Terminal: isTerminal(e.Type)}
+	return spec.Frame{RequestID: e.RequestID, Seq: e.Seq, Type: protocol.EventType(e.Type), Terminal: isTerminal(e.Type)}
 }
 
 func (e *event) String() string {
@@ -327,14 +328,14 @@ func runEvents(evs []*event) ([]spec.RunEvent, []spec.RecoveryEvent, error) {
 		if e.Type == "protocol_error" {
 			continue
 		}
-		re := spec.RunEvent{Type: e.Type}
+		re := spec.RunEvent{Type: protocol.EventType(e.Type)}
 		if e.Type == "settled" || e.Type == "final_result" {
 			if err := e.field("status", &re.Status); err != nil {
 				return nil, nil, err
 			}
 		}
 		lc = append(lc, re)
-		ce := spec.RecoveryEvent{Type: e.Type}
+		ce := spec.RecoveryEvent{Type: protocol.EventType(e.Type)}
 		switch e.Type {
 		case "provider_retry", "provider_waiting_for_network":
 			var d struct {

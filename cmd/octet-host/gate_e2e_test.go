@@ -106,12 +106,16 @@ func TestTerminalGateThroughTheBinary(t *testing.T) {
 // model is not in the catalog, refuses every run before anything ran.
 func TestTerminalGateSettingsRefusals(t *testing.T) {
 	e := newE2E(t, fakeprovider.Script{Turns: []fakeprovider.Turn{{Text: "Done."}}})
-	for _, tc := range []struct{ settings, code, msg string }{
+	for _, tc := range []struct {
+		settings string
+		code     protocol.Code
+		msg      string
+	}{
 		{`{"terminal_gate":{"model":"judge-model"}}`, protocol.CodeConfigInvalid, "terminal_gate.instructions is required"},
 		{`{"terminal_gate":{"model":"nowhere","instructions":"x"}}`, protocol.CodeModelNotFound, "terminal gate"},
 	} {
 		writeLayerFile(t, filepath.Join(e.home, ".octet", "settings.json"), tc.settings)
-		evs, final := e.run(e.c, e.runReq("run-"+tc.code, "fix the bug"))
+		evs, final := e.run(e.c, e.runReq("run-"+string(tc.code), "fix the bug"))
 		if final.Status != "error" || final.Error == nil || final.Error.Code != tc.code || !strings.Contains(final.Error.Message, tc.msg) {
 			t.Errorf("%s: final %+v error %+v", tc.settings, final, final.Error)
 		}

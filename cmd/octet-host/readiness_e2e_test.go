@@ -42,7 +42,7 @@ func lifecycleSummary(t *testing.T, evs []client.Event) (string, []protocol.Prov
 	var out []string
 	var lc []protocol.ProviderLifecycle
 	for _, ev := range evs {
-		label := ev.Type
+		label := string(ev.Type)
 		if ev.Type == protocol.TypeProviderLifecycle {
 			var d protocol.ProviderLifecycle
 			// The registry's payload, strictly: the client decodes it as

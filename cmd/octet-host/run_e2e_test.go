@@ -111,7 +111,7 @@ func (e *e2e) run(c *client.Client, req protocol.RunRequest) ([]client.Event, *p
 func eventTypes(evs []client.Event) string {
 	var ts []string
 	for _, ev := range evs {
-		ts = append(ts, ev.Type)
+		ts = append(ts, string(ev.Type))
 	}
 	return strings.Join(ts, ",")
 }
@@ -263,8 +263,8 @@ type fixtureExpectation struct {
 	Usage     *stepUsage     `json:"usage"`
 	Finish    string         `json:"finish"`
 	Error     *struct {
-		Code            string `json:"code"`
-		ProviderMessage string `json:"provider_message"`
+		Code            protocol.Code `json:"code"`
+		ProviderMessage string        `json:"provider_message"`
 	} `json:"error"`
 }
 
@@ -629,7 +629,7 @@ func collapseChannels(t *testing.T, evs []client.Event) string {
 	t.Helper()
 	var out []string
 	for _, ev := range evs {
-		label := ev.Type
+		label := string(ev.Type)
 		if ev.Type == "model_delta" {
 			ch, _, ok := ev.Delta()
 			if !ok {
@@ -879,12 +879,12 @@ func TestRunToolPathsStayInWorkspace(t *testing.T) {
 			}
 			denials[p.CallID] = p.Decision.DenialCode
 		}
-		if strings.HasPrefix(ev.Type, "tool_") {
+		if strings.HasPrefix(string(ev.Type), "tool_") {
 			var id struct {
 				CallID string `json:"call_id"`
 			}
 			ev.DecodeInto(&id)
-			order = append(order, id.CallID+":"+ev.Type)
+			order = append(order, id.CallID+":"+string(ev.Type))
 		}
 		if ev.Type == "tool_finish" {
 			var f struct {

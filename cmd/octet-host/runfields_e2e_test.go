@@ -28,7 +28,7 @@ func TestRunMaxSteps(t *testing.T) {
 	req := e.runReq("run-capped", "read a.txt until told to stop")
 	req.MaxSteps = i64(2)
 	_, final := e.run(e.c, req)
-	if final.Status != "blocked" || final.Error == nil || string(final.Error.Code) != protocol.CodeMaxStepsReached || final.Steps != 2 {
+	if final.Status != "blocked" || final.Error == nil || final.Error.Code != protocol.CodeMaxStepsReached || final.Steps != 2 {
 		t.Fatalf("final %+v; want blocked, max_steps_reached, 2 steps", final)
 	}
 	if n := len(e.fake.Requests()); n != 2 {
@@ -39,7 +39,7 @@ func TestRunMaxSteps(t *testing.T) {
 		req := e.runReq(fmt.Sprintf("run-bad-%d", i), "p")
 		req.MaxSteps = i64(bad)
 		evs, final := e.run(e.c, req)
-		if len(evs) != 1 || final.Status != "error" || final.Error == nil || string(final.Error.Code) != protocol.CodeInvalidValue {
+		if len(evs) != 1 || final.Status != "error" || final.Error == nil || final.Error.Code != protocol.CodeInvalidValue {
 			t.Fatalf("max_steps %d: events %s, final %+v; want only final_result with invalid_value", bad, eventTypes(evs), final)
 		}
 	}
@@ -92,7 +92,7 @@ func TestRunReasoningEffort(t *testing.T) {
 			req.SupportsReasoning = &no
 			req.Reasoning = &protocol.Reasoning{Effort: "high"}
 			evs, final := e.run(e.c, req)
-			if len(evs) != 1 || final.Error == nil || string(final.Error.Code) != protocol.CodeReasoningUnsupported {
+			if len(evs) != 1 || final.Error == nil || final.Error.Code != protocol.CodeReasoningUnsupported {
 				t.Fatalf("events %s, final %+v; want only final_result with reasoning_unsupported", eventTypes(evs), final)
 			}
 			if n := len(e.fake.Requests()); n != 1 {

@@ -304,7 +304,7 @@ func (s *rpcServer) handle(ctx context.Context, line []byte) {
 		if err != nil {
 			var re *runtime.RunError
 			if errors.As(err, &re) {
-				fail("the run was refused: " + re.Code + ": " + re.Message)
+				fail("the run was refused: " + string(re.Code) + ": " + re.Message)
 			} else {
 				fail("the run was refused: " + err.Error())
 			}

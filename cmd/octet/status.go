@@ -205,7 +205,7 @@ func errText(e *protocol.ErrorData) string {
 	if e == nil {
 		return "no reason given"
 	}
-	return e.Code + ": " + oneLine(e.Message)
+	return string(e.Code) + ": " + oneLine(e.Message)
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

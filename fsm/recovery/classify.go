@@ -68,7 +68,7 @@ const (
 // error code the turn fails with.
 type Class struct {
 	Kind ClassKind
-	Code string // set for Fatal only
+	Code protocol.Code // set for Fatal only
 }
 
 // Error codes of a failed turn (final_result.error.code): the protocol's
@@ -106,7 +106,7 @@ var (
 // Error-event codes (stream errors after a 200) that are fatal; every other
 // error event, including an unknown or empty code ("overloaded_error",
 // "api_error", "server_error", "rate_limit_exceeded", ...), is retried.
-var eventFatal = map[string]string{
+var eventFatal = map[string]protocol.Code{
 	"invalid_api_key":       CodeAuthFailed,
 	"authentication_error":  CodeAuthFailed,
 	"permission_error":      CodeAuthFailed,
@@ -194,7 +194,7 @@ func Classify(f Facts) Class {
 	return fatal(CodeProviderError) // FailDecode, unknown kinds
 }
 
-func fatal(code string) Class { return Class{Kind: Fatal, Code: code} }
+func fatal(code protocol.Code) Class { return Class{Kind: Fatal, Code: code} }
 
 func contains(list []string, s string) bool {
 	for _, v := range list {

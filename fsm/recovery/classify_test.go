@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"octet.dev/host/fsm/recovery"
+	"octet.dev/host/protocol"
 )
 
 // Shorthands for the table.
@@ -13,7 +14,7 @@ var (
 	retry = recovery.Class{Kind: recovery.Retry}
 )
 
-func fatalClass(code string) recovery.Class {
+func fatalClass(code protocol.Code) recovery.Class {
 	return recovery.Class{Kind: recovery.Fatal, Code: code}
 }
 
@@ -158,7 +159,7 @@ func TestClassifyTotal(t *testing.T) {
 		recovery.FailErrorEvent, recovery.FailDecode, recovery.FailCanceled, "", "other",
 	}
 	codes := []string{"", "insufficient_quota", "context_length_exceeded", "invalid_request_error", "overloaded_error", "x"}
-	fatalCodes := map[string]bool{
+	fatalCodes := map[protocol.Code]bool{
 		recovery.CodeAuthFailed: true, recovery.CodeBadRequest: true, recovery.CodeNotFound: true,
 		recovery.CodeRequestTooLarge: true, recovery.CodeQuotaExhausted: true, recovery.CodeContextOverflow: true,
 		recovery.CodeProviderError: true, recovery.CodeCanceled: true,

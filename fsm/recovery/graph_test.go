@@ -19,6 +19,7 @@ import (
 
 	"octet.dev/host/fsm/internal/graphcheck"
 	"octet.dev/host/fsm/recovery"
+	"octet.dev/host/protocol"
 )
 
 // The model of tla/Recovery.cfg.
@@ -81,14 +82,14 @@ var jittered = map[string]bool{"outage": true, "throttle": true, "cut": true}
 // are in the order of the canonical JSON check.mjs writes; Outage and
 // MaxWait are a number or "none".
 type specState struct {
-	Code      string `json:"code"`
-	Floor     int64  `json:"floor"`
-	MaxWait   any    `json:"max_wait"`
-	Outage    any    `json:"outage"`
-	Phase     string `json:"phase"`
-	Retries   int    `json:"retries"`
-	Uncertain bool   `json:"uncertain"`
-	Waits     int    `json:"waits"`
+	Code      protocol.Code `json:"code"`
+	Floor     int64         `json:"floor"`
+	MaxWait   any           `json:"max_wait"`
+	Outage    any           `json:"outage"`
+	Phase     string        `json:"phase"`
+	Retries   int           `json:"retries"`
+	Uncertain bool          `json:"uncertain"`
+	Waits     int           `json:"waits"`
 }
 
 func (s specState) key() string { return graphcheck.Key(s) }
@@ -482,7 +483,7 @@ func TestCanFinish(t *testing.T) {
 	codes := map[string]bool{}
 	for _, st := range g.states {
 		if st.Phase.Terminal() {
-			codes[string(st.Phase)+" "+st.Code] = true
+			codes[string(st.Phase)+" "+string(st.Code)] = true
 		}
 	}
 	for _, c := range []string{

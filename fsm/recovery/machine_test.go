@@ -8,6 +8,7 @@ import (
 
 	"octet.dev/host/fsm"
 	"octet.dev/host/fsm/recovery"
+	"octet.dev/host/protocol"
 )
 
 // E builds expected effects tersely.
@@ -291,7 +292,7 @@ func TestFatalFailures(t *testing.T) {
 		name    string
 		f       recovery.Facts
 		persist bool
-		code    string
+		code    protocol.Code
 		msg     string
 	}{
 		{"auth", with(status(401), func(f *recovery.Facts) { f.Message = "invalid key [redacted]" }), false, recovery.CodeAuthFailed, "HTTP 401: invalid key [redacted]"},

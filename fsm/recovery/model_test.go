@@ -111,7 +111,7 @@ type refModel struct {
 	start     int64
 	floor     int64
 	uncertain bool
-	code      string
+	code      protocol.Code
 }
 
 // effect kinds that replace or abandon an attempt.
@@ -122,7 +122,7 @@ var replacing = []recovery.EffectKind{
 
 func (r *refModel) live() bool { return !r.phase.Terminal() }
 
-func (r *refModel) fail(effs []recovery.EffectKind, code string) []recovery.EffectKind {
+func (r *refModel) fail(effs []recovery.EffectKind, code protocol.Code) []recovery.EffectKind {
 	r.phase, r.code = recovery.Failed, code
 	return append(effs, recovery.EffFail)
 }
@@ -350,7 +350,7 @@ func TestModel(t *testing.T) {
 				}
 				seen[string(e.Kind)]++
 				if e.Kind == recovery.EffFail {
-					seen["fail "+e.Code]++
+					seen["fail "+string(e.Code)]++
 				}
 			}
 			if after.Phase == recovery.WaitingForNetwork && cfg.MaxNetworkWaitMS != nil {
@@ -491,7 +491,7 @@ func TestModel(t *testing.T) {
 			}}
 		}
 		abort := func(t *rapid.T) recovery.Input {
-			return recovery.Input{Trigger: recovery.TrAbort, Code: rapid.SampledFrom([]string{"session_write_failed", ""}).Draw(t, "abort_code")}
+			return recovery.Input{Trigger: recovery.TrAbort, Code: rapid.SampledFrom([]protocol.Code{"session_write_failed", ""}).Draw(t, "abort_code")}
 		}
 		type gen = func(*rapid.T) recovery.Input
 		var (
@@ -548,10 +548,10 @@ func TestModel(t *testing.T) {
 	for _, k := range []string{
 		string(recovery.EffPersistUsageUncertainty), string(recovery.EffEmitRetry), string(recovery.EffEmitWaitingForNetwork),
 		string(recovery.EffSucceed), "bounded wait", "bounded retry", "bounded opening", "uncertain success",
-		"fail " + recovery.CodeRetriesExhausted, "fail " + recovery.CodeNetworkWaitExceeded,
-		"fail " + recovery.CodeRetryAfterTooLong, "fail " + recovery.CodeCanceled, "fail session_write_failed",
-		"fail " + recovery.CodeProviderError, "fail " + recovery.CodeQuotaExhausted, "fail " + recovery.CodeContextOverflow,
-		"fail " + recovery.CodeAuthFailed, "fail " + recovery.CodeBadRequest,
+		"fail " + string(recovery.CodeRetriesExhausted), "fail " + string(recovery.CodeNetworkWaitExceeded),
+		"fail " + string(recovery.CodeRetryAfterTooLong), "fail " + string(recovery.CodeCanceled), "fail session_write_failed",
+		"fail " + string(recovery.CodeProviderError), "fail " + string(recovery.CodeQuotaExhausted), "fail " + string(recovery.CodeContextOverflow),
+		"fail " + string(recovery.CodeAuthFailed), "fail " + string(recovery.CodeBadRequest),
 	} {
 		if seen[k] == 0 {
 			t.Errorf("no case reached %q: %v", k, seen)
@@ -670,7 +670,7 @@ func TestCeilingUnderFakeClock(t *testing.T) {
 					}
 				case recovery.EffFail:
 					if e.Code != recovery.CodeNetworkWaitExceeded {
-						seen["fail "+e.Code]++
+						seen["fail "+string(e.Code)]++
 						break
 					}
 					seen["stopped by the ceiling"]++
@@ -696,7 +696,7 @@ func TestCeilingUnderFakeClock(t *testing.T) {
 			t.Fatalf("the turn did not end: %+v", m.State())
 		}
 	})
-	for _, k := range []string{"opening cut", "late timer", "wait", "retry after an outage", "stopped by the ceiling", "fail " + recovery.CodeRetriesExhausted} {
+	for _, k := range []string{"opening cut", "late timer", "wait", "retry after an outage", "stopped by the ceiling", "fail " + string(recovery.CodeRetriesExhausted)} {
 		if seen[k] == 0 {
 			t.Errorf("no case reached %q: %v", k, seen)
 		}

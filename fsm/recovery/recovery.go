@@ -9,6 +9,7 @@ import (
 
 	"octet.dev/host/fsm"
 	"octet.dev/host/fsm/internal/machine"
+	"octet.dev/host/protocol"
 )
 
 // Config is one turn's recovery configuration. Start from DefaultConfig;
@@ -116,7 +117,7 @@ type Input struct {
 	// (TrAttemptFailed).
 	Jitter float64
 	// Code and Message are the failure of TrAbort.
-	Code    string
+	Code    protocol.Code
 	Message string
 }
 
@@ -166,11 +167,11 @@ type Effect struct {
 	// OpenWithinMS bounds the opening of the attempt's request
 	// (EffStartAttempt): > 0 once the ceiling is armed, 0 for no bound.
 	OpenWithinMS int64
-	MaxAttempts  int    // EffEmitRetry
-	DelayMS      int64  // EffEmitRetry, EffEmitWaitingForNetwork, EffStartTimer
-	Error        string // EffEmitRetry, EffEmitWaitingForNetwork: the failure's sanitized text
-	Code         string // EffFail
-	Message      string // EffFail
+	MaxAttempts  int           // EffEmitRetry
+	DelayMS      int64         // EffEmitRetry, EffEmitWaitingForNetwork, EffStartTimer
+	Error        string        // EffEmitRetry, EffEmitWaitingForNetwork: the failure's sanitized text
+	Code         protocol.Code // EffFail
+	Message      string        // EffFail
 }
 
 // State is the machine's whole state. It is comparable.
@@ -196,7 +197,7 @@ type State struct {
 	// usage uncertainty. Sticky: once set it never clears.
 	Uncertain bool
 	// Code is the failure code in Failed, "" otherwise.
-	Code string
+	Code protocol.Code
 }
 
 // attempt is the number of the attempt that starts next (or is in
@@ -358,7 +359,7 @@ func abandon(st *State, f Facts) []Effect {
 	return append(effs, Effect{Kind: EffDiscardAttempt})
 }
 
-func failStep(st State, effs []Effect, code, msg string) step {
+func failStep(st State, effs []Effect, code protocol.Code, msg string) step {
 	st.Code = code
 	return step{Failed, st, append(effs, Effect{Kind: EffFail, Code: code, Message: msg})}
 }

@@ -54,7 +54,7 @@ func candidates(m *run.Machine) []run.Input {
 
 // eventOf turns an effect into the event the host writes; stream is the
 // streaming type to use for EffStream.
-func eventOf(e run.Effect, stream string) spec.RunEvent {
+func eventOf(e run.Effect, stream protocol.EventType) spec.RunEvent {
 	switch e.Kind {
 	case run.EffAccepted:
 		return spec.RunEvent{Type: protocol.TypeAccepted}

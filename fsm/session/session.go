@@ -71,7 +71,7 @@ type Effect struct {
 	Kind      EffectKind
 	RequestID string
 	Seq       int
-	Code      string
+	Code      protocol.Code
 	ExitCode  int
 }
 
@@ -81,7 +81,7 @@ type Effect struct {
 type Input struct {
 	Trigger   Trigger
 	RequestID string
-	Code      string
+	Code      protocol.Code
 }
 
 // State is the machine's whole state.

@@ -60,7 +60,7 @@ func frameOf(in session.Input, e session.Effect) (f spec.Frame, ok bool) {
 	case session.EffWrite:
 		return spec.Frame{RequestID: spec.ID(e.RequestID), Seq: e.Seq, Type: "text_delta"}, true
 	case session.EffWriteTerminal:
-		typ := "final_result"
+		typ := protocol.TypeFinalResult
 		if in.Trigger == session.TrShutdown {
 			typ = protocol.TypeShutdown
 		}

@@ -112,15 +112,16 @@ func (k Kind) String() string {
 type Fact struct {
 	Kind        Kind
 	Canceled    bool
-	Native      bool   // Begin
-	Calls       int    // Answer
-	Length      bool   // Answer
-	Outstanding bool   // Answer, ToolDone, Steered
-	Successor   bool   // Awaited
-	Skip        bool   // Steered
-	End         bool   // Gate
-	Status      string // Gate with End
-	Code, Msg   string // Gate with End, Fail
+	Native      bool          // Begin
+	Calls       int           // Answer
+	Length      bool          // Answer
+	Outstanding bool          // Answer, ToolDone, Steered
+	Successor   bool          // Awaited
+	Skip        bool          // Steered
+	End         bool          // Gate
+	Status      string        // Gate with End
+	Code        protocol.Code // Gate with End, Fail
+	Msg         string        // Gate with End, Fail
 }
 
 // EffectKind is the kind of an effect.
@@ -189,8 +190,10 @@ type Effect struct {
 // the engine's own (it redacts and bounds it); a canceled, max_steps or
 // output-cap end is worded here.
 type Outcome struct {
-	Status, Code, Msg string
-	Gate              bool // the would-stop point's end, which the engine returns as it gave it
+	Status string
+	Code   protocol.Code
+	Msg    string
+	Gate   bool // the would-stop point's end, which the engine returns as it gave it
 }
 
 // Messages of the outcomes worded here.

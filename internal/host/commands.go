@@ -80,7 +80,7 @@ func (h *Host) run(ctx context.Context, req *wire.Request) error {
 		if !errors.As(err, &re) {
 			re = &runtime.RunError{Code: protocol.CodeInternalError, Message: err.Error()}
 		}
-		h.cfg.Log.LogAttrs(ctx, slog.LevelInfo, "run refused", slog.String("run_id", r.RunID), slog.String("code", re.Code))
+		h.cfg.Log.LogAttrs(ctx, slog.LevelInfo, "run refused", slog.String("run_id", r.RunID), slog.String("code", string(re.Code)))
 		return e.finish(protocol.TypeFinalResult, protocol.FinalResult{
 			Status:       protocol.StatusError,
 			Error:        &protocol.ErrorData{Code: re.Code, Message: wire.Bound(re.Message)},
@@ -115,10 +115,10 @@ func (h *Host) run(ctx context.Context, req *wire.Request) error {
 			// output_too_large: nobody can see this run any more, and its
 			// session says so (even when this was its final_result).
 			if isOutputTooLarge(werr) {
-				rc.AbandonWith(protocol.CodeOutputTooLarge, "the run's "+ev.Type+" event exceeded the 1048576-byte frame bound: "+
+				rc.AbandonWith(protocol.CodeOutputTooLarge, "the run's "+string(ev.Type)+" event exceeded the 1048576-byte frame bound: "+
 					"the client got protocol_error output_too_large and none of the run's later events")
 			} else {
-				rc.AbandonWith(protocol.CodeOutputFailed, "writing the run's "+ev.Type+" event to stdout failed: "+werr.Error())
+				rc.AbandonWith(protocol.CodeOutputFailed, "writing the run's "+string(ev.Type)+" event to stdout failed: "+werr.Error())
 			}
 		}
 	}

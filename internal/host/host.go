@@ -96,7 +96,7 @@ func (h *Host) read(ctx context.Context, lr *wire.LineReader) (session.Input, *w
 	switch {
 	case derr != nil:
 		h.cfg.Log.LogAttrs(ctx, slog.LevelDebug, "malformed request", slog.String("code", string(derr.Code)), slog.String("request_id", derr.RequestID))
-		return session.Input{Trigger: session.TrMalformed, RequestID: derr.RequestID, Code: string(derr.Code)}, nil, derr.Message
+		return session.Input{Trigger: session.TrMalformed, RequestID: derr.RequestID, Code: derr.Code}, nil, derr.Message
 	case r.Command == protocol.CommandShutdown:
 		return session.Input{Trigger: session.TrShutdown, RequestID: r.RequestID}, r, ""
 	}
@@ -145,7 +145,7 @@ func (h *Host) fire(ctx context.Context, in session.Input, req *wire.Request, ms
 	return false, nil
 }
 
-func rejectMessage(code, msg string) string {
+func rejectMessage(code protocol.Code, msg string) string {
 	if code == protocol.CodeDuplicateRequestID {
 		return "request_id was already used by this host process"
 	}

@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/spec"
 )
 
-var terminalTypes = map[string]bool{"hello": true, "models": true, "shutdown": true, "final_result": true, "protocol_error": true}
+var terminalTypes = map[protocol.EventType]bool{"hello": true, "models": true, "shutdown": true, "final_result": true, "protocol_error": true}
 
 // checkInvariants runs the protocol session invariants of tla/Session.tla
 // (as the spec package states them) over a transcript's output.
@@ -20,9 +21,9 @@ func checkInvariants(t *testing.T, out string) {
 			continue
 		}
 		var f struct {
-			RequestID *string `json:"request_id"`
-			Seq       int     `json:"seq"`
-			Type      string  `json:"type"`
+			RequestID *string            `json:"request_id"`
+			Seq       int                `json:"seq"`
+			Type      protocol.EventType `json:"type"`
 		}
 		if err := json.Unmarshal([]byte(line), &f); err != nil {
 			t.Fatalf("output line is not an event: %q", line)

@@ -19,13 +19,13 @@ const maxFrame = 1 << 20
 
 // frame is the envelope of one event, as read off the host's stdout.
 type frame struct {
-	ProtocolVersion *int            `json:"protocol_version"`
-	RequestID       *string         `json:"request_id"`
-	Seq             int             `json:"seq"`
-	Type            string          `json:"type"`
-	RunID           string          `json:"run_id"`
-	SessionID       string          `json:"session_id"`
-	Data            json.RawMessage `json:"data"`
+	ProtocolVersion *int               `json:"protocol_version"`
+	RequestID       *string            `json:"request_id"`
+	Seq             int                `json:"seq"`
+	Type            protocol.EventType `json:"type"`
+	RunID           string             `json:"run_id"`
+	SessionID       string             `json:"session_id"`
+	Data            json.RawMessage    `json:"data"`
 }
 
 // readFrames passes each stdout line to the loop; a line longer than the
@@ -97,7 +97,7 @@ func (d *driver) frame(line []byte) {
 		return
 	}
 	terminal := f.Type == "final_result" || f.Type == "protocol_error" ||
-		(p.command != "run" && f.Type == p.command)
+		(p.command != "run" && string(f.Type) == p.command)
 	if f.Seq != len(p.frames)+1 {
 		d.rep.problem("%s: seq %d after %d (type %s)", p.requestID, f.Seq, len(p.frames), f.Type)
 	}
@@ -155,7 +155,7 @@ func (d *driver) end(p *pending, f *frame) {
 		d.rep.problem("%s: %v", p.requestID, err)
 	}
 	if p.plan == nil {
-		if f.Type != p.command {
+		if string(f.Type) != p.command {
 			d.rep.problem("%s: answered with %s: %.300s", p.requestID, f.Type, f.Data)
 		}
 		return

@@ -95,11 +95,11 @@ type Stats struct {
 const EventAutoRetryStart = "auto_retry_start"
 
 // EventType is the RPC name of a run event type of package protocol.
-func EventType(native string) string {
+func EventType(native protocol.EventType) string {
 	if native == protocol.TypeProviderRetry {
 		return EventAutoRetryStart
 	}
-	return native
+	return string(native)
 }
 
 // Payloads of the events whose members differ from protocol 1's.
@@ -142,7 +142,7 @@ type OperationRetry struct {
 // Payload returns a pointer to the zero payload of an RPC event named by
 // its protocol 1 type when this package defines it (nil when the event
 // carries protocol 1's payload, renamed by Camel).
-func Payload(native string) any {
+func Payload(native protocol.EventType) any {
 	switch native {
 	case protocol.TypeProviderRetry:
 		return &Retry{}
@@ -158,7 +158,7 @@ func Payload(native string) any {
 
 // OpaqueMember is the member of an event whose value keeps its own names
 // (the model's JSON arguments of tool_start), "" when none.
-func OpaqueMember(native string) string {
+func OpaqueMember(native protocol.EventType) string {
 	if native == protocol.TypeToolStart {
 		return "arguments"
 	}

@@ -73,7 +73,10 @@ func TestDefinitions(t *testing.T) {
 		}
 	}
 	slices.Sort(types)
-	want := protocol.Types()
+	var want []string
+	for _, typ := range protocol.Types() {
+		want = append(want, string(typ))
+	}
 	slices.Sort(want)
 	if !slices.Equal(types, want) {
 		t.Errorf("event definitions for %v, want %v", types, want)

@@ -245,7 +245,7 @@ func TestFakeRunStream(t *testing.T) {
 		if ev.RunID != "r1" || ev.SessionID != "s1" || ev.RequestID != st.RequestID() {
 			t.Fatalf("event %+v", ev)
 		}
-		types = append(types, ev.Type)
+		types = append(types, string(ev.Type))
 		if ch, s, ok := ev.Delta(); ok && ch == "text" {
 			text.WriteString(s)
 		}

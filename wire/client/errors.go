@@ -102,7 +102,7 @@ func (e *SeqGapError) Error() string {
 type SecondTerminalError struct {
 	violation
 	RequestID string
-	Type      string
+	Type      protocol.EventType
 }
 
 func (e *SecondTerminalError) Error() string {
@@ -140,7 +140,7 @@ type UnexpectedEventError struct {
 	violation
 	RequestID string
 	Command   string
-	Type      string
+	Type      protocol.EventType
 }
 
 func (e *UnexpectedEventError) Error() string {
@@ -176,7 +176,7 @@ func (e *MalformedEventError) Unwrap() []error {
 // (code output_too_large). It is not a violation: the client stays usable.
 type ProtocolError struct {
 	RequestID string
-	Code      string
+	Code      protocol.Code
 	Message   string
 }
 

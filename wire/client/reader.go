@@ -177,7 +177,7 @@ type rawEvent struct {
 type parsed struct {
 	requestID *string // nil for null
 	seq       int64
-	typ       string
+	typ       protocol.EventType
 	runID     *string // nil when absent
 	sessionID *string // nil when absent
 	data      jsontext.Value
@@ -233,7 +233,7 @@ func parseEvent(line []byte) (*parsed, error) {
 		return nil, &MalformedEventError{Reason: "missing or invalid type"}
 	}
 	if raw.Data == nil {
-		return nil, &MalformedEventError{Reason: "missing data in " + strconv.Quote(p.typ) + " event"}
+		return nil, &MalformedEventError{Reason: "missing data in " + strconv.Quote(string(p.typ)) + " event"}
 	}
 	var err error
 	if p.runID, err = optionalString(raw.RunID, "run_id"); err != nil {
@@ -303,7 +303,7 @@ func (c *Client) route(line []byte) routed {
 			return routed{err: err}
 		}
 	} else {
-		terminal = terminal || p.typ == cl.command
+		terminal = terminal || string(p.typ) == cl.command
 		if !terminal {
 			return routed{err: &UnexpectedEventError{RequestID: cl.id, Command: cl.command, Type: p.typ}}
 		}
@@ -364,7 +364,7 @@ func checkRunIDs(cl *call, p *parsed) error {
 // perr; data of the wrong shape is a violation (err).
 func decodeTerminal(cl *call, p *parsed) (value any, perr, err error) {
 	bad := func(e error) error {
-		return &MalformedEventError{Reason: "data of the " + strconv.Quote(p.typ) + " event", Err: e}
+		return &MalformedEventError{Reason: "data of the " + strconv.Quote(string(p.typ)) + " event", Err: e}
 	}
 	if p.data.Kind() != '{' {
 		return nil, nil, bad(errors.New("not a JSON object"))

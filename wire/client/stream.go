@@ -17,7 +17,7 @@ import (
 // raw JSON of its data member, which may hold fields this package does not
 // know.
 type Event struct {
-	Type      string
+	Type      protocol.EventType
 	Seq       int64
 	RequestID string
 	RunID     string

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/copilot"
 )
 
@@ -24,13 +25,13 @@ type Env struct {
 // of protocol.RunCodes) and a message with no secret in it. The engine
 // reports it as its RunError.
 type Refusal struct {
-	Code    string
+	Code    protocol.Code
 	Message string
 }
 
-func (r *Refusal) Error() string { return r.Code + ": " + r.Message }
+func (r *Refusal) Error() string { return string(r.Code) + ": " + r.Message }
 
-func refuse(code, msg string) *Refusal { return &Refusal{Code: code, Message: msg} }
+func refuse(code protocol.Code, msg string) *Refusal { return &Refusal{Code: code, Message: msg} }
 
 // scrub removes a credential from a message.
 func scrub(msg, key string) string {

@@ -82,7 +82,7 @@ type Issue struct {
 	Provider string
 	// Code is one of protocol.DiscoveryCodes (discovery_failed,
 	// discovery_timeout, discovery_invalid, discovery_truncated).
-	Code string
+	Code protocol.Code
 	// Omitted is, for protocol.CodeDiscoveryTruncated, how many usable models were left out.
 	Omitted int
 	// Message says what went wrong: sanitized, at most MaxMessageBytes, and
@@ -164,7 +164,7 @@ func mergeModels(ms []Model) []Model {
 // query lists one endpoint. It returns the models, or an issue.
 func query(parent context.Context, client *http.Client, ep Endpoint, timeout time.Duration) ([]Model, *Issue) {
 	s := newScrubber(ep.APIKey)
-	fail := func(code, format string, args ...any) *Issue {
+	fail := func(code protocol.Code, format string, args ...any) *Issue {
 		return &Issue{Provider: ep.Provider, Code: code, Message: s.sanitize(fmt.Sprintf(format, args...))}
 	}
 

@@ -113,7 +113,7 @@ func checkMessage(t *testing.T, msg string) {
 }
 
 // oneIssue asserts that exactly one issue with code came back and returns it.
-func oneIssue(t *testing.T, ms []Model, is []Issue, provider, code string) Issue {
+func oneIssue(t *testing.T, ms []Model, is []Issue, provider string, code protocol.Code) Issue {
 	t.Helper()
 	if len(ms) != 0 {
 		t.Errorf("models = %v, want none", ms)
@@ -377,7 +377,7 @@ func TestBodyLimit(t *testing.T) {
 		name          string
 		size          int
 		contentLength bool
-		wantCode      string
+		wantCode      protocol.Code
 	}{
 		{"at limit", MaxBodyBytes, true, ""},
 		{"over limit, declared", MaxBodyBytes + 1, true, protocol.CodeDiscoveryInvalid},
@@ -474,7 +474,7 @@ func TestConcurrentEndpointsAreIndependent(t *testing.T) {
 	}
 	var codes []string
 	for _, i := range is {
-		codes = append(codes, i.Provider+":"+i.Code)
+		codes = append(codes, i.Provider+":"+string(i.Code))
 	}
 	wantCodes := []string{":discovery_failed", "bad-json:discovery_invalid", "down:discovery_failed", "err:discovery_failed"}
 	if d := cmp.Diff(wantCodes, codes); d != "" {

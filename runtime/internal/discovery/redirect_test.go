@@ -2,11 +2,12 @@ package discovery
 
 import (
 	"net/http"
-	"octet.dev/host/protocol"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"octet.dev/host/protocol"
 )
 
 // TestRedirectIsRefused: an endpoint that redirects its model list

@@ -210,7 +210,8 @@ func TestThresholdCompactionMidRun(t *testing.T) {
 
 func TestThresholdRefusalWritesNoCheckpoint(t *testing.T) {
 	for _, tc := range []struct {
-		name, summary, code string
+		name, summary string
+		code          protocol.Code
 	}{
 		{"empty", "", protocol.CodeCompactionHandoffEmpty},
 		{"whitespace", " \n\t", protocol.CodeCompactionHandoffEmpty},

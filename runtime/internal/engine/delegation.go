@@ -58,7 +58,7 @@ func (d *driver) offeredTools(specs []provider.ToolSpec) []provider.ToolSpec {
 
 // runDelegate decides and runs a delegate call.
 func (d *driver) runDelegate(ctx context.Context, call provider.ToolCall, args []byte, isObject bool,
-	reply func(*protocol.ToolFinish) provider.Message, fail func(code, msg string) provider.Message) provider.Message {
+	reply func(*protocol.ToolFinish) provider.Message, fail func(code protocol.Code, msg string) provider.Message) provider.Message {
 	m := d.a.delegation.Load()
 	decision, denied := reasoning.Authorize(d.p.policy.Decide(call.Name, policy.EffectDelegation), d.p.policy.EffectivePolicy, m != nil, d.parent != "")
 	if !decision.Allowed {
@@ -104,7 +104,7 @@ func (d *driver) runDelegate(ctx context.Context, call provider.ToolCall, args [
 	if res.Status != "completed" {
 		msg := "the worker " + req.RunID + " ended with status " + res.Status
 		if res.Error != nil {
-			msg += " (" + res.Error.Code + "): " + res.Error.Message
+			msg += " (" + string(res.Error.Code) + "): " + res.Error.Message
 		}
 		return fail(CodeWorkerFailed, msg)
 	}

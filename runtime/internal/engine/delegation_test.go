@@ -92,7 +92,7 @@ func TestDelegationWorkersInheritOrKeepEffort(t *testing.T) {
 	var denied bool
 	for _, m := range reqs[3].Messages {
 		if m.Role == "tool" && m.ToolName == DelegateTool && m.IsError {
-			denied = strings.HasPrefix(m.Text, "error "+protocol.CodeDelegationNotEnabled+":")
+			denied = strings.HasPrefix(m.Text, "error "+string(protocol.CodeDelegationNotEnabled)+":")
 		}
 	}
 	if !denied {
@@ -161,7 +161,7 @@ func TestDelegationWorkerLimit(t *testing.T) {
 		switch {
 		case m.Role == "tool" && !m.IsError && m.Text == "part done":
 			ok++
-		case m.Role == "tool" && m.IsError && strings.HasPrefix(m.Text, "error "+CodeWorkerLimit+":"):
+		case m.Role == "tool" && m.IsError && strings.HasPrefix(m.Text, "error "+string(CodeWorkerLimit)+":"):
 			limited++
 		}
 	}
@@ -207,7 +207,7 @@ func TestDelegationInheritsTheNetworkWaitCeiling(t *testing.T) {
 			got = m.Text
 		}
 	}
-	if !strings.HasPrefix(got, "error "+CodeWorkerFailed+":") || !strings.Contains(got, "network_wait_exceeded") {
+	if !strings.HasPrefix(got, "error "+string(CodeWorkerFailed)+":") || !strings.Contains(got, "network_wait_exceeded") {
 		t.Errorf("delegate result %q, want worker_failed with network_wait_exceeded", got)
 	}
 }

@@ -75,7 +75,7 @@ func driveEndurance(tb testing.TB, runs, steps, window int) enduranceResult {
 			if res.firstFail == "" {
 				res.firstFail = "run " + strconv.Itoa(run) + ": " + fr.Status
 				if fr.Error != nil {
-					res.firstFail += " " + fr.Error.Code + ": " + fr.Error.Message
+					res.firstFail += " " + string(fr.Error.Code) + ": " + fr.Error.Message
 				}
 			}
 		}

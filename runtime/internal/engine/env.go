@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/engine/modelcall"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
@@ -16,7 +17,7 @@ import (
 // own here (env_<part>.go).
 
 // Emit sends a streaming event of the run (through the run machine).
-func (d *driver) Emit(typ string, data any) { d.stream(typ, data) }
+func (d *driver) Emit(typ protocol.EventType, data any) { d.stream(typ, data) }
 
 // Append appends records to the run's session, durably.
 func (d *driver) Append(recs ...store.Record) error { return d.p.sess.Append(recs...) }

@@ -51,14 +51,14 @@ func TestRunExtensionNotifications(t *testing.T) {
 		t.Fatalf("result %+v", res)
 	}
 	// accepted, started, the findings, then the model's output.
-	want := []string{"accepted", "started", "extension_notification", "extension_notification", "extension_notification",
+	want := []protocol.EventType{"accepted", "started", "extension_notification", "extension_notification", "extension_notification",
 		"extension_notification", "extension_notification", "model_delta", "model_delta", "model_step", "settled", "final_result"}
 	if diff := cmp.Diff(want, types(evs)); diff != "" {
 		t.Fatalf("event types (-want +got):\n%s", diff)
 	}
 	var got []string
 	for _, n := range find[protocol.ExtensionNotification](evs) {
-		got = append(got, n.Extension+"@"+n.Layer+":"+n.Level+":"+n.Code)
+		got = append(got, n.Extension+"@"+n.Layer+":"+n.Level+":"+string(n.Code))
 		for _, p := range []string{root, f.home, f.ws, marker} {
 			if strings.Contains(n.Message, p) {
 				t.Errorf("message names a host path: %q", n.Message)

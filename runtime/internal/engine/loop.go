@@ -17,7 +17,7 @@ import (
 // the step limit is hit, or a failure.
 func (d *driver) loop(ctx context.Context) (status, output string, errInfo *protocol.ErrorData) {
 	p := d.p
-	fail := func(code, msg string) (string, string, *protocol.ErrorData) {
+	fail := func(code protocol.Code, msg string) (string, string, *protocol.ErrorData) {
 		return fsmrun.StatusError, output, &protocol.ErrorData{Code: code, Message: bound(p.red.String(msg))}
 	}
 	writeFailed := func(err error) (string, string, *protocol.ErrorData) {
@@ -224,7 +224,7 @@ func (d *driver) loop(ctx context.Context) (status, output string, errInfo *prot
 // the answer's text once it is committed.
 func (d *driver) stepModel(ctx context.Context, step int, msgs *[]provider.Message, output *string, build func([]provider.Message) provider.Request, unknown func() turn.Fact) (modelcall.Turn, turn.Fact) {
 	p, n := d.p, d.native
-	failed := func(code, msg string) (modelcall.Turn, turn.Fact) {
+	failed := func(code protocol.Code, msg string) (modelcall.Turn, turn.Fact) {
 		return modelcall.Turn{}, turn.Fact{Kind: turn.Fail, Code: code, Msg: msg}
 	}
 	writeFailed := func(err error) (modelcall.Turn, turn.Fact) {

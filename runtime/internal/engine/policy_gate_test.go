@@ -73,13 +73,13 @@ func TestWorkspaceGatesAreDenials(t *testing.T) {
 			if d.Decision.Allowed {
 				got = append(got, "tool_policy "+d.CallID+" allowed "+d.Decision.Authorization)
 			} else {
-				got = append(got, "tool_policy "+d.CallID+" denied "+d.Decision.DenialCode)
+				got = append(got, "tool_policy "+d.CallID+" denied "+string(d.Decision.DenialCode))
 			}
 		case *protocol.ToolFinish:
 			if d.OK {
 				got = append(got, "tool_finish "+d.CallID+" ok")
 			} else {
-				got = append(got, "tool_finish "+d.CallID+" error "+d.Error.Code)
+				got = append(got, "tool_finish "+d.CallID+" error "+string(d.Error.Code))
 			}
 		}
 	}
@@ -119,7 +119,7 @@ func TestWorkspaceGatesAreDenials(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !dec.Allowed && (strings.Contains(string(raw), `"authorization"`) || !strings.Contains(string(raw), `"denial_code":"`+dec.DenialCode+`"`)) {
+		if !dec.Allowed && (strings.Contains(string(raw), `"authorization"`) || !strings.Contains(string(raw), `"denial_code":"`+string(dec.DenialCode)+`"`)) {
 			t.Errorf("denied tool_policy JSON: %s", raw)
 		}
 		for _, leak := range []string{f.ws, outside, "passwd", "settings.json"} {

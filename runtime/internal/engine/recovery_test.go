@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -115,7 +116,7 @@ func TestRetriesExhausted(t *testing.T) {
 }
 
 func TestNonRetryableFailsAtOnce(t *testing.T) {
-	for status, code := range map[int]string{400: "bad_request", 401: "auth_failed", 403: "auth_failed", 404: "not_found", 413: "request_too_large", 422: "bad_request"} {
+	for status, code := range map[int]protocol.Code{400: "bad_request", 401: "auth_failed", 403: "auth_failed", 404: "not_found", 413: "request_too_large", 422: "bad_request"} {
 		f := newFixture(t, text("never"))
 		f.prov.errs = []error{pe("http_status", status, true, false)}
 		evs, res := f.run(f.req("q"))
@@ -143,8 +144,8 @@ func TestCutAfterContentIsUncertainAndSticky(t *testing.T) {
 	if res.Status != "completed" || res.Output != "Hello world" {
 		t.Fatalf("result %+v", res)
 	}
-	order := strings.Join(types(evs), ",")
-	i, j := strings.Index(order, protocol.TypeProviderUsageUncertain), strings.Index(order, protocol.TypeProviderRetry)
+	order := types(evs)
+	i, j := slices.Index(order, protocol.TypeProviderUsageUncertain), slices.Index(order, protocol.TypeProviderRetry)
 	if i < 0 || j < i {
 		t.Fatalf("provider_usage_uncertain must precede provider_retry: %s", order)
 	}
@@ -319,11 +320,11 @@ func TestAuxiliaryOperationRecovery(t *testing.T) {
 		t.Errorf("discarded %q, want %q", discarded, want)
 	}
 	evs := drained(d)
-	var types []string
+	var types []protocol.EventType
 	for _, ev := range evs {
 		types = append(types, ev.Type)
 	}
-	wantTypes := []string{protocol.TypeAccepted, protocol.TypeStarted, protocol.TypeProviderOperationRetry, protocol.TypeProviderOperationRetry, protocol.TypeProviderUsageUncertain, protocol.TypeProviderOperationRetry}
+	wantTypes := []protocol.EventType{protocol.TypeAccepted, protocol.TypeStarted, protocol.TypeProviderOperationRetry, protocol.TypeProviderOperationRetry, protocol.TypeProviderUsageUncertain, protocol.TypeProviderOperationRetry}
 	if !cmp.Equal(types, wantTypes) {
 		t.Fatalf("events %q, want %q", types, wantTypes)
 	}

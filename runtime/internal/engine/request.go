@@ -1,6 +1,9 @@
 package engine
 
-import "octet.dev/host/runtime/internal/prepare"
+import (
+	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/internal/prepare"
+)
 
 // The request's types are package prepare's, which checks them; these are
 // the engine's names for them.
@@ -23,7 +26,7 @@ const (
 	MaxMaxSteps         = prepare.MaxMaxSteps
 )
 
-func refuse(code, format string, args ...string) *RunError {
+func refuse(code protocol.Code, format string, args ...string) *RunError {
 	return prepare.Refuse(code, format, args...)
 }
 

@@ -100,7 +100,7 @@ func TestRunSkillsAndContext(t *testing.T) {
 	for _, fe := range fin {
 		got[fe.CallID] = "ok"
 		if !fe.OK {
-			got[fe.CallID] = fe.Error.Code
+			got[fe.CallID] = string(fe.Error.Code)
 		}
 		out[fe.CallID] = fe.Output
 	}

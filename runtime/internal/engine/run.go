@@ -38,7 +38,8 @@ type RunControl struct {
 	confirmOnce sync.Once
 	// abandonCode and abandonMsg say why the consumer abandoned the
 	// events (AbandonWith); guarded by mu.
-	abandonCode, abandonMsg string
+	abandonCode protocol.Code
+	abandonMsg  string
 
 	reasoningDeclared reasoning.Route // what the route declares (SetReasoning)
 	agent             *Agent
@@ -70,7 +71,7 @@ func (rc *RunControl) Abandon() { rc.AbandonWith("", "") }
 // RunRequest.ConfirmDelivery) in a second run_end that supersedes the
 // first. An empty code is Abandon: the run keeps the status it ends with
 // (canceled, most often). The first reason given wins.
-func (rc *RunControl) AbandonWith(code, message string) {
+func (rc *RunControl) AbandonWith(code protocol.Code, message string) {
 	if code != "" {
 		rc.mu.Lock()
 		if rc.abandonCode == "" {
@@ -84,7 +85,7 @@ func (rc *RunControl) AbandonWith(code, message string) {
 }
 
 // abandoned returns the reason AbandonWith gave, "" when none.
-func (rc *RunControl) abandoned() (code, message string) {
+func (rc *RunControl) abandoned() (code protocol.Code, message string) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	return rc.abandonCode, rc.abandonMsg
@@ -206,7 +207,7 @@ func (d *driver) fire(in fsmrun.Input, data Event) {
 	}
 }
 
-func (d *driver) stream(typ string, data any) {
+func (d *driver) stream(typ protocol.EventType, data any) {
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrStream}, Event{Type: typ, Data: data})
 }
 

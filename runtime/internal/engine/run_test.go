@@ -196,8 +196,8 @@ func (f *fixture) run(req RunRequest) ([]Event, protocol.FinalResult) {
 	return evs, res
 }
 
-func types(evs []Event) []string {
-	var out []string
+func types(evs []Event) []protocol.EventType {
+	var out []protocol.EventType
 	for _, e := range evs {
 		out = append(out, e.Type)
 	}
@@ -217,7 +217,7 @@ func find[T any](evs []Event) []*T {
 func TestRunTextAnswer(t *testing.T) {
 	f := newFixture(t, text("Hel", "lo"))
 	evs, res := f.run(f.req("say hello"))
-	want := []string{"accepted", "started", "model_delta", "model_delta", "model_step", "settled", "final_result"}
+	want := []protocol.EventType{"accepted", "started", "model_delta", "model_delta", "model_step", "settled", "final_result"}
 	if diff := cmp.Diff(want, types(evs)); diff != "" {
 		t.Fatalf("event types (-want +got):\n%s", diff)
 	}
@@ -266,7 +266,7 @@ func TestRunToolLoopAndPolicy(t *testing.T) {
 		if fe.OK {
 			got[fe.CallID] = "ok"
 		} else {
-			got[fe.CallID] = fe.Error.Code
+			got[fe.CallID] = string(fe.Error.Code)
 		}
 	}
 	want := map[string]string{"c1": "ok", "c2": "mutation_not_authorized", "c3": "unknown_tool", "c4": "invalid_arguments", "c5": "process_not_enabled", "c6": "path_outside_workspace", "c7": "invalid_arguments"}
@@ -387,7 +387,7 @@ func TestRunResumeSendsPriorConversation(t *testing.T) {
 	}
 }
 
-func isCode(err error, code string) bool {
+func isCode(err error, code protocol.Code) bool {
 	var re *RunError
 	return errors.As(err, &re) && re.Code == code
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"path/filepath"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/store"
 )
 
@@ -101,7 +102,8 @@ func (s *Session) RecordUsageUncertainty(endpoint, model, operation string) erro
 // protocol.CodeOutputFailed) ended with status error and that code, whatever it
 // would have reported.
 type RunEnd struct {
-	RunID, Status, Code string
+	RunID, Status string
+	Code          protocol.Code
 }
 
 // RunEnds returns how each ended run of the session ended, in order.

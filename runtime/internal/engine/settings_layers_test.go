@@ -463,7 +463,7 @@ func TestSettingsLayersBashDecision(t *testing.T) {
 		name    string
 		setup   layerSetup
 		allowed bool
-		denial  string
+		denial  protocol.Code
 		output  string // in the allowed call's output
 		sources string // "allow_shell/allow_process" sources when allowed
 	}{
@@ -559,13 +559,13 @@ func TestSettingsLayersMutationDecision(t *testing.T) {
 		write    string
 		source   string // allow_edit/allow_write sources
 	}{
-		{name: "default", edit: protocol.CodeMutationNotAuthorized, write: protocol.CodeMutationNotAuthorized, source: "default/default"},
+		{name: "default", edit: string(protocol.CodeMutationNotAuthorized), write: string(protocol.CodeMutationNotAuthorized), source: "default/default"},
 		{name: "user file allows edit only", setup: layerSetup{user: `{"tool_policy":{"allow_edit":true}}`},
-			edit: policy.AuthOperator, write: protocol.CodeMutationNotAuthorized, source: "config/default"},
+			edit: policy.AuthOperator, write: string(protocol.CodeMutationNotAuthorized), source: "config/default"},
 		{name: "trusted workspace allows write only", setup: layerSetup{user: `{"trusted_workspaces":["$WS"]}`, ws: `{"tool_policy":{"allow_write":true}}`},
-			edit: protocol.CodeMutationNotAuthorized, write: policy.AuthOperator, source: "default/config"},
+			edit: string(protocol.CodeMutationNotAuthorized), write: policy.AuthOperator, source: "default/config"},
 		{name: "untrusted workspace cannot allow", setup: layerSetup{ws: `{"tool_policy":{"allow_edit":true,"allow_write":true}}`},
-			edit: protocol.CodeMutationNotAuthorized, write: protocol.CodeMutationNotAuthorized, source: "default/default"},
+			edit: string(protocol.CodeMutationNotAuthorized), write: string(protocol.CodeMutationNotAuthorized), source: "default/default"},
 		{name: "allow_file_mutation over a forbidding config", mutation: true,
 			setup: layerSetup{trust: true, user: `{"tool_policy":{"allow_edit":false,"allow_write":false}}`, ws: `{"tool_policy":{"allow_write":false}}`},
 			edit:  policy.AuthHostRequest, write: policy.AuthHostRequest, source: "host_request/host_request"},
@@ -594,7 +594,7 @@ func TestSettingsLayersMutationDecision(t *testing.T) {
 				if p.Decision.Allowed {
 					got[p.Tool] = p.Decision.Authorization
 				} else {
-					got[p.Tool] = p.Decision.DenialCode
+					got[p.Tool] = string(p.Decision.DenialCode)
 				}
 			}
 			if diff := cmp.Diff(map[string]string{"edit": tc.edit, "write": tc.write}, got); diff != "" {

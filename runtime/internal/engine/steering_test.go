@@ -81,7 +81,7 @@ func typesNoDeltas(evs []Event) string {
 	var b []string
 	for _, ev := range evs {
 		if ev.Type != protocol.TypeModelDelta {
-			b = append(b, ev.Type)
+			b = append(b, string(ev.Type))
 		}
 	}
 	return strings.Join(b, ",")

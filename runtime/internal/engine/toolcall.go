@@ -48,14 +48,14 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 		msg := provider.Message{Role: provider.RoleTool, ToolCallID: call.ID, ToolName: call.Name, Text: fin.Output}
 		if fin.Error != nil {
 			msg.IsError = true
-			msg.Text = "error " + fin.Error.Code + ": " + fin.Error.Message
+			msg.Text = "error " + string(fin.Error.Code) + ": " + fin.Error.Message
 			if fin.Output != "" { // a failed command's output matters to the model
 				msg.Text += "\n" + fin.Output
 			}
 		}
 		return msg
 	}
-	fail := func(code, msg string) provider.Message {
+	fail := func(code protocol.Code, msg string) provider.Message {
 		return reply(&protocol.ToolFinish{CallID: call.ID, Tool: call.Name, Error: &protocol.ErrorData{Code: code, Message: bound(msg)}})
 	}
 
@@ -126,7 +126,7 @@ func (d *driver) runTool(ctx context.Context, step int, call provider.ToolCall) 
 }
 
 // gateDenial maps a tool error of a workspace gate to its denial code.
-func gateDenial(code string) (string, bool) {
+func gateDenial(code protocol.Code) (protocol.Code, bool) {
 	switch code {
 	case tools.CodePathOutsideWorkspace:
 		return protocol.CodePathOutsideWorkspace, true
@@ -145,7 +145,7 @@ func droppedArgsMessage(size int) string {
 		strconv.Itoa(provider.MaxToolArgBytes) + " bytes for one call; they were dropped"
 }
 
-func denialMessage(tool, code string) string {
+func denialMessage(tool string, code protocol.Code) string {
 	switch code {
 	case protocol.CodeUnknownTool:
 		return "there is no tool named " + strconv.Quote(textutil.Truncate(tool, 64)) + " in this run"

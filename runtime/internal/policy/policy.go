@@ -161,7 +161,7 @@ type Decision = protocol.ToolDecision
 func (e Effective) Decide(tool string, effect Effect) Decision {
 	d := Decision{Effect: effect, Policy: e.EffectivePolicy}
 	allow := func(auth string) Decision { d.Allowed, d.Authorization = true, auth; return d }
-	deny := func(code string) Decision { d.DenialCode = code; return d }
+	deny := func(code protocol.Code) Decision { d.DenialCode = code; return d }
 	switch effect {
 	case EffectPure:
 		return allow(AuthPure)
@@ -204,7 +204,7 @@ func (e Effective) Decide(tool string, effect Effect) Decision {
 // Deny returns d refused with code by a gate that follows the effect
 // policy (confinement, link refusal, protected paths): not allowed, no
 // authorization, the denial code set.
-func Deny(d Decision, code string) Decision {
+func Deny(d Decision, code protocol.Code) Decision {
 	d.Allowed, d.Authorization, d.DenialCode = false, "", code
 	return d
 }

@@ -97,7 +97,7 @@ func TestDecide(t *testing.T) {
 		tool   string
 		effect Effect
 		allow  bool
-		code   string
+		code   protocol.Code
 	}{
 		{"read allowed", base, "read", EffectWorkspaceRead, true, AuthControlledRead},
 		{"write denied by default", base, "write", EffectWorkspaceMutation, false, protocol.CodeMutationNotAuthorized},
@@ -116,7 +116,7 @@ func TestDecide(t *testing.T) {
 		d := tt.e.Decide(tt.tool, tt.effect)
 		code := d.DenialCode
 		if d.Allowed {
-			code = d.Authorization
+			code = protocol.Code(d.Authorization)
 		}
 		if d.Allowed != tt.allow || code != tt.code {
 			t.Errorf("%s: allowed %v code %q, want %v %q", tt.name, d.Allowed, code, tt.allow, tt.code)

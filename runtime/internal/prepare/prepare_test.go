@@ -122,7 +122,8 @@ func TestPrepareRefusalOrder(t *testing.T) {
 	e.host.budget = 10
 	e.host.gateErr = Refuse(protocol.CodeModelNotFound, "the terminal gate's model")
 	steps := []struct {
-		code, msg    string
+		code         protocol.Code
+		msg          string
 		break_, fix  func()
 		providerMade bool // the route resolved: a provider was built
 	}{

@@ -85,15 +85,15 @@ const (
 // RunError is a run refused before it was accepted: no event was emitted,
 // and the caller reports a single error final result (CONTRACT §8).
 type RunError struct {
-	Code    string // one of protocol.RunCodes
+	Code    protocol.Code // one of protocol.RunCodes
 	Message string
 }
 
-func (e *RunError) Error() string { return e.Code + ": " + e.Message }
+func (e *RunError) Error() string { return string(e.Code) + ": " + e.Message }
 
 // Refuse is the RunError of code whose message is format with each "%s"
 // replaced by the next of args, cut to 1 KiB (Bound).
-func Refuse(code, format string, args ...string) *RunError {
+func Refuse(code protocol.Code, format string, args ...string) *RunError {
 	msg := format
 	for _, a := range args {
 		msg = strings.Replace(msg, "%s", a, 1)

@@ -65,7 +65,7 @@ func discoverExtensions(log *slog.Logger, set *resources.Set, runID string) []pr
 			lvl = slog.LevelDebug
 		}
 		log.LogAttrs(context.Background(), lvl, f.Message, slog.String("run_id", runID), slog.String("layer", f.Layer),
-			slog.String("code", f.Code), slog.String("path", f.Path))
+			slog.String("code", string(f.Code)), slog.String("path", f.Path))
 	}
 	return out
 }

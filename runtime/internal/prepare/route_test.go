@@ -83,7 +83,8 @@ func TestResolveRouteRefusals(t *testing.T) {
 		model      string
 		route      func() *InlineRoute
 		factoryErr error
-		code, msg  string
+		code       protocol.Code
+		msg        string
 	}{
 		{"no base_url", "m", func() *InlineRoute { r := inline(); r.BaseURL = ""; return r }, nil, protocol.CodeRouteInvalid, "need base_url"},
 		{"bad header", "m", func() *InlineRoute { r := inline(); r.Headers = map[string]string{"Authorization": "x"}; return r }, nil, protocol.CodeHeadersRejected, ""},

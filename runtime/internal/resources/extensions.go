@@ -53,8 +53,8 @@ const (
 type ExtensionFinding struct {
 	Extension string
 	Layer     string
-	Level     string // protocol.LevelInfo, LevelWarning or LevelError
-	Code      string // one of protocol.ExtensionCodes
+	Level     string        // protocol.LevelInfo, LevelWarning or LevelError
+	Code      protocol.Code // one of protocol.ExtensionCodes
 	Message   string
 	Path      string // relative to the layer, for the log; "" for truncated
 }

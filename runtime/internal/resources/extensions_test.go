@@ -50,7 +50,7 @@ func writeExt(t testing.TB, layerDir, folder, content string) {
 func findingCodes(fs []ExtensionFinding) []string {
 	var out []string
 	for _, f := range fs {
-		out = append(out, f.Extension+"@"+f.Layer+":"+f.Code)
+		out = append(out, f.Extension+"@"+f.Layer+":"+string(f.Code))
 	}
 	return out
 }
@@ -60,7 +60,9 @@ func TestExtensionManifestRules(t *testing.T) {
 	r := e.roots[0]
 	marker := filepath.Join(t.TempDir(), "started")
 	cases := []struct {
-		folder, content, code, msg string
+		folder, content string
+		code            protocol.Code
+		msg             string
 	}{
 		{"good", manifestJSON("good", nil), protocol.CodeNotStarted, `version "1.2.0", extension API 0.3) is valid and was not started`},
 		{"patch", manifestJSON("patch", map[string]string{"api_version": `"0.3.7"`}), protocol.CodeNotStarted, "extension API 0.3.7"},
@@ -146,7 +148,7 @@ func TestExtensionManifestRules(t *testing.T) {
 		if f.Code != c.code || !strings.Contains(f.Message, c.msg) {
 			t.Errorf("%s: %s %q, want %s containing %q", c.folder, f.Code, f.Message, c.code, c.msg)
 		}
-		wantLevel := map[string]string{protocol.CodeNotStarted: "info", protocol.CodeManifestInvalid: "error", protocol.CodeAPIVersionUnsupported: "warning"}[c.code]
+		wantLevel := map[protocol.Code]string{protocol.CodeNotStarted: "info", protocol.CodeManifestInvalid: "error", protocol.CodeAPIVersionUnsupported: "warning"}[c.code]
 		if f.Level != wantLevel {
 			t.Errorf("%s: level %s, want %s", c.folder, f.Level, wantLevel)
 		}

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
+
+	"octet.dev/host/protocol"
 )
 
 // SchemaVersion is the session file schema this package writes and loads.
@@ -204,9 +206,9 @@ type RunStart struct {
 // with status error and that code: the later record of a run supersedes
 // the earlier (Session.RunEnds).
 type RunEnd struct {
-	RunID  string `json:"run_id"`
-	Status string `json:"status"`
-	Code   string `json:"code,omitempty"`
+	RunID  string        `json:"run_id"`
+	Status string        `json:"status"`
+	Code   protocol.Code `json:"code,omitempty"`
 }
 
 // Checkout moves the session's head back to an earlier entry:

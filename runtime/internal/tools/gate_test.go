@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"octet.dev/host/protocol"
 )
 
 // TestGate: every path-taking tool refuses, before it runs, a path that
@@ -38,7 +40,10 @@ func TestGate(t *testing.T) {
 	}
 	for _, tool := range []string{"read", "ls", "grep", "find", "edit", "write"} {
 		mutation := tool == "edit" || tool == "write"
-		cases := []struct{ path, code string }{
+		cases := []struct {
+			path string
+			code protocol.Code
+		}{
 			{"../outside/secret.txt", CodePathOutsideWorkspace},
 			{"dir/../../outside", CodePathOutsideWorkspace},
 			{outside, CodePathOutsideWorkspace},
@@ -52,13 +57,19 @@ func TestGate(t *testing.T) {
 			{"missing/new.txt", ""},
 			{"a\x00b", CodeInvalidArguments},
 		}
-		protected := ""
+		var protected protocol.Code
 		if mutation {
 			protected = CodeProtectedPath
 		}
 		cases = append(cases,
-			struct{ path, code string }{".octet/settings.json", protected},
-			struct{ path, code string }{"dir/../.OCTET/new.json", protected})
+			struct {
+				path string
+				code protocol.Code
+			}{".octet/settings.json", protected},
+			struct {
+				path string
+				code protocol.Code
+			}{"dir/../.OCTET/new.json", protected})
 		for _, c := range cases {
 			err := Gate(env, tool, []byte(args(tool, c.path)))
 			if got := codeOf(err); got != c.code {

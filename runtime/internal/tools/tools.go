@@ -9,6 +9,7 @@ import (
 	"github.com/go-json-experiment/json"
 
 	"octet.dev/host/internal/textutil"
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/confine"
 )
 
@@ -101,13 +102,13 @@ type Result struct {
 // sanitized sentence of at most 1 KiB that names paths only relative to
 // the workspace.
 type Error struct {
-	Code    string
+	Code    protocol.Code
 	Message string
 }
 
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
-func newError(code, msg string) *Error {
+func newError(code protocol.Code, msg string) *Error {
 	return &Error{Code: code, Message: sanitize(msg)}
 }
 

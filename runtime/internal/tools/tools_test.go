@@ -19,6 +19,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	"go.uber.org/goleak"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/confine"
 )
 
@@ -133,9 +134,9 @@ func call(t *testing.T, env Env, name, args string) (Result, *Error) {
 }
 
 // gateCodes are the codes Gate decides.
-var gateCodes = []string{CodePathOutsideWorkspace, CodeSymlinkRefused, CodeProtectedPath}
+var gateCodes = []protocol.Code{CodePathOutsideWorkspace, CodeSymlinkRefused, CodeProtectedPath}
 
-func codeOf(err error) string {
+func codeOf(err error) protocol.Code {
 	var te *Error
 	if errors.As(err, &te) {
 		return te.Code
@@ -167,7 +168,7 @@ func checkGateAgrees(t *testing.T, name, args string, gerr, rerr error) {
 // that equals want (when exact) or contains each of wantIn.
 type toolCase struct {
 	name, tool, args string
-	code             string
+	code             protocol.Code
 	want             string
 	wantIn           []string
 	notIn            []string

@@ -49,7 +49,7 @@ func TestHandoffCaps(t *testing.T) {
 		name      string
 		summary   string
 		read, mod []string
-		code      string
+		code      protocol.Code
 	}{
 		{"empty", "", nil, nil, protocol.CodeCompactionHandoffEmpty},
 		{"whitespace", " \n\t ", nil, nil, protocol.CodeCompactionHandoffEmpty},

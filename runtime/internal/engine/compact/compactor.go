@@ -19,7 +19,7 @@ type Env interface {
 	// compaction) under the recovery machine.
 	modelcall.Recoverer
 	// Emit sends a streaming event of the run.
-	Emit(typ string, data any)
+	Emit(typ protocol.EventType, data any)
 	// Append appends records to the run's session, durably.
 	Append(recs ...store.Record) error
 	// ModelTurn performs a step's model call under the recovery machine.
@@ -135,6 +135,6 @@ func canceledFailure() *modelcall.Failed {
 
 // IsOverflowCode reports whether a failed turn's code is an overflow
 // signal.
-func IsOverflowCode(code string) bool {
+func IsOverflowCode(code protocol.Code) bool {
 	return code == protocol.CodeContextOverflow || code == protocol.CodeRequestTooLarge
 }

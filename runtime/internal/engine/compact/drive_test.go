@@ -45,7 +45,7 @@ func TestCheckCompactsThroughTheMachine(t *testing.T) {
 	if tf := c.Check(context.Background(), 1, &msgs); tf != nil {
 		t.Fatal(tf)
 	}
-	if want := []string{protocol.TypeCompactionStart, protocol.TypeCompactionFinish}; !slices.Equal(e.events, want) {
+	if want := []protocol.EventType{protocol.TypeCompactionStart, protocol.TypeCompactionFinish}; !slices.Equal(e.events, want) {
 		t.Fatalf("events %v, want %v", e.events, want)
 	}
 	if len(msgs) != 2 || len(e.records) != 1 || !slices.Equal(e.aux, []string{protocol.OperationLocalCompaction}) {

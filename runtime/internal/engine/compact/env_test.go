@@ -3,6 +3,7 @@ package compact
 import (
 	"context"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/engine/modelcall"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
@@ -18,7 +19,7 @@ type fakeEnv struct {
 	latest    *store.Compaction
 	convo     []provider.Message // what Conversation returns after a checkpoint
 
-	events  []string // event types emitted, in order
+	events  []protocol.EventType // event types emitted, in order
 	records []store.Record
 	aux     []string // operations of aux usage recorded
 	discard int      // turns discarded
@@ -32,7 +33,7 @@ type turnResult struct {
 func (e *fakeEnv) Recover(ctx context.Context, op modelcall.Operation[any]) (any, error) {
 	return op.Call(ctx)
 }
-func (e *fakeEnv) Emit(typ string, _ any) { e.events = append(e.events, typ) }
+func (e *fakeEnv) Emit(typ protocol.EventType, _ any) { e.events = append(e.events, typ) }
 func (e *fakeEnv) Append(recs ...store.Record) error {
 	e.records = append(e.records, recs...)
 	for _, r := range recs {

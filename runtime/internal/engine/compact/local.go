@@ -140,7 +140,7 @@ func (c *Compactor) plan(msgs []provider.Message) (cutPlan, bool) {
 func (c *Compactor) compact(ctx context.Context, step int, msgs *[]provider.Message, pl cutPlan, reason string, tokensBefore int64) (ok bool, tf *modelcall.Failed) {
 	c.env.Emit(protocol.TypeCompactionStart, &protocol.CompactionStart{Reason: reason, Kind: protocol.CompactionLocal, TokensBefore: tokensBefore})
 	fin := &protocol.CompactionFinish{Reason: reason, Kind: protocol.CompactionLocal, TokensBefore: tokensBefore}
-	refuse := func(code, msg string) (bool, *modelcall.Failed) {
+	refuse := func(code protocol.Code, msg string) (bool, *modelcall.Failed) {
 		fin.Error = &protocol.ErrorData{Code: code, Message: bound(msg)}
 		c.env.Emit(protocol.TypeCompactionFinish, fin)
 		if ctx.Err() != nil {
@@ -315,7 +315,7 @@ func cutChars(s string, n int) string {
 // which refusal applies: a summary that is empty or whitespace only
 // (evidence or not), or a handoff over maxHandoffBytes. Nothing is
 // truncated.
-func assembleHandoff(summary string, read, modified []string) (string, string) {
+func assembleHandoff(summary string, read, modified []string) (string, protocol.Code) {
 	summary = strings.TrimRightFunc(summary, unicode.IsSpace)
 	handoff := summary
 	if len(read) > 0 {

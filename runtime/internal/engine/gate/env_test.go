@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/engine/modelcall"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
@@ -41,7 +42,7 @@ func (e *fakeEnv) Recover(ctx context.Context, op modelcall.Operation[any]) (any
 	return last, nil
 }
 
-func (e *fakeEnv) Emit(typ string, data any) { e.events = append(e.events, data) }
+func (e *fakeEnv) Emit(typ protocol.EventType, data any) { e.events = append(e.events, data) }
 
 func (e *fakeEnv) Append(recs ...store.Record) error {
 	if e.appendErr != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/catalog"
 	"octet.dev/host/runtime/internal/engine/modelcall"
 	"octet.dev/host/runtime/internal/store"
@@ -114,7 +115,7 @@ type Env interface {
 	// machine (operation terminal_gate).
 	modelcall.Recoverer
 	// Emit sends a streaming event of the run.
-	Emit(typ string, data any)
+	Emit(typ protocol.EventType, data any)
 	// Append appends records to the run's session, durably.
 	Append(recs ...store.Record) error
 	// RunID and Prompt are the run's id and prompt.

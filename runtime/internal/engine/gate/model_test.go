@@ -136,7 +136,7 @@ func TestAskModelFailures(t *testing.T) {
 		resolve error
 		env     *fakeEnv
 		wantErr string
-		code    string
+		code    protocol.Code
 	}{
 		{"provider error", &scripted{err: &provider.Error{Kind: provider.FailKind("http"), Message: "401 for gate-key-42"}}, nil, &fakeEnv{},
 			"401 for [gate]", protocol.CodeTerminalGateFailed},

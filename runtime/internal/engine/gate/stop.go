@@ -131,7 +131,7 @@ func (s *State) review(ctx context.Context, env Env, step int, candidate string)
 		case errors.As(err, &tf) && tf.Code == protocol.CodeSessionWriteFailed:
 			return Decision{}, &End{fsmrun.StatusError, "", &protocol.ErrorData{Code: tf.Code, Message: s.sanitize(env, tf.Msg)}}
 		case errors.As(err, &tf):
-			return failed("its model call failed (" + tf.Code + "): " + env.FailureMessage(tf))
+			return failed("its model call failed (" + string(tf.Code) + "): " + env.FailureMessage(tf))
 		}
 		return failed(err.Error())
 	}

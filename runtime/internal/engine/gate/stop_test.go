@@ -13,7 +13,7 @@ import (
 	"octet.dev/host/runtime/provider"
 )
 
-func code(end *End) string {
+func code(end *End) protocol.Code {
 	if end == nil || end.Err == nil {
 		return ""
 	}
@@ -154,7 +154,7 @@ func TestWouldStopEnds(t *testing.T) {
 		dec      Decision
 		err      error
 		status   string
-		code     string
+		code     protocol.Code
 		contains string
 	}{
 		{"stop", nil, Decision{Verdict: Stop, Reason: "impossible"}, nil, fsmrun.StatusBlocked, protocol.CodeTerminalGateStopped, "the terminal gate stopped the run: impossible"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/provider"
 )
 
@@ -19,9 +20,12 @@ type Turn struct {
 }
 
 // Failed is a model call (or an auxiliary operation) that recovery gave up on, with its code.
-type Failed struct{ Code, Msg string }
+type Failed struct {
+	Code protocol.Code
+	Msg  string
+}
 
-func (e *Failed) Error() string { return e.Code + ": " + e.Msg }
+func (e *Failed) Error() string { return string(e.Code) + ": " + e.Msg }
 
 // AddMedia takes an EventMedia of the attempt.
 func (t *Turn) AddMedia(m *provider.OutputMedia) {

@@ -10,7 +10,7 @@ import (
 // (durable records), its event stream, its id.
 type Recorder interface {
 	Append(recs ...store.Record) error
-	Emit(typ string, data any)
+	Emit(typ protocol.EventType, data any)
 	RunID() string
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/store"
 	"octet.dev/host/runtime/provider"
 )
@@ -13,7 +14,7 @@ import (
 // hands back to the queue.
 type fakeEnv struct {
 	recs      []store.Record
-	events    []string // the types emitted, in order
+	events    []protocol.EventType // the types emitted, in order
 	data      []any
 	uncertain int
 	requeued  []string
@@ -28,7 +29,7 @@ func (e *fakeEnv) Append(recs ...store.Record) error {
 	e.recs = append(e.recs, recs...)
 	return nil
 }
-func (e *fakeEnv) Emit(typ string, data any) {
+func (e *fakeEnv) Emit(typ protocol.EventType, data any) {
 	e.events = append(e.events, typ)
 	e.data = append(e.data, data)
 }

@@ -63,7 +63,7 @@ func TestNativeSuccessor(t *testing.T) {
 	if got := n.TakeLinked(); len(got) != 1 || got[0].Role != provider.RoleUser || got[0].Text != "use tabs" || n.TakeLinked() != nil {
 		t.Fatalf("linked %+v", got)
 	}
-	if !slices.Equal(env.events, []string{protocol.TypeSteeringDelivered}) ||
+	if !slices.Equal(env.events, []protocol.EventType{protocol.TypeSteeringDelivered}) ||
 		*env.data[0].(*protocol.SteeringDelivered) != (protocol.SteeringDelivered{Step: 2, Text: "use tabs", Mode: protocol.SteeringModeNative}) {
 		t.Fatalf("events %v %+v", env.events, env.data)
 	}

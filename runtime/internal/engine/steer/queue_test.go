@@ -97,7 +97,7 @@ func TestDeliver(t *testing.T) {
 	if len(msgs) != 3 || msgs[1].Text != "s" || msgs[2].Text != "f" {
 		t.Fatalf("conversation %+v", msgs)
 	}
-	if !slices.Equal(env.events, []string{protocol.TypeSteeringDelivered, protocol.TypeFollowUpDelivered}) ||
+	if !slices.Equal(env.events, []protocol.EventType{protocol.TypeSteeringDelivered, protocol.TypeFollowUpDelivered}) ||
 		*env.data[0].(*protocol.SteeringDelivered) != (protocol.SteeringDelivered{Step: 3, Text: "s", Mode: protocol.SteeringModeQueued}) ||
 		*env.data[1].(*protocol.FollowUpDelivered) != (protocol.FollowUpDelivered{Step: 3, Text: "f"}) {
 		t.Fatalf("events %v %+v", env.events, env.data)

@@ -256,7 +256,7 @@ func (g *gen) enums() error {
 		return err
 	}
 	msg.MaxLength = uint64p(maxMessageChars)
-	coded := func(name, desc string, codes []string) *jsonschema.Schema {
+	coded := func(name, desc string, codes []protocol.Code) *jsonschema.Schema {
 		g.defs[name] = &jsonschema.Schema{
 			Description: desc,
 			AllOf:       []*jsonschema.Schema{ref("ErrorData"), {Properties: props("code", &jsonschema.Schema{Enum: strs(codes...)})}},
@@ -434,14 +434,14 @@ func (g *gen) events() {
 			desc += "; not emitted by this build"
 		}
 		desc += ")."
-		g.defs[EventDef(e.Type)] = &jsonschema.Schema{
+		g.defs[EventDef(string(e.Type))] = &jsonschema.Schema{
 			Description: desc,
 			AllOf:       []*jsonschema.Schema{ref("EventEnvelope")},
-			Properties:  props("type", &jsonschema.Schema{Const: e.Type}, "data", data),
+			Properties:  props("type", &jsonschema.Schema{Const: string(e.Type)}, "data", data),
 		}
 		ev.AllOf = append(ev.AllOf, &jsonschema.Schema{
-			If:   &jsonschema.Schema{Properties: props("type", &jsonschema.Schema{Const: e.Type}), Required: []string{"type"}},
-			Then: ref(EventDef(e.Type)),
+			If:   &jsonschema.Schema{Properties: props("type", &jsonschema.Schema{Const: string(e.Type)}), Required: []string{"type"}},
+			Then: ref(EventDef(string(e.Type))),
 		})
 	}
 	g.defs["Event"] = ev

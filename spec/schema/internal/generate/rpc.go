@@ -128,8 +128,8 @@ func GenerateRPC(protocolDir string) ([]byte, error) {
 			}
 		}
 		desc := fmt.Sprintf("The run event %s", name)
-		if name != e.Type {
-			desc += " (protocol 1's " + e.Type + ")"
+		if name != string(e.Type) {
+			desc += " (protocol 1's " + string(e.Type) + ")"
 		}
 		if d, ok := p["description"].(string); ok {
 			desc += ": " + d

@@ -183,22 +183,23 @@ func Lookup(typ EventType) (EventInfo, bool) {
 // PayloadFor returns a new zero value of typ's payload type, as a pointer
 // (*ModelDelta for "model_delta"), or nil for a type the registry does not
 // know.
-func PayloadFor(typ EventType) any {
+func PayloadFor(typ EventType) Payload {
 	e, ok := byType()[typ]
 	if !ok {
 		return nil
 	}
-	return reflect.New(e.Payload).Interface()
+	return reflect.New(e.Payload).Interface().(Payload)
 }
 
 // RunEvent is one event of a run's ordered stream as the Go embedding API
 // delivers it, before any framing: Type is a run event type (TypeAccepted …
 // TypeFinalResult, or the Go-only TypeRecoveredOutput) and Data a pointer to
 // its payload, the type PayloadFor(Type) returns (*ModelDelta for
-// model_delta), whose JSON encoding is the event's data object. The
+// model_delta), whose JSON encoding is the event's data object. Payload is
+// sealed: no other type can be a run event's data. The
 // runtime's Event is this type; the NDJSON host adds the envelope (seq,
 // request id) when it writes one.
 type RunEvent struct {
 	Type EventType
-	Data any
+	Data Payload
 }

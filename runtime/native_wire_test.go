@@ -235,7 +235,7 @@ func nativeIntents(t *testing.T, file string) []*nativeIntent {
 func events[T any](evs []runtime.Event) []*T {
 	var out []*T
 	for _, ev := range evs {
-		if d, ok := ev.Data.(*T); ok {
+		if d, ok := any(ev.Data).(*T); ok {
 			out = append(out, d)
 		}
 	}

@@ -642,9 +642,12 @@ func runTranscript(t *testing.T, file string) {
 			events = append(events, "run error: "+n.str(err.Error()))
 			continue
 		}
-		var evs []runtime.Event
+		// rendered holds the lines so far; pending the events not rendered
+		// yet (an action line ends a run of text deltas to join).
+		var rendered []string
+		var pending []runtime.Event
 		for ev := range rc.Events() {
-			evs = append(evs, ev)
+			pending = append(pending, ev)
 			line := n.renderEvents([]runtime.Event{ev})[0]
 			for _, tr := range r.triggers {
 				if tr.done || string(ev.Type) != tr.typ {
@@ -672,11 +675,13 @@ func runTranscript(t *testing.T, file string) {
 				default:
 					t.Fatalf("unknown action %q", tr.action)
 				}
-				evs = append(evs, runtime.Event{Type: protocol.EventType("# " + tr.action), Data: map[string]any{"text": tr.text, "err": errString(err)}})
+				b, _ := json.Marshal(map[string]any{"text": tr.text, "err": errString(err)})
+				rendered = append(append(rendered, n.renderEvents(pending)...), n.line("# "+tr.action, b))
+				pending = nil
 			}
 		}
 		res := rc.Wait()
-		rendered := n.renderEvents(evs)
+		rendered = append(rendered, n.renderEvents(pending)...)
 		events = append(events, rendered...)
 		b, _ := json.Marshal(res)
 		if w := n.line("final_result", b); len(rendered) == 0 || rendered[len(rendered)-1] != w {

@@ -17,7 +17,7 @@ func TestReporterLiveLine(t *testing.T) {
 	r := newReporter(&b, true)
 	clock := time.Unix(0, 0)
 	r.now = func() time.Time { clock = clock.Add(time.Second); return clock }
-	ev := func(typ protocol.EventType, data any) { r.event(runtime.Event{Type: typ, Data: data}) }
+	ev := func(typ protocol.EventType, data protocol.Payload) { r.event(runtime.Event{Type: typ, Data: data}) }
 	ev(protocol.TypeAccepted, &protocol.Accepted{Model: protocol.ModelInfo{Provider: "fake", Name: "m"}})
 	ev(protocol.TypeToolStart, &protocol.ToolStart{Step: 1, Tool: "bash"})
 	if last := lastDraw(b.String()); last != "octet: fake/m · step 1 · running bash · 1 tool call" {

@@ -34,8 +34,8 @@ func features() protocol.Features {
 	}
 }
 
-func (h *Host) hello() protocol.Hello {
-	return protocol.Hello{
+func (h *Host) hello() *protocol.Hello {
+	return &protocol.Hello{
 		SDKVersion:        h.cfg.Version,
 		ProtocolVersion:   protocol.Version,
 		MaxFrameBytes:     protocol.MaxFrameBytes,
@@ -61,7 +61,7 @@ func (h *Host) models(ctx context.Context, req *wire.Request) error {
 	for _, is := range issues {
 		data.Discovery = append(data.Discovery, protocol.DiscoveryIssue{Provider: is.Provider, Code: is.Code, Message: wire.Bound(is.Message)})
 	}
-	return e.finish(protocol.TypeModels, data)
+	return e.finish(protocol.TypeModels, &data)
 }
 
 // run serves a well-formed run: a request that fails validation gets a
@@ -81,7 +81,7 @@ func (h *Host) run(ctx context.Context, req *wire.Request) error {
 			re = &runtime.RunError{Code: protocol.CodeInternalError, Message: err.Error()}
 		}
 		h.cfg.Log.LogAttrs(ctx, slog.LevelInfo, "run refused", slog.String("run_id", r.RunID), slog.String("code", string(re.Code)))
-		return e.finish(protocol.TypeFinalResult, protocol.FinalResult{
+		return e.finish(protocol.TypeFinalResult, &protocol.FinalResult{
 			Status:       protocol.StatusError,
 			Error:        &protocol.ErrorData{Code: re.Code, Message: wire.Bound(re.Message)},
 			FilesChanged: []string{},

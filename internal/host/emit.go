@@ -22,21 +22,25 @@ func (h *Host) emitter(requestID, runID, sessionID string) *emitter {
 }
 
 // emit writes a non-terminal event.
-func (e *emitter) emit(typ protocol.EventType, data any) error { return e.write(session.TrEvent, typ, data, false) }
+func (e *emitter) emit(typ protocol.EventType, data protocol.Payload) error {
+	return e.write(session.TrEvent, typ, data, false)
+}
 
 // hold is emit for a caller with more events ready: the frame may be held
 // back and written with the next ones (wire.Stream.Hold); flush writes it.
-func (e *emitter) hold(typ protocol.EventType, data any) error { return e.write(session.TrEvent, typ, data, true) }
+func (e *emitter) hold(typ protocol.EventType, data protocol.Payload) error {
+	return e.write(session.TrEvent, typ, data, true)
+}
 
 // flush writes the events hold held back.
 func (e *emitter) flush() error { return e.s.Flush() }
 
 // finish writes the terminal event.
-func (e *emitter) finish(typ protocol.EventType, data any) error {
+func (e *emitter) finish(typ protocol.EventType, data protocol.Payload) error {
 	return e.write(session.TrTerminal, typ, data, false)
 }
 
-func (e *emitter) write(tr session.Trigger, typ protocol.EventType, data any, hold bool) error {
+func (e *emitter) write(tr session.Trigger, typ protocol.EventType, data protocol.Payload, hold bool) error {
 	p, err := e.s.Encode(e.h.m.NextSeq(), typ, data, tr == session.TrTerminal)
 	if err != nil {
 		return err

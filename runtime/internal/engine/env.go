@@ -17,7 +17,7 @@ import (
 // own here (env_<part>.go).
 
 // Emit sends a streaming event of the run (through the run machine).
-func (d *driver) Emit(typ protocol.EventType, data any) { d.stream(typ, data) }
+func (d *driver) Emit(typ protocol.EventType, data protocol.Payload) { d.stream(typ, data) }
 
 // Append appends records to the run's session, durably.
 func (d *driver) Append(recs ...store.Record) error { return d.p.sess.Append(recs...) }

@@ -207,7 +207,7 @@ func (d *driver) fire(in fsmrun.Input, data Event) {
 	}
 }
 
-func (d *driver) stream(typ protocol.EventType, data any) {
+func (d *driver) stream(typ protocol.EventType, data protocol.Payload) {
 	d.fire(fsmrun.Input{Trigger: fsmrun.TrStream}, Event{Type: typ, Data: data})
 }
 

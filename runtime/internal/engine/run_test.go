@@ -207,7 +207,7 @@ func types(evs []Event) []protocol.EventType {
 func find[T any](evs []Event) []*T {
 	var out []*T
 	for _, e := range evs {
-		if d, ok := e.Data.(*T); ok {
+		if d, ok := any(e.Data).(*T); ok {
 			out = append(out, d)
 		}
 	}

@@ -19,7 +19,7 @@ type Env interface {
 	// compaction) under the recovery machine.
 	modelcall.Recoverer
 	// Emit sends a streaming event of the run.
-	Emit(typ protocol.EventType, data any)
+	Emit(typ protocol.EventType, data protocol.Payload)
 	// Append appends records to the run's session, durably.
 	Append(recs ...store.Record) error
 	// ModelTurn performs a step's model call under the recovery machine.

@@ -33,7 +33,7 @@ type turnResult struct {
 func (e *fakeEnv) Recover(ctx context.Context, op modelcall.Operation[any]) (any, error) {
 	return op.Call(ctx)
 }
-func (e *fakeEnv) Emit(typ protocol.EventType, _ any) { e.events = append(e.events, typ) }
+func (e *fakeEnv) Emit(typ protocol.EventType, _ protocol.Payload) { e.events = append(e.events, typ) }
 func (e *fakeEnv) Append(recs ...store.Record) error {
 	e.records = append(e.records, recs...)
 	for _, r := range recs {

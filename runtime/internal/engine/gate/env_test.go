@@ -42,7 +42,9 @@ func (e *fakeEnv) Recover(ctx context.Context, op modelcall.Operation[any]) (any
 	return last, nil
 }
 
-func (e *fakeEnv) Emit(typ protocol.EventType, data any) { e.events = append(e.events, data) }
+func (e *fakeEnv) Emit(typ protocol.EventType, data protocol.Payload) {
+	e.events = append(e.events, data)
+}
 
 func (e *fakeEnv) Append(recs ...store.Record) error {
 	if e.appendErr != nil {

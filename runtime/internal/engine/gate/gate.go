@@ -115,7 +115,7 @@ type Env interface {
 	// machine (operation terminal_gate).
 	modelcall.Recoverer
 	// Emit sends a streaming event of the run.
-	Emit(typ protocol.EventType, data any)
+	Emit(typ protocol.EventType, data protocol.Payload)
 	// Append appends records to the run's session, durably.
 	Append(recs ...store.Record) error
 	// RunID and Prompt are the run's id and prompt.

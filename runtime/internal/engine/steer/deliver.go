@@ -10,7 +10,7 @@ import (
 // (durable records), its event stream, its id.
 type Recorder interface {
 	Append(recs ...store.Record) error
-	Emit(typ protocol.EventType, data any)
+	Emit(typ protocol.EventType, data protocol.Payload)
 	RunID() string
 }
 

@@ -29,7 +29,7 @@ func (e *fakeEnv) Append(recs ...store.Record) error {
 	e.recs = append(e.recs, recs...)
 	return nil
 }
-func (e *fakeEnv) Emit(typ protocol.EventType, data any) {
+func (e *fakeEnv) Emit(typ protocol.EventType, data protocol.Payload) {
 	e.events = append(e.events, typ)
 	e.data = append(e.data, data)
 }

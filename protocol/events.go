@@ -47,13 +47,6 @@ const (
 	TypeExtensionNotification     EventType = "extension_notification"       // ExtensionNotification (right after started: discovery findings)
 )
 
-// TypeRecoveredOutput is NOT a protocol-1 event type: it is an event of the
-// Go embedding API only (runtime.RunControl.Events), carrying an
-// interrupted attempt's discarded text. The NDJSON host never writes it,
-// Types does not list it, and no client receives it. Lookup and PayloadFor
-// know it, with Kind KindGoAPI.
-const TypeRecoveredOutput EventType = "recovered_output" // RecoveredOutput
-
 // Kind classifies an event type by where it appears.
 type Kind string
 
@@ -63,7 +56,6 @@ const (
 	KindError     Kind = "error"     // protocol_error: terminal, for any request
 	KindLifecycle Kind = "lifecycle" // accepted, started, settled, final_result
 	KindStreaming Kind = "streaming" // between started and settled
-	KindGoAPI     Kind = "go_api"    // Go embedding API only; never on the wire
 )
 
 // Emission says whether this build emits an event type.
@@ -74,7 +66,7 @@ const (
 	// EmittedWire: the NDJSON host writes it.
 	EmittedWire Emission = "wire"
 	// EmittedGoAPI: only runs driven through the Go API emit it (steering
-	// and follow-ups have no protocol-1 command; recovered_output).
+	// and follow-ups have no protocol-1 command).
 	EmittedGoAPI Emission = "go_api"
 	// NotEmitted: named by the contract, not produced by this build yet.
 	// Its payload follows the contract's description so that a schema
@@ -131,8 +123,6 @@ var events = []EventInfo{
 	info[CompactionStart](TypeCompactionStart, KindStreaming, EmittedWire),
 	info[CompactionFinish](TypeCompactionFinish, KindStreaming, EmittedWire),
 	info[ExtensionNotification](TypeExtensionNotification, KindStreaming, EmittedWire),
-
-	info[RecoveredOutput](TypeRecoveredOutput, KindGoAPI, EmittedGoAPI),
 }
 
 // byType indexes the registry by type, built on first use rather than at
@@ -146,17 +136,14 @@ var byType = sync.OnceValue(func() map[EventType]EventInfo {
 })
 
 // Events returns the registry: every event type of protocol 1, in contract
-// order, then the Go-API-only types.
+// order.
 func Events() []EventInfo { return slices.Clone(events) }
 
-// Types returns the event types of protocol 1 in contract order (without
-// the Go-API-only recovered_output).
+// Types returns the event types of protocol 1 in contract order.
 func Types() []EventType {
-	var out []EventType
-	for _, e := range events {
-		if e.Kind != KindGoAPI {
-			out = append(out, e.Type)
-		}
+	out := make([]EventType, len(events))
+	for i, e := range events {
+		out[i] = e.Type
 	}
 	return out
 }
@@ -193,9 +180,10 @@ func PayloadFor(typ EventType) Payload {
 
 // RunEvent is one event of a run's ordered stream as the Go embedding API
 // delivers it, before any framing: Type is a run event type (TypeAccepted …
-// TypeFinalResult, or the Go-only TypeRecoveredOutput) and Data a pointer to
-// its payload, the type PayloadFor(Type) returns (*ModelDelta for
-// model_delta), whose JSON encoding is the event's data object. Payload is
+// TypeFinalResult, or a Go-API-only type such as the runtime's
+// TypeRecoveredOutput) and Data a pointer to its payload, the type
+// PayloadFor(Type) returns (*ModelDelta for model_delta) or a type embedding
+// GoAPIEvent, whose JSON encoding is the event's data object. Payload is
 // sealed: no other type can be a run event's data. The
 // runtime's Event is this type; the NDJSON host adds the envelope (seq,
 // request id) when it writes one.

@@ -44,4 +44,3 @@ func (*FollowUpDelivered) isPayload()         {}
 func (*CompactionStart) isPayload()           {}
 func (*CompactionFinish) isPayload()          {}
 func (*ExtensionNotification) isPayload()     {}
-func (*RecoveredOutput) isPayload()           {}

@@ -143,7 +143,7 @@ type Settled struct {
 	Status string `json:"status"`
 }
 
-// Channels of ModelDelta.Channel and RecoveredOutput.Channel.
+// Channels of ModelDelta.Channel (and of the runtime's RecoveredOutput).
 const (
 	ChannelText      = "text"
 	ChannelReasoning = "reasoning"
@@ -430,13 +430,4 @@ type ExtensionNotification struct {
 	Level   string `json:"level"`
 	Code    Code   `json:"code"`
 	Message string `json:"message"`
-}
-
-// RecoveredOutput is an interrupted attempt's partial text or reasoning.
-// It is history, kept apart from current output, the answer, replay and
-// usage. Go API only: see TypeRecoveredOutput.
-type RecoveredOutput struct {
-	Step    int    `json:"step"`
-	Channel string `json:"channel"`
-	Text    string `json:"text"`
 }

@@ -165,18 +165,12 @@ var schemaEvents = sync.OnceValues(func() (map[string]string, []string) {
 })
 
 // checkSchema: a protocol-1 event type has a definition in the JSON Schema
-// and is one of the types an event may carry; a Go-API-only type has
-// neither (go generate ./spec/schema after adding a type).
+// and is one of the types an event may carry (go generate ./spec/schema
+// after adding a type).
 func checkSchema(t *testing.T, e protocol.EventInfo, _ map[string]bool) {
 	defs, types := schemaEvents()
 	_, def := defs[string(e.Type)]
 	listed := slices.Contains(types, string(e.Type))
-	if e.Kind == protocol.KindGoAPI {
-		if def || listed {
-			t.Errorf("the JSON Schema defines the Go-API-only type %s", e.Type)
-		}
-		return
-	}
 	if !def || !listed {
 		t.Errorf("the JSON Schema has no definition of %s (definition %v, in Event's types %v): run go generate ./spec/schema", e.Type, def, listed)
 	}
@@ -227,8 +221,7 @@ func TestEventRegistry(t *testing.T) {
 }
 
 // TestEventKinds checks the registry's classification against the
-// contract: 18 streaming types (CONTRACT §9), the terminal types, and
-// recovered_output outside protocol 1.
+// contract: 18 streaming types (CONTRACT §9) and the terminal types.
 func TestEventKinds(t *testing.T) {
 	if n := len(protocol.StreamingTypes()); n != 18 {
 		t.Errorf("%d streaming types, CONTRACT §9 lists 18", n)
@@ -241,12 +234,6 @@ func TestEventKinds(t *testing.T) {
 	}
 	if want := []protocol.EventType{"hello", "models", "shutdown", "protocol_error", "final_result"}; !slices.Equal(terminal, want) {
 		t.Errorf("terminal types %v, want %v", terminal, want)
-	}
-	if slices.Contains(protocol.Types(), protocol.TypeRecoveredOutput) {
-		t.Error("Types lists the Go-only recovered_output")
-	}
-	if e, ok := protocol.Lookup(protocol.TypeRecoveredOutput); !ok || e.Kind != protocol.KindGoAPI || e.Emitted != protocol.EmittedGoAPI {
-		t.Errorf("recovered_output: %+v", e)
 	}
 	types := protocol.Types()
 	types[0] = "changed"

@@ -91,6 +91,7 @@ func (o Options) engine() engine.Options {
 		ProviderFactory: o.ProviderFactory.engine(), Sleep: o.Sleep, Jitter: o.Jitter,
 		CodexTokenURL: o.CodexTokenURL, CodexBaseURL: o.CodexBaseURL, TrustWorkspace: o.TrustWorkspace,
 		ResourceRoots: o.ResourceRoots, Docs: o.Docs, Version: o.Version, Copilot: o.Copilot.internal(),
+		RecoveredOutput: recoveredOutput,
 	}
 }
 

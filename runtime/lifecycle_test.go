@@ -107,7 +107,7 @@ func drainChecked(t *testing.T, rc *runtime.RunControl) ([]runtime.Event, []spec
 	var lc []spec.RunEvent
 	for ev := range rc.Events() {
 		evs = append(evs, ev)
-		if ev.Type == protocol.TypeRecoveredOutput {
+		if ev.Type == runtime.TypeRecoveredOutput {
 			continue
 		}
 		re := spec.RunEvent{Type: ev.Type}

@@ -373,7 +373,7 @@ func (s *rpcServer) forward(a *activeRun) {
 	defer s.forwarders.Done()
 	var final *runtime.Event
 	for ev := range a.rc.Events() {
-		if ev.Type == protocol.TypeRecoveredOutput {
+		if ev.Type == runtime.TypeRecoveredOutput {
 			continue // Go API only, as in octet-host
 		}
 		if ev.Type == protocol.TypeFinalResult {

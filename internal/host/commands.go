@@ -94,7 +94,7 @@ func (h *Host) run(ctx context.Context, req *wire.Request) error {
 			continue // abandoned: let the run wind down
 		}
 		switch ev.Type {
-		case protocol.TypeRecoveredOutput:
+		case runtime.TypeRecoveredOutput:
 			// A Go API event with no NDJSON contract (the source's
 			// AgentEvent::RecoveredOutput); provider_retry tells NDJSON
 			// clients to discard the attempt's deltas.

@@ -92,6 +92,12 @@ type Options struct {
 	// member of ~/.octet/settings.json), whose models are listed only
 	// while a login is stored.
 	Copilot *copilot.Provider
+	// RecoveredOutput builds the event that reports an interrupted or
+	// discarded attempt's partial text or reasoning (channel
+	// protocol.ChannelText or ChannelReasoning) of step. Protocol 1 has no
+	// such event: the façade supplies its own Go-API-only type here.
+	// Default (nil): such output is not reported.
+	RecoveredOutput func(step int, channel, text string) protocol.RunEvent
 }
 
 // PolicyLayer is one source's partial tool-policy settings.

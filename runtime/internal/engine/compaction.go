@@ -86,13 +86,20 @@ func (d *driver) nativeCompactor() (provider.Compactor, bool) {
 }
 
 // discardTurn reports a discarded answer's text and reasoning as
-// recovered output, as recovery does for a replaced attempt.
+// recovered output, as recovery does for a replaced attempt: the events
+// Options.RecoveredOutput builds, or none when it is nil.
 func (d *driver) discardTurn(step int, t modelcall.Turn) {
+	recovered := d.a.opts.RecoveredOutput
+	if recovered == nil {
+		return
+	}
 	if t.Text != "" {
-		d.stream(protocol.TypeRecoveredOutput, &protocol.RecoveredOutput{Step: step, Channel: protocol.ChannelText, Text: t.Text})
+		ev := recovered(step, protocol.ChannelText, t.Text)
+		d.stream(ev.Type, ev.Data)
 	}
 	if t.Reasoning != "" {
-		d.stream(protocol.TypeRecoveredOutput, &protocol.RecoveredOutput{Step: step, Channel: protocol.ChannelReasoning, Text: t.Reasoning})
+		ev := recovered(step, protocol.ChannelReasoning, t.Reasoning)
+		d.stream(ev.Type, ev.Data)
 	}
 }
 

@@ -37,7 +37,7 @@ func newCompactionEnv(t *testing.T, mode fakeprovider.Mode, sc fakeprovider.Scri
 	t.Cleanup(func() { fake.Close() })
 	home := t.TempDir()
 	a, err := New(Options{Home: home, Getenv: func(string) string { return "" }, Jitter: func() float64 { return 0 },
-		Sleep: func(context.Context, time.Duration) error { return nil }})
+		Sleep: func(context.Context, time.Duration) error { return nil }, RecoveredOutput: testRecoveredOutput})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestSilentOverflowIsCompacted(t *testing.T) {
 	if res.Status != "completed" || res.Output != "good" {
 		t.Fatalf("run 2: %+v", res)
 	}
-	rec := find[protocol.RecoveredOutput](evs)
+	rec := find[recoveredOutput](evs)
 	if len(rec) != 1 || rec[0].Text != "garbled" {
 		t.Fatalf("recovered_output %+v", rec)
 	}

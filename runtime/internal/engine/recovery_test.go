@@ -149,7 +149,7 @@ func TestCutAfterContentIsUncertainAndSticky(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("provider_usage_uncertain must precede provider_retry: %s", order)
 	}
-	rec := find[protocol.RecoveredOutput](evs)
+	rec := find[recoveredOutput](evs)
 	if len(rec) != 1 || rec[0].Text != "Hello world" || rec[0].Channel != protocol.ChannelText {
 		t.Errorf("recovered output %+v", rec)
 	}

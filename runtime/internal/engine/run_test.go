@@ -135,7 +135,7 @@ func newFixture(t *testing.T, turns ...[]StreamEvent) *fixture {
 		ProviderFactory: func(r Route) (Provider, error) { f.lastRoute = r; return f.prov, nil },
 		// Recovery waits are recorded, not slept: tests assert delays, not time.
 		Sleep:  func(_ context.Context, d time.Duration) error { f.slept = append(f.slept, d); return nil },
-		Jitter: func() float64 { return 0 }})
+		Jitter: func() float64 { return 0 }, RecoveredOutput: testRecoveredOutput})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func (f *fixture) run(req RunRequest) ([]Event, protocol.FinalResult) {
 	var lifecycle []spec.RunEvent
 	for ev := range rc.Events() {
 		evs = append(evs, ev)
-		if ev.Type == protocol.TypeRecoveredOutput {
+		if ev.Type == typeRecoveredOutput {
 			continue // Go API only: not part of the protocol's lifecycle
 		}
 		re := spec.RunEvent{Type: ev.Type}

@@ -60,9 +60,6 @@ func Generate(protocolDir string) ([]byte, error) {
 	}
 
 	for _, e := range protocol.Events() {
-		if e.Kind == protocol.KindGoAPI {
-			continue // not a protocol-1 event
-		}
 		g.reflect(e.Payload)
 	}
 	g.reflect(reflect.TypeFor[protocol.ModelsRequest]())
@@ -415,9 +412,6 @@ func (g *gen) events() {
 		Properties:  props("type", &jsonschema.Schema{Enum: strs(protocol.Types()...)}),
 	}
 	for _, e := range protocol.Events() {
-		if e.Kind == protocol.KindGoAPI {
-			continue
-		}
 		data := ref(g.name(e.Payload))
 		switch e.Type {
 		case protocol.TypeProtocolError:

@@ -57,7 +57,10 @@
 // the final_result event, and is closed after it. Events are never
 // dropped: the run waits for its reader, so read the channel to the end,
 // or call Abandon (or AbandonWith) to stop reading. Event.Data is a pointer
-// to the payload type of package protocol for Event.Type.
+// to the payload type of package protocol for Event.Type, except for the
+// one event of the Go API alone, TypeRecoveredOutput, whose data is a
+// *RecoveredOutput (an interrupted attempt's partial text, kept apart from
+// the output and the answer; the NDJSON host never writes it).
 //
 //	for ev := range rc.Events() {
 //		switch d := ev.Data.(type) {
@@ -65,6 +68,8 @@
 //			fmt.Print(d.Text) // channel "text" or "reasoning"
 //		case *protocol.ToolStart:
 //			log.Printf("tool %s %s", d.Tool, d.Arguments)
+//		case *runtime.RecoveredOutput:
+//			log.Printf("discarded %s: %q", d.Channel, d.Text)
 //		}
 //	}
 //	res := rc.Wait() // protocol.FinalResult: Status, Output, Error, Steps, …

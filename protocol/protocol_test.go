@@ -342,26 +342,7 @@ var codeName = regexp.MustCompile(`^(Code|code|Deny|deny)[A-Z]`)
 // constants: a second definition is how names and values drifted apart
 // before.
 func TestCodesLiveHere(t *testing.T) {
-	var files []string
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case "testdata", "node_modules", ".git", "protocol":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := goSources(t, "..", "node_modules", ".git", "protocol")
 	if len(files) < 50 {
 		t.Fatalf("found only %d Go files above protocol/: wrong directory?", len(files))
 	}

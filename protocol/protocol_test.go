@@ -329,26 +329,7 @@ var codeName = regexp.MustCompile(`^(Code|code|Deny|deny)[A-Z]`)
 // constants: a second definition is how names and values drifted apart
 // before.
 func TestCodesLiveHere(t *testing.T) {
-	var files []string
-	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			switch d.Name() {
-			case "testdata", "node_modules", ".git", "protocol":
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
-			files = append(files, path)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := goSources(t, "..", "node_modules", ".git", "protocol")
 	if len(files) < 50 {
 		t.Fatalf("found only %d Go files above protocol/: wrong directory?", len(files))
 	}
@@ -384,9 +365,18 @@ func TestCodesLiveHere(t *testing.T) {
 }
 
 // TestRuntimeNamesNoCodeByLiteral fails when the runtime (the façade and
-// its engine) writes an error code or an operation name as a string
-// literal instead of naming this package's constant. Message texts are
-// prose and may say "canceled".
+// every package under it) or a host (internal/host, the commands) writes an
+// error code or an operation name as a string literal instead of naming
+// this package's constant. Message texts are prose and may say "canceled"
+// (a Message member or an assignment to a Message field), and JSON member
+// names (struct tags) are not codes. A constant of another vocabulary that
+// happens to spell a code (a provider's error type, a configuration
+// file's member name) says so in its comment with the words "not a
+// protocol code" (or "not protocol codes" above a group).
+//
+// The conformance kit (cmd/octet-conformance) is left out: it is a
+// black-box oracle that restates the contract's codes on purpose, so that
+// a value drifting in this package would fail it rather than move it too.
 func TestRuntimeNamesNoCodeByLiteral(t *testing.T) {
 	names := map[string]bool{}
 	for _, l := range [][]protocol.Code{protocol.ProtocolCodes(), protocol.RunCodes(), protocol.ToolCodes(), protocol.DenialCodes(),
@@ -399,23 +389,15 @@ func TestRuntimeNamesNoCodeByLiteral(t *testing.T) {
 		names[op] = true
 	}
 	var files []string
-	for _, dir := range []string{"../runtime", "../runtime/internal/engine"} {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range ents {
-			if n := e.Name(); strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") {
-				files = append(files, filepath.Join(dir, n))
-			}
-		}
+	for _, dir := range []string{"../runtime", "../internal/host", "../cmd"} {
+		files = append(files, goSources(t, dir, "octet-conformance")...)
 	}
-	if len(files) < 30 {
-		t.Fatalf("found only %d files of the runtime: wrong directory?", len(files))
+	if len(files) < 250 {
+		t.Fatalf("found only %d files of the runtime and the hosts: wrong directory?", len(files))
 	}
 	fset := token.NewFileSet()
 	for _, path := range files {
-		f, err := parser.ParseFile(fset, path, nil, 0)
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -427,6 +409,22 @@ func TestRuntimeNamesNoCodeByLiteral(t *testing.T) {
 				if key, ok := n.Key.(*ast.Ident); ok && key.Name == "Message" {
 					return false
 				}
+			case *ast.AssignStmt:
+				if len(n.Lhs) == len(n.Rhs) {
+					for i, l := range n.Lhs {
+						if sel, ok := l.(*ast.SelectorExpr); ok && sel.Sel.Name == "Message" {
+							n.Rhs[i] = ast.NewIdent("_") // prose
+						}
+					}
+				}
+			case *ast.GenDecl:
+				if n.Tok == token.CONST && otherVocabulary(n.Doc) {
+					return false
+				}
+			case *ast.ValueSpec:
+				if otherVocabulary(n.Doc) || otherVocabulary(n.Comment) {
+					return false
+				}
 			case *ast.BasicLit:
 				if v, err := strconv.Unquote(n.Value); n.Kind == token.STRING && err == nil && names[v] {
 					t.Errorf("%s: %s: name the constant of package protocol", fset.Position(n.Pos()), n.Value)
@@ -435,4 +433,36 @@ func TestRuntimeNamesNoCodeByLiteral(t *testing.T) {
 			return true
 		})
 	}
+}
+
+// notACode is how a constant's comment says its value belongs to another
+// vocabulary and only happens to spell a protocol code.
+var notACode = regexp.MustCompile(`\bnot\s+(a\s+protocol\s+code|protocol\s+codes)\b`)
+
+func otherVocabulary(c *ast.CommentGroup) bool { return c != nil && notACode.MatchString(c.Text()) }
+
+// goSources returns the non-test Go files under dir, every package below it
+// included, testdata directories and the directories named skip left out.
+func goSources(t *testing.T, dir string, skip ...string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == "testdata" || slices.Contains(skip, d.Name()) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }

@@ -16,6 +16,11 @@ type apiError struct {
 	msg    string
 }
 
+// anthropicRequestTooLarge is Anthropic's error.type for a 413: the
+// provider's wire vocabulary, not a protocol code (the host maps it to
+// one).
+const anthropicRequestTooLarge = "request_too_large"
+
 func nullable(s string) any {
 	if s == "" {
 		return nil
@@ -79,7 +84,7 @@ func statusError(mode Mode, code int) apiError {
 		case 404:
 			e.typ, e.msg = "not_found_error", "Not found"
 		case 413:
-			e.typ, e.msg = "request_too_large", "Request exceeds the maximum allowed number of bytes."
+			e.typ, e.msg = anthropicRequestTooLarge, "Request exceeds the maximum allowed number of bytes."
 		case 429:
 			e.typ, e.msg = "rate_limit_error", "This request would exceed the rate limit for your organization. Please try again later."
 		case 504:

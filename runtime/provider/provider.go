@@ -386,7 +386,8 @@ type ToolSizer interface {
 // FailKind classifies a provider failure by the facts the edge collected.
 type FailKind string
 
-// Failure kinds.
+// Failure kinds: the edge's classification for recovery, not protocol
+// codes.
 const (
 	FailConnect     FailKind = "connect"      // no request byte written (DNS, refused, unreachable)
 	FailHTTPStatus  FailKind = "http_status"  // the server answered with a non-2xx status

@@ -148,17 +148,22 @@ type (
 	}
 )
 
+// memberNativeCompaction is models.json's member of a provider and of a
+// model (the json tags above): the file's vocabulary, not a protocol code
+// (the operation of that name is protocol.OperationNativeCompaction).
+const memberNativeCompaction = "native_compaction"
+
 // The shape of models.json, checked before encoding/json decodes the file.
 var configShape = sync.OnceValue(func() *shape {
 	return objectOf(map[string]*shape{
 		"providers": mapOf(objectOf(map[string]*shape{
-			"base_url":          str,
-			"provider_mode":     str,
-			"api_key_env":       str,
-			"lifecycle_events":  boolean,
-			"transport":         str,
-			"native_compaction": boolean,
-			"reasoning_updates": boolean,
+			"base_url":             str,
+			"provider_mode":        str,
+			"api_key_env":          str,
+			"lifecycle_events":     boolean,
+			"transport":            str,
+			memberNativeCompaction: boolean,
+			"reasoning_updates":    boolean,
 			"models": arrayOf(objectOf(map[string]*shape{
 				"id":                    str,
 				"name":                  str,
@@ -171,7 +176,7 @@ var configShape = sync.OnceValue(func() *shape {
 				"reasoning_updates":     boolean,
 				"reasoning_ultra":       boolean,
 				"transport":             str,
-				"native_compaction":     boolean,
+				memberNativeCompaction:  boolean,
 				"cost": objectOf(map[string]*shape{
 					"input":       number,
 					"output":      number,

@@ -127,7 +127,7 @@ func (g *GitHub) exchange(ctx context.Context, cred Credential, id Identity) (Se
 			err = ue.Err
 		}
 		if ctx.Err() != nil {
-			return fail(0, ReasonUnreachable, "canceled", ctx.Err())
+			return fail(0, ReasonUnreachable, "the request was canceled", ctx.Err())
 		}
 		return fail(0, ReasonUnreachable, "api.github.com cannot be reached: "+err.Error(), err)
 	}
@@ -135,7 +135,7 @@ func (g *GitHub) exchange(ctx context.Context, cred Credential, id Identity) (Se
 	data, rerr := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	st := resp.StatusCode
 	if rerr != nil && ctx.Err() != nil {
-		return fail(st, ReasonUnreachable, "canceled", ctx.Err())
+		return fail(st, ReasonUnreachable, "the request was canceled", ctx.Err())
 	}
 	if st < 200 || st > 299 {
 		var e errorEnvelope

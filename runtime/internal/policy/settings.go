@@ -40,6 +40,11 @@ type TerminalGate struct {
 	Instructions string `json:"instructions"`
 }
 
+// memberTerminalGate is the settings file's member (Settings.TerminalGate's
+// json tag), named in its errors: the file's vocabulary, not a protocol
+// code (the operation of that name is protocol.OperationTerminalGate).
+const memberTerminalGate = "terminal_gate"
+
 // Limits of terminal_gate.
 const (
 	MaxGateModelBytes        = 256
@@ -126,7 +131,7 @@ func ParseSettings(data []byte, display string) (Settings, error) {
 		}
 	}
 	if g := s.TerminalGate; g != nil {
-		if err := CheckTerminalGate("terminal_gate", g.Model, g.Instructions); err != nil {
+		if err := CheckTerminalGate(memberTerminalGate, g.Model, g.Instructions); err != nil {
 			return s, fmt.Errorf("%w: %s: %v", ErrSettings, display, err)
 		}
 	}

@@ -57,7 +57,8 @@ type Diagnostic struct {
 	Message string
 }
 
-// Diagnostic codes.
+// Diagnostic codes: the resources' own vocabulary, logged with the run
+// (extension findings carry protocol codes instead), not protocol codes.
 const (
 	DiagShadowed         = "shadowed"          // a later layer's resource of the same name wins
 	DiagSymlink          = "symlink_skipped"   // a link where a file or folder was expected

@@ -83,6 +83,12 @@ func (q *Queue) check() {
 	}
 }
 
+// limitCode is the provider.Error code of a response past its output
+// budget, in the place of a provider's error type: the decoders' own
+// vocabulary, not a protocol code (recovery ends such a run with
+// provider_error).
+const limitCode = "output_too_large"
+
 // LimitErr returns the failure of a response past its output budget, nil
 // within it. A decoder checks it before decoding more.
 func (q *Queue) LimitErr() error {
@@ -90,9 +96,9 @@ func (q *Queue) LimitErr() error {
 		return nil
 	}
 	if q.dropped > MaxDroppedArgBytes {
-		return Failure(provider.FailDecode, "output_too_large", "the response sent more than "+strconv.Itoa(MaxDroppedArgBytes)+
+		return Failure(provider.FailDecode, limitCode, "the response sent more than "+strconv.Itoa(MaxDroppedArgBytes)+
 			" bytes of tool-call arguments over the "+strconv.Itoa(provider.MaxToolArgBytes)+"-byte limit of a call", nil)
 	}
-	return Failure(provider.FailDecode, "output_too_large", "the response produced more than "+strconv.Itoa(q.limit)+
+	return Failure(provider.FailDecode, limitCode, "the response produced more than "+strconv.Itoa(q.limit)+
 		" bytes of text, reasoning and tool-call arguments, the limit of one model call (16 bytes per max_output_tokens, at least 1 MiB)", nil)
 }

@@ -30,7 +30,7 @@ var rules = []struct {
 	{"runtime/internal/engine/steer", []string{"runtime/internal/engine/modelcall", "runtime/internal/store", "runtime/provider", "fsm", "protocol"}},
 	{"runtime/internal", []string{"runtime/internal", "runtime/provider", "fsm", "protocol", "internal/linuxonly", "internal/textutil"}}, // the engine and its parts: never the façade (runtime); of the public packages only the provider seam
 	{"runtime/provider", nil},                                                       // the provider seam (SPI): a leaf of public types every wire and the engine share
-	{"runtime/copilot", []string{"runtime"}},                                        // the Copilot login of the CLI, over runtime's seam
+	{"runtime/copilot", []string{"runtime/internal/copilot"}},                       // the public Copilot seam and the CLI's login, over the internal one: never the façade
 	{"runtime/internal/copilot", []string{"runtime/internal", "internal/textutil"}}, // the Copilot device flow, exchange, inventory, transport
 	{"runtime/internal/copilot/copilottest", nil},                                   // loopback GitHub, the seam's loopback endpoint, a fake clock: std only, imported by tests only (testOnly)
 	// the terminal gate: its run through gate.Env, never the engine
@@ -171,7 +171,7 @@ func TestRulesBite(t *testing.T) {
 		{"fsm/session", "wire"}, {"fsm/session", "runtime"}, {"wire", "runtime"}, {"wire", "fsm"},
 		{"runtime", "wire"}, {"runtime/internal/store", "wire"}, {"wire/client", "runtime"},
 		{"cmd/octet-host", "wire"}, {"cmd/octet-fake-provider", "internal/host"}, {"cmd/octet-fake-provider", "runtime/internal/store"},
-		{"runtime/internal/engine", "runtime"}, {"runtime/internal/store", "runtime"}, {"runtime/internal/engine", "runtime/copilot"}, {"runtime/internal/auth", "runtime/internal/engine"}, {"runtime/internal/auth", "runtime"}, {"runtime/internal/prepare", "runtime/internal/engine"}, {"runtime/internal/prepare", "runtime"}, {"runtime/provider", "runtime"}, {"runtime/provider", "runtime/internal"},
+		{"runtime/internal/engine", "runtime"}, {"runtime/internal/store", "runtime"}, {"runtime/internal/engine", "runtime/copilot"}, {"runtime/copilot", "runtime"}, {"runtime/copilot", "runtime/internal/engine"}, {"runtime/internal/auth", "runtime/internal/engine"}, {"runtime/internal/auth", "runtime"}, {"runtime/internal/prepare", "runtime/internal/engine"}, {"runtime/internal/prepare", "runtime"}, {"runtime/provider", "runtime"}, {"runtime/provider", "runtime/internal"},
 		{"protocol", "wire"}, {"protocol", "runtime"}, {"protocol", "fsm"}, {"protocol", "spec"}, {"protocol/x", "wire"},
 	}
 	for _, f := range forbidden {

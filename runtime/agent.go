@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"octet.dev/host/protocol"
+	"octet.dev/host/runtime/copilot"
+	internalcopilot "octet.dev/host/runtime/internal/copilot"
 	"octet.dev/host/runtime/internal/engine"
 )
 
@@ -75,12 +77,12 @@ type Options struct {
 	// Version names the documentation's directory (the host's version).
 	// Default: "(devel)".
 	Version string
-	// Copilot is the GitHub Copilot provider (copilot.go) on the
-	// embedder's CopilotHost. Default (nil): one on the coding adapter's
+	// Copilot is the GitHub Copilot provider (copilot.NewProvider) on the
+	// embedder's copilot.Host. Default (nil): one on the coding adapter's
 	// file host (~/.octet/credentials/copilot.json and the "copilot"
 	// member of ~/.octet/settings.json), whose models are listed only
 	// while a login is stored.
-	Copilot *CopilotProvider
+	Copilot *copilot.Provider
 }
 
 // engine returns the engine's options for o.
@@ -90,7 +92,7 @@ func (o Options) engine() engine.Options {
 		Getenv: o.Getenv, IdleTimeout: o.IdleTimeout, PolicyLayers: policyLayers(o.PolicyLayers),
 		ProviderFactory: o.ProviderFactory.engine(), Sleep: o.Sleep, Jitter: o.Jitter,
 		CodexTokenURL: o.CodexTokenURL, CodexBaseURL: o.CodexBaseURL, TrustWorkspace: o.TrustWorkspace,
-		ResourceRoots: o.ResourceRoots, Docs: o.Docs, Version: o.Version, Copilot: o.Copilot.internal(),
+		ResourceRoots: o.ResourceRoots, Docs: o.Docs, Version: o.Version, Copilot: internalcopilot.Unwrap(o.Copilot),
 		RecoveredOutput: recoveredOutput,
 	}
 }

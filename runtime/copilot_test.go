@@ -2,93 +2,63 @@ package runtime_test
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
+	"io"
 	"net/http"
-	"strings"
-	"sync/atomic"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"octet.dev/host/runtime"
+	"octet.dev/host/runtime/copilot"
 	"octet.dev/host/runtime/internal/copilot/copilottest"
 )
 
-// embedderHost is an embedder's CopilotHost: its own sessions and
-// protocols, no GitHub login behind them.
-type embedderHost struct {
-	sessions atomic.Int64
-	gone     atomic.Bool
+// optionsHost is an embedder's copilot.Host: one session, one chat model.
+type optionsHost struct{}
+
+func (optionsHost) NewSession(context.Context) (copilot.Session, error) {
+	return copilot.Session{Token: copilot.NewSecret("options-session"), RefreshAt: time.Now().Add(time.Hour)}, nil
+}
+func (optionsHost) Current(context.Context, copilot.Session) error { return nil }
+func (optionsHost) Models(context.Context, copilot.Session) ([]copilot.Model, error) {
+	return []copilot.Model{{ID: "emb-chat", Protocol: copilot.OpenAiChat, ContextWindowTokens: 8000, MaxOutputTokens: 1000}}, nil
+}
+func (optionsHost) Headers() (map[string]string, error) {
+	return map[string]string{"Editor-Version": "options/1"}, nil
 }
 
-func (h *embedderHost) NewSession(context.Context) (runtime.CopilotSession, error) {
-	n := h.sessions.Add(1)
-	return runtime.CopilotSession{Token: runtime.NewCopilotSecret(fmt.Sprintf("embedder-session-%d", n)), RefreshAt: time.Now().Add(time.Hour)}, nil
-}
-
-func (h *embedderHost) Current(context.Context, runtime.CopilotSession) error {
-	if h.gone.Load() {
-		return errors.New("the embedder's login was removed")
-	}
-	return nil
-}
-
-func (h *embedderHost) Models(context.Context, runtime.CopilotSession) ([]runtime.CopilotModel, error) {
-	return []runtime.CopilotModel{
-		{ID: "emb-responses", Protocol: runtime.CopilotOpenAiResponses, ContextWindowTokens: 8000, MaxOutputTokens: 1000},
-		{ID: "emb-chat", Name: "Embedder Chat", Protocol: runtime.CopilotOpenAiChat, ContextWindowTokens: 8000, MaxOutputTokens: 1000},
-		{ID: "emb-other", Protocol: "anthropic-messages", ContextWindowTokens: 8000, MaxOutputTokens: 1000},
-	}, nil
-}
-
-func (h *embedderHost) Headers() (map[string]string, error) {
-	return map[string]string{"Editor-Version": "embedder/1.0"}, nil
-}
-
-// TestCopilotSeamEmbedded embeds the Copilot seam with a host of its own
-// on a fixed endpoint on loopback TLS: the models come from the host's
-// protocols, inference carries the host's session and headers, a 401
-// takes one new session, a removed login is refused, and no request goes
-// anywhere but the endpoint.
-func TestCopilotSeamEmbedded(t *testing.T) {
+// TestOptionsCopilot runs "copilot/emb-chat" on the provider an embedder
+// hands to Options.Copilot: the façade gives that provider (not the file
+// host's, which has no login here) to the engine, so the run reaches the
+// loopback endpoint with the host's session and headers.
+func TestOptionsCopilot(t *testing.T) {
 	e := copilottest.NewEndpoint(t, func(rw http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(rw).Encode(map[string]string{"model": "emb-chat"})
+		if r.URL.Path != "/chat/completions" || r.Header.Get("Authorization") != "Bearer options-session" || r.Header.Get("Editor-Version") != "options/1" {
+			rw.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		rw.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(rw, "data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"hello through the options\"}}]}\n\n"+
+			"data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":3,\"total_tokens\":6}}\n\n"+
+			"data: [DONE]\n\n")
 	})
-	ep, err := runtime.ParseCopilotEndpoint(e.URL)
+	ep, err := copilot.ParseEndpoint(e.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	host := &embedderHost{}
-	p := runtime.NewCopilotProvider(ep, host, e.Client)
-
-	ms, err := p.RegisterModels(context.Background())
+	home := t.TempDir()
+	a, err := runtime.New(runtime.Options{Home: home, HTTPClient: e.Client, Getenv: func(string) string { return "" },
+		Copilot: copilot.NewProvider(ep, optionsHost{}, e.Client)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ms) != 2 || ms[0].ID != "emb-chat" || ms[0].Name != "Embedder Chat" || ms[0].Protocol != runtime.CopilotOpenAiChat || ms[1].ID != "emb-responses" {
-		t.Fatalf("routable models: %+v", ms)
+	rc, err := a.Run(context.Background(), runtime.RunRequest{RunID: "r", Workspace: t.TempDir(), Model: "copilot/emb-chat", Prompt: "hi", SessionDir: filepath.Join(home, "s")})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The requests name the Copilot API; the seam sends them to the
-	// endpoint, and takes a new session after a 401.
-	e.Inference(t, p.Client(), `{"model":"emb-chat"}`)
-	got := e.Seen(func(r copilottest.Request) string {
-		return r.Method + " " + r.Path + " " + r.Header.Get("Authorization") + " " + r.Header.Get("Editor-Version")
-	})
-	want := strings.Join([]string{
-		"POST /chat/completions Bearer embedder-session-1 embedder/1.0",
-		"POST /chat/completions Bearer embedder-session-1 embedder/1.0",
-		"POST /chat/completions Bearer embedder-session-2 embedder/1.0",
-	}, "\n")
-	if got != want {
-		t.Fatalf("the endpoint saw:\n%s\nwant:\n%s", got, want)
+	for range rc.Events() {
 	}
-	s, err := p.Session(context.Background())
-	if err != nil || s.API.String() != ep.String() || strings.Contains(fmt.Sprint(s), "embedder-session") {
-		t.Fatalf("session %v (%v): want the endpoint's origin and no token in its text", s, err)
-	}
-	host.gone.Store(true)
-	if _, err := p.Session(context.Background()); err == nil {
-		t.Fatal("a removed login still has a session")
+	if res := rc.Wait(); res.Status != "completed" || res.Output != "hello through the options" {
+		t.Fatalf("%+v %+v", res, res.Error)
 	}
 }

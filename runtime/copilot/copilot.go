@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"octet.dev/host/runtime"
 	internal "octet.dev/host/runtime/internal/copilot"
 )
 
@@ -157,7 +156,7 @@ func Logout(home_ string, out io.Writer) error {
 
 // NewFileHost returns the coding adapter's login store on home, for an
 // embedder that wants runtime.Options.Copilot on the same store
-// (runtime.NewCopilotGitHubProvider).
-func NewFileHost(home string, client *http.Client) runtime.CopilotFileHost {
-	return runtime.CopilotFileHost{Home: home, HTTPClient: client}
+// (NewGitHubProvider).
+func NewFileHost(home string, client *http.Client) FileHost {
+	return FileHost{Home: home, HTTPClient: client}
 }

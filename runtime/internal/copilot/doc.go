@@ -12,6 +12,7 @@
 // ~/.octet/credentials/copilot.json (FileHost), the identity
 // (~/.octet/settings.json), the token exchange at api.github.com, the
 // inventory (GET <origin>/models) and the origin allowlist
-// (InferenceOrigins). The façade (package runtime) owns the public types
-// and converts them at its edge.
+// (InferenceOrigins). The public package runtime/copilot owns the public
+// types and converts them at its edge; the façade (package runtime) opens
+// its Provider through Unwrap.
 package copilot

@@ -87,7 +87,7 @@ type Options struct {
 	// Default: "(devel)".
 	Version string
 	// Copilot is the GitHub Copilot provider (copilot.go) on the
-	// embedder's CopilotHost. Default (nil): one on the coding adapter's
+	// embedder's copilot.Host. Default (nil): one on the coding adapter's
 	// file host (~/.octet/credentials/copilot.json and the "copilot"
 	// member of ~/.octet/settings.json), whose models are listed only
 	// while a login is stored.

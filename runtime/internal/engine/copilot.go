@@ -8,8 +8,8 @@ import (
 	"octet.dev/host/runtime/internal/catalog"
 )
 
-// The GitHub Copilot seam's public names are the façade's (runtime,
-// copilot.go); the route's glue is package auth's.
+// The GitHub Copilot seam's public names are package runtime/copilot's;
+// the route's glue is package auth's.
 
 // copilotState is the Agent's Copilot provider, built on first use.
 type copilotState = auth.Copilot

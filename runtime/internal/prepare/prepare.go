@@ -90,16 +90,16 @@ func (r *Run) Close() {
 
 // Prepare validates every field of req (CONTRACT §8) and resolves the
 // route, the workspace, the tools, the policy and the session into out. A
-// failure is a *RunError, refused before any provider I/O, and leaves
-// nothing open. The checks come in a fixed order: the request's own
+// failure is a *RunError, its message bounded once here (Bound), refused
+// before any provider I/O, and leaves nothing open. The checks come in a fixed order: the request's own
 // fields, the tools, the workspace, the route, the tool budget, the media,
 // the operator's settings and gate, and the session last.
-func Prepare(ctx context.Context, cfg *Config, host Host, req RunRequest, out *Run) *RunError {
+func Prepare(ctx context.Context, cfg *Config, host Host, req RunRequest, out *Run) (refused *RunError) {
 	*out = Run{Req: req}
-	ok := false
 	defer func() {
-		if !ok {
+		if refused != nil {
 			out.Close() // a refused run leaves nothing open
+			refused.Message = Bound(refused.Message)
 		}
 	}()
 	maxSteps, err := CheckFields(&req)
@@ -159,6 +159,5 @@ func Prepare(ctx context.Context, cfg *Config, host Host, req RunRequest, out *R
 	if out.Sess, out.NewSess, err = OpenSession(cfg, &req); err != nil {
 		return err
 	}
-	ok = true
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/customheader"
-	"octet.dev/host/runtime/internal/store"
 )
 
 // RunRequest is one run of the agent (CONTRACT §8). Zero values mean
@@ -92,13 +91,14 @@ type RunError struct {
 func (e *RunError) Error() string { return string(e.Code) + ": " + e.Message }
 
 // Refuse is the RunError of code whose message is format with each "%s"
-// replaced by the next of args, cut to 1 KiB (Bound).
+// replaced by the next of args. The message is bounded once, where the
+// refusal leaves preparation (Prepare cuts it to 1 KiB with Bound).
 func Refuse(code protocol.Code, format string, args ...string) *RunError {
 	msg := format
 	for _, a := range args {
 		msg = strings.Replace(msg, "%s", a, 1)
 	}
-	return &RunError{Code: code, Message: Bound(msg)}
+	return &RunError{Code: code, Message: msg}
 }
 
 // Bound cuts a message to 1 KiB at a rune boundary.
@@ -107,7 +107,7 @@ func Bound(s string) string { return textutil.Truncate(s, 1024-len(textutil.Elli
 // CheckFields checks the fields of req that need nothing but the request,
 // in the order of CONTRACT §8, and returns the run's step limit.
 func CheckFields(req *RunRequest) (maxSteps int, _ *RunError) {
-	if store.ValidateID(req.RunID) != nil {
+	if !protocol.ValidID(req.RunID) {
 		return 0, Refuse(protocol.CodeInvalidValue, "run_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'")
 	}
 	if req.Prompt == "" {

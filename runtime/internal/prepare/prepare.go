@@ -112,16 +112,16 @@ func Prepare(ctx context.Context, cfg *Config, host Host, req RunRequest, out *R
 	}
 
 	if !filepath.IsAbs(req.Workspace) {
-		return Refuse(protocol.CodeWorkspaceInvalid, "workspace must be an absolute path")
+		return &RunError{Code: protocol.CodeWorkspaceInvalid, Message: "workspace must be an absolute path"}
 	}
 	root, oerr := confine.Open(req.Workspace)
 	switch {
 	case errors.Is(oerr, confine.ErrWorkspaceNotFound):
-		return Refuse(protocol.CodeWorkspaceInvalid, "workspace does not exist")
+		return &RunError{Code: protocol.CodeWorkspaceInvalid, Message: "workspace does not exist"}
 	case errors.Is(oerr, confine.ErrWorkspaceNotDir):
-		return Refuse(protocol.CodeWorkspaceInvalid, "workspace is not a directory")
+		return &RunError{Code: protocol.CodeWorkspaceInvalid, Message: "workspace is not a directory"}
 	case oerr != nil:
-		return Refuse(protocol.CodeWorkspaceInvalid, "workspace cannot be opened")
+		return &RunError{Code: protocol.CodeWorkspaceInvalid, Message: "workspace cannot be opened"}
 	}
 	out.Root = root
 	out.Guard = OperatorGuard(root, cfg.Home, req.Workspace, cfg.ResourceRoots)
@@ -132,7 +132,7 @@ func Prepare(ctx context.Context, cfg *Config, host Host, req RunRequest, out *R
 	}
 	out.Model, out.Prov, out.Key, out.Headers = route.Model, route.Prov, route.Key, route.Headers
 	if req.ReasoningEffort != nil && !out.Model.SupportsReasoning {
-		return Refuse(protocol.CodeReasoningUnsupported, "the route does not support reasoning; omit reasoning")
+		return &RunError{Code: protocol.CodeReasoningUnsupported, Message: "the route does not support reasoning; omit reasoning"}
 	}
 	if err := CheckToolBudget(host.ToolBudget(), out.Prov, out.Tools); err != nil {
 		return err

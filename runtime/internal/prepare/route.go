@@ -84,8 +84,10 @@ func ResolveRoute(ctx context.Context, cfg *Config, model string, route *InlineR
 		if r.BaseURL == "" {
 			return res, &RunError{Code: protocol.CodeRouteInvalid, Message: "inline route fields need base_url; without base_url, model names a catalog entry and the route fields must be omitted"}
 		}
-		// Values are checked here as the provider edge checks them, so
-		// that a bad header is headers_rejected, never route_invalid.
+		// The custom headers, names and values, are checked here and only
+		// here (customheader.Check), as the provider edge checks them, so
+		// that a bad header is headers_rejected, never route_invalid; the
+		// catalog checks the route's other fields (catalog.InlineRoute).
 		if err := customheader.Check(r.Headers); err != nil {
 			return res, &RunError{Code: protocol.CodeHeadersRejected, Message: err.Error()}
 		}

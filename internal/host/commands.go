@@ -69,12 +69,9 @@ func (h *Host) models(ctx context.Context, req *wire.Request) error {
 // streams its events through the emitter until its final_result.
 func (h *Host) run(ctx context.Context, req *wire.Request) error {
 	r := req.Run
-	sid := ""
-	if r.SessionID != nil {
-		sid = *r.SessionID
-	}
-	e := h.emitter(req.RequestID, r.RunID, sid)
-	rc, err := h.cfg.Agent.Run(ctx, runRequest(r))
+	run := runRequest(r)
+	e := h.emitter(req.RequestID, run.RunID, run.SessionID)
+	rc, err := h.cfg.Agent.Run(ctx, run)
 	if err != nil {
 		var re *runtime.RunError
 		if !errors.As(err, &re) {

@@ -51,9 +51,6 @@ type InlineSpec struct {
 	Vision *bool
 	// SupportsReasoning defaults to false.
 	SupportsReasoning *bool
-	// HeaderNames are the names of the request's custom headers; they are
-	// checked by ValidateHeaderNames.
-	HeaderNames []string
 }
 
 // InlineRoute validates spec and builds its Model. The Model's ID is
@@ -94,9 +91,6 @@ func InlineRoute(spec InlineSpec) (Model, error) {
 	}
 	modalities, err := normalizeModalities(spec.InputModalities, spec.Vision)
 	if err != nil {
-		return Model{}, err
-	}
-	if err := ValidateHeaderNames(spec.HeaderNames); err != nil {
 		return Model{}, err
 	}
 	base := strings.TrimRight(spec.BaseURL, "/")
@@ -165,13 +159,6 @@ func ValidateBaseURL(raw string) error {
 	}
 	return nil
 }
-
-// ValidateHeaderNames checks the names of a route's custom headers:
-// customheader.CheckNames (at most MaxHeaderCount, each a valid HTTP field
-// name, none a hop-by-hop, routing or credential header, none repeated,
-// letter case ignored). The 64 KiB size limit covers values too and is
-// checked where they are held (customheader.Check).
-func ValidateHeaderNames(names []string) error { return customheader.CheckNames(names) }
 
 // validateProviderName checks a configured or inline provider name: 1 to 64
 // ASCII letters, digits, '-', '_' or '.', not starting with "inline-".

@@ -132,3 +132,49 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckNames(t *testing.T) {
+	many := make([]string, MaxEntries+1)
+	for i := range many {
+		many[i] = "x-h" + strings.Repeat("a", i+1)
+	}
+	tests := []struct {
+		name    string
+		names   []string
+		wantErr string
+	}{
+		{name: "none"},
+		{name: "ordinary", names: []string{"x-tenant", "X-Request-Id", "OpenAI-Organization"}},
+		{name: "at limit", names: many[:MaxEntries]},
+		{name: "over limit", names: many, wantErr: "at most 64"},
+		{name: "connection", names: []string{"Connection"}, wantErr: "hop-by-hop"},
+		{name: "keep-alive", names: []string{"keep-alive"}, wantErr: "hop-by-hop"},
+		{name: "proxy prefix", names: []string{"Proxy-Authorization"}, wantErr: "hop-by-hop"},
+		{name: "te", names: []string{"TE"}, wantErr: "hop-by-hop"},
+		{name: "trailer", names: []string{"Trailer"}, wantErr: "hop-by-hop"},
+		{name: "transfer-encoding", names: []string{"Transfer-Encoding"}, wantErr: "hop-by-hop"},
+		{name: "upgrade", names: []string{"Upgrade"}, wantErr: "hop-by-hop"},
+		{name: "host", names: []string{"HOST"}, wantErr: "hop-by-hop"},
+		{name: "content-length", names: []string{"Content-Length"}, wantErr: "hop-by-hop"},
+		{name: "duplicate ignoring case", names: []string{"X-A", "x-a"}, wantErr: "more than once"},
+		{name: "empty name", names: []string{""}, wantErr: "not a valid header name"},
+		{name: "space", names: []string{"x tenant"}, wantErr: "not a valid header name"},
+		{name: "colon", names: []string{"x:y"}, wantErr: "not a valid header name"},
+		{name: "newline", names: []string{"x-a\r\nx-b"}, wantErr: "not a valid header name"},
+		{name: "non-ascii", names: []string{"x-ünï"}, wantErr: "not a valid header name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckNames(tt.names)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("error = %v, want containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}

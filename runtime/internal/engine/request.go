@@ -26,8 +26,12 @@ const (
 	MaxMaxSteps         = prepare.MaxMaxSteps
 )
 
+// refuse is prepare.Refuse with its message bounded (bound): the engine's
+// refusals do not all leave through prepare.Prepare.
 func refuse(code protocol.Code, format string, args ...string) *RunError {
-	return prepare.Refuse(code, format, args...)
+	e := prepare.Refuse(code, format, args...)
+	e.Message = bound(e.Message)
+	return e
 }
 
 // bound cuts a message to 1 KiB at a rune boundary.

@@ -21,10 +21,9 @@ func LoadMedia(root *confine.Root, model *catalog.Model, refs []protocol.Media) 
 	for i, r := range refs {
 		switch {
 		case r.Type == provider.MediaImage && !model.Vision():
-			return nil, Refuse(protocol.CodeMediaUnsupported, "media[%s] is an image, but the route does not accept image input (model %s takes %s)",
-				strconv.Itoa(i), strconv.Quote(textutil.Truncate(model.ID, 128)), strings.Join(model.EffectiveModalities(), ", "))
+			return nil, &RunError{Code: protocol.CodeMediaUnsupported, Message: "media[" + strconv.Itoa(i) + "] is an image, but the route does not accept image input (model " + strconv.Quote(textutil.Truncate(model.ID, 128)) + " takes " + strings.Join(model.EffectiveModalities(), ", ") + ")"}
 		case r.Type == provider.MediaAudio && !model.Audio():
-			return nil, Refuse(protocol.CodeMediaUnsupported, "media[%s] is audio, but the route does not accept audio input (only OpenAI Chat routes that declare audio do)", strconv.Itoa(i))
+			return nil, &RunError{Code: protocol.CodeMediaUnsupported, Message: "media[" + strconv.Itoa(i) + "] is audio, but the route does not accept audio input (only OpenAI Chat routes that declare audio do)"}
 		}
 	}
 	var out []provider.Media
@@ -33,12 +32,12 @@ func LoadMedia(root *confine.Root, model *catalog.Model, refs []protocol.Media) 
 		m, err := media.Load(root, i, media.Ref{Type: r.Type, Path: r.Path})
 		switch {
 		case errors.Is(err, media.ErrTooLarge):
-			return nil, Refuse(protocol.CodeMediaTooLarge, "%s", strings.TrimPrefix(err.Error(), media.ErrTooLarge.Error()+": "))
+			return nil, &RunError{Code: protocol.CodeMediaTooLarge, Message: strings.TrimPrefix(err.Error(), media.ErrTooLarge.Error()+": ")}
 		case err != nil:
-			return nil, Refuse(protocol.CodeMediaInvalid, "%s", strings.TrimPrefix(err.Error(), media.ErrInvalid.Error()+": "))
+			return nil, &RunError{Code: protocol.CodeMediaInvalid, Message: strings.TrimPrefix(err.Error(), media.ErrInvalid.Error()+": ")}
 		}
 		if m.Type == provider.MediaAudio && !slices.Contains(catalog.AudioFormats, m.Format) {
-			return nil, Refuse(protocol.CodeMediaUnsupported, "media[%s] is %s audio; the route accepts only %s", strconv.Itoa(i), m.Format, strings.Join(catalog.AudioFormats, " and "))
+			return nil, &RunError{Code: protocol.CodeMediaUnsupported, Message: "media[" + strconv.Itoa(i) + "] is " + m.Format + " audio; the route accepts only " + strings.Join(catalog.AudioFormats, " and ")}
 		}
 		if m.Type == provider.MediaImage {
 			images += m.Bytes
@@ -46,10 +45,10 @@ func LoadMedia(root *confine.Root, model *catalog.Model, refs []protocol.Media) 
 			audio += m.Bytes
 		}
 		if images > media.MaxImageTotalBytes {
-			return nil, Refuse(protocol.CodeMediaTooLarge, "the images add up to more than 20971520 bytes (at media[%s])", strconv.Itoa(i))
+			return nil, &RunError{Code: protocol.CodeMediaTooLarge, Message: "the images add up to more than 20971520 bytes (at media[" + strconv.Itoa(i) + "])"}
 		}
 		if audio > media.MaxAudioTotalBytes {
-			return nil, Refuse(protocol.CodeMediaTooLarge, "the audio clips add up to more than 41943040 bytes (at media[%s])", strconv.Itoa(i))
+			return nil, &RunError{Code: protocol.CodeMediaTooLarge, Message: "the audio clips add up to more than 41943040 bytes (at media[" + strconv.Itoa(i) + "])"}
 		}
 		out = append(out, m)
 	}

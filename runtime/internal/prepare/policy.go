@@ -19,7 +19,7 @@ import (
 func PolicyLayers(cfg *Config, root *confine.Root, workspace string) (layers []policy.Layer, trusted bool, gate *policy.TerminalGate, _ *RunError) {
 	user, err := policy.LoadSettings(filepath.Join(cfg.Home, ".octet", "settings.json"), "~/.octet/settings.json")
 	if err != nil {
-		return nil, false, nil, Refuse(protocol.CodeConfigInvalid, "%s", err.Error())
+		return nil, false, nil, &RunError{Code: protocol.CodeConfigInvalid, Message: err.Error()}
 	}
 	gate = user.TerminalGate
 	layers = []policy.Layer{user.Layer()}
@@ -29,14 +29,14 @@ func PolicyLayers(cfg *Config, root *confine.Root, workspace string) (layers []p
 		switch {
 		case errors.Is(err, confine.ErrNotFound):
 		case err != nil:
-			return nil, false, nil, Refuse(protocol.CodeConfigInvalid, "the workspace's .octet/settings.json cannot be read")
+			return nil, false, nil, &RunError{Code: protocol.CodeConfigInvalid, Message: "the workspace's .octet/settings.json cannot be read"}
 		default:
 			ws, err := policy.ParseSettings(data, "workspace .octet/settings.json")
 			if err != nil {
-				return nil, false, nil, Refuse(protocol.CodeConfigInvalid, "%s", err.Error())
+				return nil, false, nil, &RunError{Code: protocol.CodeConfigInvalid, Message: err.Error()}
 			}
 			if len(ws.TrustedWorkspaces) > 0 {
-				return nil, false, nil, Refuse(protocol.CodeConfigInvalid, "workspace .octet/settings.json may not set trusted_workspaces")
+				return nil, false, nil, &RunError{Code: protocol.CodeConfigInvalid, Message: "workspace .octet/settings.json may not set trusted_workspaces"}
 			}
 			layers = append(layers, ws.Layer())
 			if ws.TerminalGate != nil {

@@ -90,16 +90,16 @@ func (r *Run) Close() {
 
 // Prepare validates every field of req (CONTRACT §8) and resolves the
 // route, the workspace, the tools, the policy and the session into out. A
-// failure is a *RunError, refused before any provider I/O, and leaves
-// nothing open. The checks come in a fixed order: the request's own
+// failure is a *RunError, its message bounded once here (Bound), refused
+// before any provider I/O, and leaves nothing open. The checks come in a fixed order: the request's own
 // fields, the tools, the workspace, the route, the tool budget, the media,
 // the operator's settings and gate, and the session last.
-func Prepare(ctx context.Context, cfg *Config, host Host, req RunRequest, out *Run) *RunError {
+func Prepare(ctx context.Context, cfg *Config, host Host, req RunRequest, out *Run) (refused *RunError) {
 	*out = Run{Req: req}
-	ok := false
 	defer func() {
-		if !ok {
+		if refused != nil {
 			out.Close() // a refused run leaves nothing open
+			refused.Message = Bound(refused.Message)
 		}
 	}()
 	maxSteps, err := CheckFields(&req)
@@ -112,16 +112,16 @@ func Prepare(ctx context.Context, cfg *Config, host Host, req RunRequest, out *R
 	}
 
 	if !filepath.IsAbs(req.Workspace) {
-		return Refuse(protocol.CodeWorkspaceInvalid, "workspace must be an absolute path")
+		return &RunError{Code: protocol.CodeWorkspaceInvalid, Message: "workspace must be an absolute path"}
 	}
 	root, oerr := confine.Open(req.Workspace)
 	switch {
 	case errors.Is(oerr, confine.ErrWorkspaceNotFound):
-		return Refuse(protocol.CodeWorkspaceInvalid, "workspace does not exist")
+		return &RunError{Code: protocol.CodeWorkspaceInvalid, Message: "workspace does not exist"}
 	case errors.Is(oerr, confine.ErrWorkspaceNotDir):
-		return Refuse(protocol.CodeWorkspaceInvalid, "workspace is not a directory")
+		return &RunError{Code: protocol.CodeWorkspaceInvalid, Message: "workspace is not a directory"}
 	case oerr != nil:
-		return Refuse(protocol.CodeWorkspaceInvalid, "workspace cannot be opened")
+		return &RunError{Code: protocol.CodeWorkspaceInvalid, Message: "workspace cannot be opened"}
 	}
 	out.Root = root
 	out.Guard = OperatorGuard(root, cfg.Home, req.Workspace, cfg.ResourceRoots)
@@ -132,7 +132,7 @@ func Prepare(ctx context.Context, cfg *Config, host Host, req RunRequest, out *R
 	}
 	out.Model, out.Prov, out.Key, out.Headers = route.Model, route.Prov, route.Key, route.Headers
 	if req.ReasoningEffort != nil && !out.Model.SupportsReasoning {
-		return Refuse(protocol.CodeReasoningUnsupported, "the route does not support reasoning; omit reasoning")
+		return &RunError{Code: protocol.CodeReasoningUnsupported, Message: "the route does not support reasoning; omit reasoning"}
 	}
 	if err := CheckToolBudget(host.ToolBudget(), out.Prov, out.Tools); err != nil {
 		return err
@@ -159,6 +159,5 @@ func Prepare(ctx context.Context, cfg *Config, host Host, req RunRequest, out *R
 	if out.Sess, out.NewSess, err = OpenSession(cfg, &req); err != nil {
 		return err
 	}
-	ok = true
 	return nil
 }

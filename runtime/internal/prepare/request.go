@@ -9,7 +9,6 @@ import (
 	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 	"octet.dev/host/runtime/internal/customheader"
-	"octet.dev/host/runtime/internal/store"
 )
 
 // RunRequest is one run of the agent (CONTRACT §8). Zero values mean
@@ -91,14 +90,19 @@ type RunError struct {
 
 func (e *RunError) Error() string { return string(e.Code) + ": " + e.Message }
 
+// A check that refuses returns its RunError as a value, its message
+// written out whole where the fault is found; the message is bounded once,
+// where the refusal leaves preparation (Prepare cuts it to 1 KiB with
+// Bound).
+
 // Refuse is the RunError of code whose message is format with each "%s"
-// replaced by the next of args, cut to 1 KiB (Bound).
+// replaced by the next of args, for refusals made outside this package.
 func Refuse(code protocol.Code, format string, args ...string) *RunError {
 	msg := format
 	for _, a := range args {
 		msg = strings.Replace(msg, "%s", a, 1)
 	}
-	return &RunError{Code: code, Message: Bound(msg)}
+	return &RunError{Code: code, Message: msg}
 }
 
 // Bound cuts a message to 1 KiB at a rune boundary.
@@ -107,14 +111,14 @@ func Bound(s string) string { return textutil.Truncate(s, 1024-len(textutil.Elli
 // CheckFields checks the fields of req that need nothing but the request,
 // in the order of CONTRACT §8, and returns the run's step limit.
 func CheckFields(req *RunRequest) (maxSteps int, _ *RunError) {
-	if store.ValidateID(req.RunID) != nil {
-		return 0, Refuse(protocol.CodeInvalidValue, "run_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'")
+	if !protocol.ValidID(req.RunID) {
+		return 0, &RunError{Code: protocol.CodeInvalidValue, Message: "run_id must be 1..128 bytes of ASCII letters, digits, '-', '_', '.', ':'"}
 	}
 	if req.Prompt == "" {
-		return 0, Refuse(protocol.CodeInvalidValue, "prompt is empty")
+		return 0, &RunError{Code: protocol.CodeInvalidValue, Message: "prompt is empty"}
 	}
 	if len(req.Prompt) > MaxPromptBytes {
-		return 0, Refuse(protocol.CodePromptTooLarge, "prompt is %s bytes; the limit is 524288", strconv.Itoa(len(req.Prompt)))
+		return 0, &RunError{Code: protocol.CodePromptTooLarge, Message: "prompt is " + strconv.Itoa(len(req.Prompt)) + " bytes; the limit is 524288"}
 	}
 	if err := CheckDisplayText(req.DisplayText); err != nil {
 		return 0, err
@@ -122,7 +126,7 @@ func CheckFields(req *RunRequest) (maxSteps int, _ *RunError) {
 	maxSteps = DefaultMaxSteps
 	if req.MaxSteps != nil {
 		if *req.MaxSteps < 1 || *req.MaxSteps > MaxMaxSteps {
-			return 0, Refuse(protocol.CodeInvalidValue, "max_steps must be between 1 and 1000")
+			return 0, &RunError{Code: protocol.CodeInvalidValue, Message: "max_steps must be between 1 and 1000"}
 		}
 		maxSteps = *req.MaxSteps
 	}
@@ -130,15 +134,15 @@ func CheckFields(req *RunRequest) (maxSteps int, _ *RunError) {
 		switch *req.ReasoningEffort {
 		case "low", "medium", "high":
 		default:
-			return 0, Refuse(protocol.CodeInvalidValue, `reasoning.effort must be "low", "medium" or "high"`)
+			return 0, &RunError{Code: protocol.CodeInvalidValue, Message: `reasoning.effort must be "low", "medium" or "high"`}
 		}
 	}
 	for i, h := range req.History {
 		if h.Role != "user" && h.Role != "assistant" {
-			return 0, Refuse(protocol.CodeHistoryInvalid, `history[%s].role must be "user" or "assistant"`, strconv.Itoa(i))
+			return 0, &RunError{Code: protocol.CodeHistoryInvalid, Message: `history[` + strconv.Itoa(i) + `].role must be "user" or "assistant"`}
 		}
 		if h.Content == "" {
-			return 0, Refuse(protocol.CodeHistoryInvalid, "history[%s].content is empty", strconv.Itoa(i))
+			return 0, &RunError{Code: protocol.CodeHistoryInvalid, Message: "history[" + strconv.Itoa(i) + "].content is empty"}
 		}
 	}
 	return maxSteps, nil
@@ -148,16 +152,16 @@ func CheckFields(req *RunRequest) (maxSteps int, _ *RunError) {
 // holding a control character other than newline and tab.
 func CheckDisplayText(s string) *RunError {
 	if len(s) > MaxDisplayTextBytes {
-		return Refuse(protocol.CodeDisplayTextInvalid, "display_text is %s bytes; the limit is 262144", strconv.Itoa(len(s)))
+		return &RunError{Code: protocol.CodeDisplayTextInvalid, Message: "display_text is " + strconv.Itoa(len(s)) + " bytes; the limit is 262144"}
 	}
 	if !utf8.ValidString(s) {
 		// A U+FFFD the application sent is text; only bytes that are
 		// not UTF-8 are refused.
-		return Refuse(protocol.CodeDisplayTextInvalid, "display_text is not valid UTF-8")
+		return &RunError{Code: protocol.CodeDisplayTextInvalid, Message: "display_text is not valid UTF-8"}
 	}
 	for i, r := range s {
 		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			return Refuse(protocol.CodeDisplayTextInvalid, "display_text has a control character at byte %s; only newline and tab are allowed", strconv.Itoa(i))
+			return &RunError{Code: protocol.CodeDisplayTextInvalid, Message: "display_text has a control character at byte " + strconv.Itoa(i) + "; only newline and tab are allowed"}
 		}
 	}
 	return nil

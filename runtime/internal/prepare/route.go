@@ -82,12 +82,14 @@ func ResolveRoute(ctx context.Context, cfg *Config, model string, route *InlineR
 	var res Resolved
 	if r := route; r != nil {
 		if r.BaseURL == "" {
-			return res, Refuse(protocol.CodeRouteInvalid, "inline route fields need base_url; without base_url, model names a catalog entry and the route fields must be omitted")
+			return res, &RunError{Code: protocol.CodeRouteInvalid, Message: "inline route fields need base_url; without base_url, model names a catalog entry and the route fields must be omitted"}
 		}
-		// Values are checked here as the provider edge checks them, so
-		// that a bad header is headers_rejected, never route_invalid.
+		// The custom headers, names and values, are checked here and only
+		// here (customheader.Check), as the provider edge checks them, so
+		// that a bad header is headers_rejected, never route_invalid; the
+		// catalog checks the route's other fields (catalog.InlineRoute).
 		if err := customheader.Check(r.Headers); err != nil {
-			return res, Refuse(protocol.CodeHeadersRejected, "%s", err.Error())
+			return res, &RunError{Code: protocol.CodeHeadersRejected, Message: err.Error()}
 		}
 		m, err := catalog.InlineRoute(catalog.InlineSpec{
 			Provider: r.Provider, BaseURL: r.BaseURL, Model: model, Mode: r.Mode,
@@ -95,7 +97,7 @@ func ResolveRoute(ctx context.Context, cfg *Config, model string, route *InlineR
 			InputModalities: r.InputModalities, Vision: r.Vision, SupportsReasoning: r.SupportsReasoning,
 		})
 		if err != nil {
-			return res, Refuse(protocol.CodeRouteInvalid, "%s", Scrub(err.Error(), r.APIKey))
+			return res, &RunError{Code: protocol.CodeRouteInvalid, Message: Scrub(err.Error(), r.APIKey)}
 		}
 		res.Model, res.Key, res.Headers = m, r.APIKey, r.Headers
 	} else if name, ok := auth.CopilotName(model); ok {
@@ -103,27 +105,27 @@ func ResolveRoute(ctx context.Context, cfg *Config, model string, route *InlineR
 		// session to every request (package auth).
 		m, prov, r := cfg.Copilot.Route(ctx, cfg.Auth, name)
 		if r != nil {
-			return res, Refuse(r.Code, "%s", r.Message)
+			return res, &RunError{Code: r.Code, Message: r.Message}
 		}
 		res.Model, res.Prov = m, prov
 		return res, nil
 	} else if name, ok := strings.CutPrefix(model, auth.CodexPrefix); ok {
 		m, k, h, r := auth.CodexRoute(ctx, cfg.Auth, name)
 		if r != nil {
-			return res, Refuse(r.Code, "%s", r.Message)
+			return res, &RunError{Code: r.Code, Message: r.Message}
 		}
 		res.Model, res.Key, res.Headers = m, k, h
 	} else {
 		cat, err := catalog.Load(cfg.Home)
 		if err != nil {
-			return res, Refuse(protocol.CodeModelNotFound, "the model catalog cannot be loaded: %s", err.Error())
+			return res, &RunError{Code: protocol.CodeModelNotFound, Message: "the model catalog cannot be loaded: " + err.Error()}
 		}
 		m, ok := cat.Lookup(model)
 		if !ok {
 			m, ok = discoveredRoute(cat, model)
 		}
 		if !ok {
-			return res, Refuse(protocol.CodeModelNotFound, "no model %s in the catalog; list them with the models command, or define an inline route with base_url", strconv.Quote(textutil.Truncate(model, 128)))
+			return res, &RunError{Code: protocol.CodeModelNotFound, Message: "no model " + strconv.Quote(textutil.Truncate(model, 128)) + " in the catalog; list them with the models command, or define an inline route with base_url"}
 		}
 		res.Model = m
 		// Built-in providers always need a key; a configured provider needs
@@ -134,7 +136,7 @@ func ResolveRoute(ctx context.Context, cfg *Config, model string, route *InlineR
 			return res, rerr
 		}
 		if key == "" && (builtin || m.CredentialEnv != "") {
-			return res, Refuse(protocol.CodeCredentialsMissing, "no API key for provider %s: set %s or write ~/.octet/credentials/%s.json", strconv.Quote(m.Provider), m.CredentialEnv, m.Provider)
+			return res, &RunError{Code: protocol.CodeCredentialsMissing, Message: "no API key for provider " + strconv.Quote(m.Provider) + ": set " + m.CredentialEnv + " or write ~/.octet/credentials/" + m.Provider + ".json"}
 		}
 		res.Key = key
 	}
@@ -142,9 +144,9 @@ func ResolveRoute(ctx context.Context, cfg *Config, model string, route *InlineR
 	var unsupported UnsupportedModeError
 	switch {
 	case errors.As(err, &unsupported):
-		return res, Refuse(protocol.CodeUnsupported, "%s", err.Error())
+		return res, &RunError{Code: protocol.CodeUnsupported, Message: err.Error()}
 	case err != nil:
-		return res, Refuse(protocol.CodeRouteInvalid, "%s", Scrub(err.Error(), res.Key))
+		return res, &RunError{Code: protocol.CodeRouteInvalid, Message: Scrub(err.Error(), res.Key)}
 	}
 	res.Prov = prov
 	return res, nil
@@ -173,7 +175,7 @@ func Credential(ctx context.Context, cfg *Config, m catalog.Model) (string, *Run
 	data, err := opfile.Read(filepath.Join(cfg.Home, ".octet", "credentials", m.Provider+".json"),
 		"~/.octet/credentials/"+m.Provider+".json", opfile.CredentialLimit, opfile.Follow)
 	if refused := (*opfile.Error)(nil); errors.As(err, &refused) {
-		return "", Refuse(protocol.CodeConfigInvalid, "%s", err.Error())
+		return "", &RunError{Code: protocol.CodeConfigInvalid, Message: err.Error()}
 	}
 	if err != nil {
 		return "", nil

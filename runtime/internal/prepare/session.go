@@ -27,7 +27,7 @@ func OpenSession(cfg *Config, req *RunRequest) (_ *store.Session, newSess bool, 
 	if dir == "" {
 		dir = SessionsDir(cfg.Home, cfg.SessionDir)
 	} else if !filepath.IsAbs(dir) {
-		return nil, false, Refuse(protocol.CodeSessionDirInvalid, "session_dir must be an absolute path")
+		return nil, false, &RunError{Code: protocol.CodeSessionDirInvalid, Message: "session_dir must be an absolute path"}
 	}
 	id := req.SessionID
 	if id == "" {
@@ -36,18 +36,18 @@ func OpenSession(cfg *Config, req *RunRequest) (_ *store.Session, newSess bool, 
 	s, err := store.Open(dir, id, store.Options{Now: cfg.Now})
 	switch {
 	case errors.Is(err, store.ErrLocked):
-		return nil, false, Refuse(protocol.CodeSessionLocked, "session %s is in use by another run or process", strconv.Quote(id))
+		return nil, false, &RunError{Code: protocol.CodeSessionLocked, Message: "session " + strconv.Quote(id) + " is in use by another run or process"}
 	case errors.Is(err, store.ErrCorrupt), errors.Is(err, store.ErrUnsupportedSchema):
-		return nil, false, Refuse(protocol.CodeSessionCorrupt, "session %s cannot be resumed: %s", strconv.Quote(id), err.Error())
+		return nil, false, &RunError{Code: protocol.CodeSessionCorrupt, Message: "session " + strconv.Quote(id) + " cannot be resumed: " + err.Error()}
 	case errors.Is(err, store.ErrInvalidID):
-		return nil, false, Refuse(protocol.CodeInvalidValue, "session_id is not a valid ID")
+		return nil, false, &RunError{Code: protocol.CodeInvalidValue, Message: "session_id is not a valid ID"}
 	case err != nil:
-		return nil, false, Refuse(protocol.CodeSessionDirInvalid, "session_dir cannot be used: %s", err.Error())
+		return nil, false, &RunError{Code: protocol.CodeSessionDirInvalid, Message: "session_dir cannot be used: " + err.Error()}
 	}
 	newSess = !s.HasConversation() // no record is read for it
 	if len(req.History) > 0 && !newSess {
 		// The caller closes the session with the rest of the run.
-		return s, newSess, Refuse(protocol.CodeHistoryInvalid, "history seeds only a new session; session %s already has messages", strconv.Quote(id))
+		return s, newSess, &RunError{Code: protocol.CodeHistoryInvalid, Message: "history seeds only a new session; session " + strconv.Quote(id) + " already has messages"}
 	}
 	return s, newSess, nil
 }

@@ -55,11 +55,11 @@ func SelectTools(names []string) ([]Tool, *RunError) {
 	seen := map[string]bool{}
 	for _, n := range names {
 		if seen[n] {
-			return nil, Refuse(protocol.CodeToolsInvalid, "tools names %s twice", strconv.Quote(textutil.Truncate(n, 64)))
+			return nil, &RunError{Code: protocol.CodeToolsInvalid, Message: "tools names " + strconv.Quote(textutil.Truncate(n, 64)) + " twice"}
 		}
 		seen[n] = true
 		if !slices.ContainsFunc(all, func(d Tool) bool { return d.Spec.Name == n }) {
-			return nil, Refuse(protocol.CodeToolsInvalid, "unknown tool %s; the tools are read, ls, grep, find, edit, write, bash", strconv.Quote(textutil.Truncate(n, 64)))
+			return nil, &RunError{Code: protocol.CodeToolsInvalid, Message: "unknown tool " + strconv.Quote(textutil.Truncate(n, 64)) + "; the tools are read, ls, grep, find, edit, write, bash"}
 		}
 	}
 	// The selected tools keep the fixed order of AllTools, whatever order
@@ -103,10 +103,9 @@ func CheckToolBudget(budget int, prov provider.Provider, defs []Tool) *RunError 
 	}
 	switch {
 	case err != nil:
-		return Refuse(protocol.CodeInternalError, "the tool array cannot be serialized: %s", err.Error())
+		return &RunError{Code: protocol.CodeInternalError, Message: "the tool array cannot be serialized: " + err.Error()}
 	case size > budget:
-		return Refuse(protocol.CodeToolSchemaTooLarge, "the tool array is %s bytes; the budget is %s (Agent.SetToolSchemaBudgetBytes); choose fewer tools with \"tools\"",
-			strconv.Itoa(size), strconv.Itoa(budget))
+		return &RunError{Code: protocol.CodeToolSchemaTooLarge, Message: "the tool array is " + strconv.Itoa(size) + " bytes; the budget is " + strconv.Itoa(budget) + " (Agent.SetToolSchemaBudgetBytes); choose fewer tools with \"tools\""}
 	}
 	return nil
 }

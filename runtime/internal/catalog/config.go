@@ -419,8 +419,8 @@ func buildCost(fc *fileCost) (*Cost, error) {
 // qualified form is unique, and it never starts with "inline-" because
 // provider names may not.
 func assignIDs(ms []Model) {
-	builtin := make(map[string]bool, len(builtinModels))
-	for _, m := range builtinModels {
+	builtin := make(map[string]bool, len(builtinModels()))
+	for _, m := range builtinModels() {
 		builtin[m.ID] = true
 	}
 	count := make(map[string]int, len(ms))

@@ -262,8 +262,8 @@ func Endpoint(mode Mode, baseURL string) string {
 // Builtin returns a fresh copy of the built-in catalog, sorted by provider and
 // then by ID.
 func Builtin() []Model {
-	out := make([]Model, len(builtinModels))
-	for i, m := range builtinModels {
+	out := make([]Model, len(builtinModels()))
+	for i, m := range builtinModels() {
 		out[i] = m.clone()
 	}
 	sortModels(out)

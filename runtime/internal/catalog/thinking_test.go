@@ -43,7 +43,7 @@ func TestAdaptiveThinking(t *testing.T) {
 // model: only the 4.5 generation still takes a budget.
 func TestBuiltinThinkingForms(t *testing.T) {
 	budget := map[string]bool{"claude-haiku-4-5": true, "claude-opus-4-5-20251101": true}
-	for _, m := range builtinModels {
+	for _, m := range builtinModels() {
 		if m.Mode != ModeAnthropicMessages {
 			continue
 		}

@@ -81,7 +81,7 @@ type fastType struct {
 
 var (
 	timeType         = reflect.TypeFor[time.Time]()
-	unmarshalerTypes = []reflect.Type{
+	unmarshalerTypes = [...]reflect.Type{
 		reflect.TypeFor[json.UnmarshalerFrom](),
 		reflect.TypeFor[json.Unmarshaler](),
 		reflect.TypeFor[encoding.TextUnmarshaler](),

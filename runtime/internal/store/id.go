@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"octet.dev/host/protocol"
@@ -35,7 +36,9 @@ const compactPrefix = "~b"
 
 // compactEnc is unpadded lower-case base32: letters and digits only, so the
 // compact form is also safe on case-insensitive file systems.
-var compactEnc = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+var compactEnc = sync.OnceValue(func() *base32.Encoding {
+	return base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+})
 
 // ValidateID reports whether id is a valid session ID: 1..128 bytes of ASCII
 // letters, digits, '-', '_', '.', ':' (CONTRACT §4). The error wraps
@@ -71,7 +74,7 @@ func FileName(id string) (string, error) {
 	}
 	n := len(id) + 2*(strings.Count(id, ".")+strings.Count(id, ":"))
 	if n > maxReadableLen {
-		return compactPrefix + compactEnc.EncodeToString([]byte(id)) + fileSuffix, nil
+		return compactPrefix + compactEnc().EncodeToString([]byte(id)) + fileSuffix, nil
 	}
 	var b strings.Builder
 	b.Grow(n + len(fileSuffix))
@@ -98,7 +101,7 @@ func idFromFileName(name string) (string, error) {
 	}
 	var id string
 	if enc, ok := strings.CutPrefix(stem, compactPrefix); ok {
-		raw, err := compactEnc.DecodeString(enc)
+		raw, err := compactEnc().DecodeString(enc)
 		if err != nil {
 			return "", fmt.Errorf("%w: %v", ErrInvalidID, err)
 		}

@@ -24,7 +24,7 @@ func TestFileName(t *testing.T) {
 		{"a.jsonl", "a~2ejsonl.jsonl"},
 		{long, long + ".jsonl"},
 		// 128 dots escape to 384 bytes, past NAME_MAX: compact form.
-		{dots, compactPrefix + compactEnc.EncodeToString([]byte(dots)) + ".jsonl"},
+		{dots, compactPrefix + compactEnc().EncodeToString([]byte(dots)) + ".jsonl"},
 	}
 	for _, tt := range tests {
 		got, err := FileName(tt.id)

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -28,10 +29,13 @@ const skimMax = 128
 // encoder escapes NUL.
 const skimmed = "\x00skimmed"
 
-var skimOpts = json.WithUnmarshalers(json.JoinUnmarshalers(
-	json.UnmarshalFromFunc(skimString),
-	json.UnmarshalFromFunc(skimValue),
-))
+// skimOpts is built on first use, not at package init.
+var skimOpts = sync.OnceValue(func() json.Options {
+	return json.WithUnmarshalers(json.JoinUnmarshalers(
+		json.UnmarshalFromFunc(skimString),
+		json.UnmarshalFromFunc(skimValue),
+	))
+})
 
 // skimString decodes a JSON string into s, or skimmed when it is long.
 // Any other kind (null, or a kind a string cannot take) goes to the
@@ -87,7 +91,7 @@ func skimValue(dec *jsontext.Decoder, v *jsontext.Value) error {
 // skimAs decodes line as a T record with skimOpts.
 func skimAs[T Body](line []byte) (Record, error) {
 	var env envelope[T]
-	if err := json.Unmarshal(line, &env, skimOpts); err != nil {
+	if err := json.Unmarshal(line, &env, skimOpts()); err != nil {
 		return Record{}, err
 	}
 	if env.TS.IsZero() {

@@ -3,6 +3,7 @@ package main
 import (
 	"runtime/debug"
 	"strings"
+	"sync"
 )
 
 // version is the SDK version a release build stamps in with
@@ -12,14 +13,14 @@ import (
 var version string
 
 // sdkVersion is the version reported by hello's sdk_version and by
-// --version.
-func sdkVersion() string {
+// --version, worked out once: reading the build information parses it.
+var sdkVersion = sync.OnceValue(func() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		info = nil
 	}
 	return versionFrom(version, info)
-}
+})
 
 // versionFrom chooses the version, most specific first: the -X stamp; else
 // the main module's version as the go command recorded it, without the

@@ -28,6 +28,10 @@ type Config struct {
 	Log *slog.Logger
 	// Version is reported as hello.sdk_version.
 	Version string
+	// Ready, when set, holds back the first request until it is closed:
+	// the binary installs its signal handlers while the first line is
+	// read, and answers nothing before they are in place.
+	Ready <-chan struct{}
 }
 
 // Host serves one protocol session.
@@ -67,11 +71,16 @@ func (e *ExitError) Unwrap() error { return e.Err }
 // *ExitError otherwise.
 func (h *Host) Serve(ctx context.Context) error {
 	lr := wire.NewLineReader(h.cfg.In)
+	ready := h.cfg.Ready
 	for {
 		if err := ctx.Err(); err != nil {
 			return &ExitError{Code: 1, Err: err}
 		}
 		in, req, msg := h.read(ctx, lr)
+		if ready != nil {
+			<-ready
+			ready = nil
+		}
 		if done, err := h.fire(ctx, in, req, msg); done {
 			return err
 		}

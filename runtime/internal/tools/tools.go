@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 
-	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 
 	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
@@ -144,14 +146,26 @@ func init() {
 }
 
 // Specs returns the specifications of read, ls, grep, find, edit and write,
-// in that order. The caller may modify the returned slice.
+// in that order. The caller may modify the returned slice; the Parameters
+// bytes are shared by every call and must not be written to.
 func Specs() []Spec {
+	schemas := schemas()
 	specs := make([]Spec, len(registry))
 	for i, t := range registry {
-		specs[i] = Spec{Name: t.name, Description: t.description, Parameters: schema(t.params), Effect: t.effect}
+		specs[i] = Spec{Name: t.name, Description: t.description, Parameters: schemas[i], Effect: t.effect}
 	}
 	return specs
 }
+
+// schemas are the tools' parameter schemas, in registry order, built on
+// first use: a run asks for them before its first model call.
+var schemas = sync.OnceValue(func() [][]byte {
+	out := make([][]byte, len(registry))
+	for i, t := range registry {
+		out[i] = schema(t.params)
+	}
+	return out
+})
 
 // Gate runs every check that decides a call before the caller announces
 // it as allowed (CONTRACT §10: allowed evidence only after every gate):
@@ -287,41 +301,55 @@ func pathError(err error) *Error {
 
 func canceled() *Error { return newError(CodeCanceled, "the tool call was canceled") }
 
-// schemaProp is one property of a parameters schema.
-type schemaProp struct {
-	Type        string `json:"type"`
-	Description string `json:"description"`
-	Minimum     *int   `json:"minimum,omitempty"`
-	MinLength   *int   `json:"minLength,omitempty"`
-}
-
-// schema builds the JSON Schema of a parameter list.
+// schema builds the JSON Schema of a parameter list: an object with
+// the properties in name order, each with its type, description and, where
+// set, minimum and minLength; the required names in parameter order; and
+// "additionalProperties": false. It appends the bytes directly (no
+// reflection: the schemas are built on a run's start-up path), equal to
+// what json.Marshal makes of the same document with deterministic map
+// order (TestSchemaBytes).
 func schema(params []param) []byte {
-	props := map[string]schemaProp{}
-	required := []string{}
-	for _, p := range params {
-		sp := schemaProp{Type: p.kind.schemaType(), Description: p.description}
+	byName := slices.Clone(params)
+	slices.SortFunc(byName, func(a, b param) int { return strings.Compare(a.name, b.name) })
+	b := []byte(`{"type":"object","properties":{`)
+	for i, p := range byName {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, p.name)
+		b = append(b, `:{"type":`...)
+		b = appendString(b, p.kind.schemaType())
+		b = append(b, `,"description":`...)
+		b = appendString(b, p.description)
 		if p.kind == kindInteger {
-			sp.Minimum = &p.min
+			b = append(b, `,"minimum":`...)
+			b = strconv.AppendInt(b, int64(p.min), 10)
 		}
 		if p.nonEmpty {
-			one := 1
-			sp.MinLength = &one
+			b = append(b, `,"minLength":1`...)
 		}
-		props[p.name] = sp
+		b = append(b, '}')
+	}
+	b = append(b, `},"required":[`...)
+	n := 0
+	for _, p := range params {
 		if p.required {
-			required = append(required, p.name)
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, p.name)
+			n++
 		}
 	}
-	doc := struct {
-		Type                 string                `json:"type"`
-		Properties           map[string]schemaProp `json:"properties"`
-		Required             []string              `json:"required"`
-		AdditionalProperties bool                  `json:"additionalProperties"`
-	}{"object", props, required, false}
-	b, err := json.Marshal(doc, json.Deterministic(true))
+	return append(b, `],"additionalProperties":false}`...)
+}
+
+// appendString appends s as a JSON string, escaped as the json package
+// escapes it.
+func appendString(b []byte, s string) []byte {
+	b, err := jsontext.AppendQuote(b, s)
 	if err != nil {
-		panic("tools: schema: " + err.Error())
+		panic("tools: schema: " + err.Error()) // the registry's own text is valid UTF-8
 	}
 	return b
 }

@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -477,5 +478,64 @@ func TestBound(t *testing.T) {
 		if !utf8.ValidString(got) {
 			t.Errorf("bound(%q, %d) = %q is not valid UTF-8", tt.text, tt.max, got)
 		}
+	}
+}
+
+// TestSchemaBytes: the appended schemas are byte for byte what json.Marshal
+// makes of the same document with deterministic map order, for every tool
+// and for parameters that exercise each branch (escapes, minimum,
+// minLength, no required, no parameters).
+func TestSchemaBytes(t *testing.T) {
+	type prop struct {
+		Type        string `json:"type"`
+		Description string `json:"description"`
+		Minimum     *int   `json:"minimum,omitempty"`
+		MinLength   *int   `json:"minLength,omitempty"`
+	}
+	marshal := func(params []param) []byte {
+		props := map[string]prop{}
+		required := []string{}
+		for _, p := range params {
+			sp := prop{Type: p.kind.schemaType(), Description: p.description}
+			if p.kind == kindInteger {
+				sp.Minimum = &p.min
+			}
+			if p.nonEmpty {
+				one := 1
+				sp.MinLength = &one
+			}
+			props[p.name] = sp
+			if p.required {
+				required = append(required, p.name)
+			}
+		}
+		doc := struct {
+			Type                 string          `json:"type"`
+			Properties           map[string]prop `json:"properties"`
+			Required             []string        `json:"required"`
+			AdditionalProperties bool            `json:"additionalProperties"`
+		}{"object", props, required, false}
+		b, err := json.Marshal(doc, json.Deterministic(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	lists := [][]param{
+		nil,
+		{{name: "z", kind: kindBoolean, description: "last"}, {name: "a", kind: kindString, description: `quote " back \ tab	<&> é ` + "\u2028", required: true, nonEmpty: true}},
+		{{name: "n", kind: kindInteger, min: -3, description: "count", required: true}, {name: "m", kind: kindInteger, description: "zero minimum"}},
+	}
+	for _, tl := range registry {
+		lists = append(lists, tl.params)
+	}
+	for i, params := range lists {
+		if got, want := schema(params), marshal(params); !bytes.Equal(got, want) {
+			t.Errorf("list %d:\n got %s\nwant %s", i, got, want)
+		}
+	}
+	// Specs shares one build of each schema.
+	if a, b := Specs(), Specs(); &a[0].Parameters[0] != &b[0].Parameters[0] {
+		t.Error("Specs built the schemas again")
 	}
 }

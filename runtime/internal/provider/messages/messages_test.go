@@ -615,25 +615,13 @@ func TestHTTPErrors(t *testing.T) {
 // TestKeyNeverInErrors: a server that echoes the key (whole or masked) must
 // not get it into an error (CONTRACT §11).
 func TestKeyNeverInErrors(t *testing.T) {
-	masked := testKey[:10] + strings.Repeat("*", 20) + testKey[len(testKey)-4:]
-	echo := "invalid x-api-key: " + testKey + " (also " + masked + "). Header secret: header-secret-value."
+	echo, masked := suite.KeyEcho("invalid x-api-key", 10)
+	envelope := `{"type":"error","error":{"type":"authentication_error","message":"` + echo + `"}}`
 	bodies := map[string]http.HandlerFunc{
-		"401 envelope": func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = io.WriteString(w, `{"type":"error","error":{"type":"authentication_error","message":"`+echo+`"}}`)
-		},
-		"401 plain": func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = io.WriteString(w, echo)
-		},
-		"mid-stream error": func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			_, _ = io.WriteString(w, "event: error\ndata: "+`{"type":"error","error":{"type":"`+testKey+`","message":"`+echo+`"}}`+"\n\n")
-		},
-		"200 JSON error": func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, `{"type":"error","error":{"type":"authentication_error","message":"`+echo+`"}}`)
-		},
+		"401 envelope":     providertest.Answer(401, "", envelope),
+		"401 plain":        providertest.Answer(401, "", echo),
+		"mid-stream error": providertest.Answer(200, "text/event-stream", "event: error\ndata: "+`{"type":"error","error":{"type":"`+testKey+`","message":"`+echo+`"}}`+"\n\n"),
+		"200 JSON error":   providertest.Answer(200, "application/json", envelope),
 	}
 	providertest.CheckKeyNeverInErrors(t, suite, masked, "invalid x-api-key", bodies, func(t *testing.T, h http.HandlerFunc) provider.Provider {
 		return testProvider(t, edgetest.NewServer(t, h), func(c *Config) {
@@ -752,26 +740,12 @@ func TestCancel(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	bad := []Config{
-		{BaseURL: ""},
-		{BaseURL: "ftp://host"},
-		{BaseURL: "http:///v1"},
-		{BaseURL: "https://user:pw@host"},
-		{BaseURL: "https://host?x=1"},
-		{BaseURL: "https://host#frag"},
-		{BaseURL: "https://host", APIKey: "sk-ant\r\nX: y"},
-		{BaseURL: "https://host", Headers: map[string]string{"Bad Name": "v"}},
-		{BaseURL: "https://host", Headers: map[string]string{"X-Ok": "a\nb"}},
-		{BaseURL: "https://host", IdleTimeout: -1},
-		{BaseURL: "https://host", MaxEventBytes: -1},
-		{BaseURL: "https://host", ThinkingBudget: -1},
-	}
-	for _, cfg := range bad {
-		if _, err := New(cfg); err == nil {
-			t.Errorf("New(%+v) succeeded", cfg)
-		} else if cfg.APIKey != "" && strings.Contains(err.Error(), cfg.APIKey) {
-			t.Errorf("validation error contains the key: %v", err)
-		}
+	providertest.CheckNewRefuses(t, "https://host", func(b providertest.BadConfig) error {
+		_, err := New(Config{BaseURL: b.BaseURL, APIKey: b.APIKey, Headers: b.Headers, IdleTimeout: b.IdleTimeout, MaxEventBytes: b.MaxEventBytes})
+		return err
+	})
+	if _, err := New(Config{BaseURL: "https://host", ThinkingBudget: -1}); err == nil {
+		t.Error("New with a negative thinking budget succeeded")
 	}
 	p, err := New(Config{BaseURL: "https://api.anthropic.com/", ThinkingBudget: 4096, AdaptiveThinking: true})
 	if err != nil {

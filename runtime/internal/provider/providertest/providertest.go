@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -199,6 +200,28 @@ func CheckStreamFailures(t *testing.T, s Suite, cases []StreamFailure, open func
 // providers must be configured with.
 const HeaderSecret = "header-secret-value"
 
+// KeyEcho is what a server that echoes secrets says: useful (the part of
+// the message that must survive), s.Key whole, the key masked as the
+// provider masks it (the first keep characters, 20 stars, the last four)
+// and HeaderSecret. It returns the masked form too, for
+// CheckKeyNeverInErrors.
+func (s Suite) KeyEcho(useful string, keep int) (echo, masked string) {
+	masked = s.Key[:keep] + strings.Repeat("*", 20) + s.Key[len(s.Key)-4:]
+	return useful + ": " + s.Key + " (also " + masked + "). Header secret: " + HeaderSecret + ".", masked
+}
+
+// Answer is a handler that answers with status and body, and with
+// contentType unless it is "".
+func Answer(status int, contentType, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if contentType != "" {
+			w.Header().Set("Content-Type", contentType)
+		}
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
 // CheckKeyNeverInErrors serves each body (servers echoing the key, whole
 // or masked, and HeaderSecret) to a provider from open, configured with
 // s.Key and a header carrying HeaderSecret: the error must contain none of
@@ -222,6 +245,51 @@ func CheckKeyNeverInErrors(t *testing.T, s Suite, masked, useful string, bodies 
 				t.Errorf("message lost its useful part: %q", pe.Message)
 			}
 		})
+	}
+}
+
+// BadConfig is a route setting that every wire's New must refuse, in the
+// fields the wires' Configs share.
+type BadConfig struct {
+	BaseURL       string
+	APIKey        string
+	Headers       map[string]string
+	IdleTimeout   time.Duration
+	MaxEventBytes int
+}
+
+// CheckNewRefuses gives newFrom each setting every wire must refuse (a
+// missing, non-HTTP, hostless, credentialed, query- or fragment-bearing base
+// URL; a key or header that would split the request; a negative timeout or
+// bound), each a variation of the valid base URL base: New must fail, with
+// no key in its error.
+func CheckNewRefuses(t *testing.T, base string, newFrom func(BadConfig) error) {
+	t.Helper()
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		t.Fatalf("base %q is not an absolute URL", base)
+	}
+	withUser := *u
+	withUser.User = url.UserPassword("user", "pw")
+	bad := []BadConfig{
+		{BaseURL: ""},
+		{BaseURL: "ftp://" + u.Host + u.Path},
+		{BaseURL: "http:///" + strings.TrimPrefix(u.Path, "/")},
+		{BaseURL: withUser.String()},
+		{BaseURL: base + "?x=1"},
+		{BaseURL: base + "#frag"},
+		{BaseURL: base, APIKey: "sk\r\nX: y"},
+		{BaseURL: base, Headers: map[string]string{"Bad Name": "v"}},
+		{BaseURL: base, Headers: map[string]string{"X-Ok": "a\nb"}},
+		{BaseURL: base, IdleTimeout: -1},
+		{BaseURL: base, MaxEventBytes: -1},
+	}
+	for _, b := range bad {
+		if err := newFrom(b); err == nil {
+			t.Errorf("New(%+v) succeeded", b)
+		} else if b.APIKey != "" && strings.Contains(err.Error(), b.APIKey) {
+			t.Errorf("validation error contains the key: %v", err)
+		}
 	}
 }
 

@@ -381,29 +381,15 @@ func TestHTTPErrors(t *testing.T) {
 // TestKeyNeverInErrors: a server that echoes the key (whole or masked the
 // way OpenAI does) must not get it into an error (CONTRACT §11).
 func TestKeyNeverInErrors(t *testing.T) {
-	masked := testKey[:6] + strings.Repeat("*", 20) + testKey[len(testKey)-4:]
-	echo := "Incorrect API key provided: " + testKey + " (also " + masked + "). Header secret: header-secret-value. Bearer " + testKey
+	echo, masked := suite.KeyEcho("Incorrect API key provided", 6)
+	echo += " Bearer " + testKey
+	sse, js := "text/event-stream", "application/json"
 	bodies := map[string]http.HandlerFunc{
-		"401 envelope": func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = io.WriteString(w, `{"error":{"message":"`+echo+`","type":"invalid_request_error","code":"invalid_api_key"}}`)
-		},
-		"401 plain": func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(http.StatusUnauthorized)
-			_, _ = io.WriteString(w, echo)
-		},
-		"error event": func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			_, _ = io.WriteString(w, "event: error\ndata: "+`{"type":"error","code":"`+testKey+`","message":"`+echo+`"}`+"\n\n")
-		},
-		"response.failed": func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "text/event-stream")
-			_, _ = io.WriteString(w, "data: "+`{"type":"response.failed","response":{"error":{"code":"x","message":"`+echo+`"}}}`+"\n\n")
-		},
-		"200 JSON error": func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, `{"error":{"message":"`+echo+`"}}`)
-		},
+		"401 envelope":    providertest.Answer(401, "", `{"error":{"message":"`+echo+`","type":"invalid_request_error","code":"invalid_api_key"}}`),
+		"401 plain":       providertest.Answer(401, "", echo),
+		"error event":     providertest.Answer(200, sse, "event: error\ndata: "+`{"type":"error","code":"`+testKey+`","message":"`+echo+`"}`+"\n\n"),
+		"response.failed": providertest.Answer(200, sse, "data: "+`{"type":"response.failed","response":{"error":{"code":"x","message":"`+echo+`"}}}`+"\n\n"),
+		"200 JSON error":  providertest.Answer(200, js, `{"error":{"message":"`+echo+`"}}`),
 	}
 	providertest.CheckKeyNeverInErrors(t, suite, masked, "Incorrect API key provided", bodies, func(t *testing.T, h http.HandlerFunc) provider.Provider {
 		return testProvider(t, edgetest.NewServer(t, h), func(c *Config) {
@@ -636,26 +622,10 @@ func TestCancel(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	bad := []Config{
-		{BaseURL: ""},
-		{BaseURL: "ftp://host/v1"},
-		{BaseURL: "http:///v1"},
-		{BaseURL: "https://user:pw@host/v1"},
-		{BaseURL: "https://host/v1?x=1"},
-		{BaseURL: "https://host/v1#frag"},
-		{BaseURL: "https://host/v1", APIKey: "sk\r\nX: y"},
-		{BaseURL: "https://host/v1", Headers: map[string]string{"Bad Name": "v"}},
-		{BaseURL: "https://host/v1", Headers: map[string]string{"X-Ok": "a\nb"}},
-		{BaseURL: "https://host/v1", IdleTimeout: -1},
-		{BaseURL: "https://host/v1", MaxEventBytes: -1},
-	}
-	for _, cfg := range bad {
-		if _, err := New(cfg); err == nil {
-			t.Errorf("New(%+v) succeeded", cfg)
-		} else if cfg.APIKey != "" && strings.Contains(err.Error(), cfg.APIKey) {
-			t.Errorf("validation error contains the key: %v", err)
-		}
-	}
+	providertest.CheckNewRefuses(t, "https://host/v1", func(b providertest.BadConfig) error {
+		_, err := New(Config{BaseURL: b.BaseURL, APIKey: b.APIKey, Headers: b.Headers, IdleTimeout: b.IdleTimeout, MaxEventBytes: b.MaxEventBytes})
+		return err
+	})
 	p, err := New(Config{BaseURL: "https://api.example.com/v1/", Store: true, IncludeEncryptedReasoning: true})
 	if err != nil {
 		t.Fatal(err)

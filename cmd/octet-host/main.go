@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	octethost "octet.dev/host"
+	"octet.dev/host/cmd/octet-host/internal/earlysig"
 	"octet.dev/host/internal/host"
 	"octet.dev/host/internal/operator"
 	"octet.dev/host/runtime"
@@ -34,24 +34,11 @@ const (
 )
 
 func run(args []string) int {
-	// Installing the handlers takes a round trip to the runtime's signal
-	// thread per signal, about a millisecond at start-up, so it starts
-	// first and runs while the flags are read, the host is built and the
-	// first line is read; Serve answers no request before it is done. Until
-	// then a signal has its default effect: the host dies with nothing
-	// started and nothing written. One that comes later, while the host is
-	// still being built, is acted on once Serve has started.
-	sigs := make(chan os.Signal, 1)
-	handled := make(chan struct{})
-	go func() {
-		signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM)
-		// A broken pipe must become a write error, never death: the
-		// protocol fd is not 1 or 2, so Go already reports EPIPE there;
-		// notifying SIGPIPE does the same for a closed stderr. A notified
-		// (not ignored) signal is reset to its default in child processes.
-		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-		close(handled)
-	}()
+	// The signal handlers are being installed since package
+	// initialisation (earlysig); Serve answers no request before they are
+	// in place.
+	earlysig.Start()
+	sigs, handled := earlysig.Signals(), earlysig.Ready()
 	fs := flag.NewFlagSet("octet-host", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
 	showVersion := fs.Bool("version", false, "print the version and exit")

@@ -21,19 +21,22 @@ package earlysig
 import (
 	"os"
 	"os/signal"
-	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
+// The package imports nothing that os/signal does not need too: a
+// package is initialised after everything it imports, and os/signal comes
+// early.
 var (
 	signals = make(chan os.Signal, 1)
 	ready   = make(chan struct{})
-	once    sync.Once
+	started atomic.Bool
 )
 
 func init() {
-	if len(os.Args) > 0 && strings.HasSuffix(os.Args[0], ".test") {
+	const suffix = ".test"
+	if a := os.Args; len(a) > 0 && len(a[0]) >= len(suffix) && a[0][len(a[0])-len(suffix):] == suffix {
 		return
 	}
 	Start()
@@ -42,7 +45,9 @@ func init() {
 // Start begins installing the handlers if that has not begun yet; it does
 // not wait for them.
 func Start() {
-	go once.Do(install)
+	if started.CompareAndSwap(false, true) {
+		go install()
+	}
 }
 
 func install() {

@@ -29,8 +29,8 @@ type Config struct {
 	// Version is reported as hello.sdk_version.
 	Version string
 	// Ready, when set, holds back the first request until it is closed:
-	// the binary installs its signal handlers while the first line is
-	// read, and answers nothing before they are in place.
+	// the binary installs its signal handlers concurrently with its
+	// start-up and answers nothing before they are in place.
 	Ready <-chan struct{}
 }
 

@@ -18,6 +18,8 @@
 // it. Start installs them on demand there, and is harmless elsewhere.
 package earlysig
 
+// The package imports nothing that os/signal does not need too: a package
+// is initialised after everything it imports, and os/signal comes early.
 import (
 	"os"
 	"os/signal"
@@ -25,9 +27,6 @@ import (
 	"syscall"
 )
 
-// The package imports nothing that os/signal does not need too: a
-// package is initialised after everything it imports, and os/signal comes
-// early.
 var (
 	signals = make(chan os.Signal, 1)
 	ready   = make(chan struct{})

@@ -101,8 +101,37 @@ func buildRequest(req provider.Request) ([]byte, error) { return buildRequestAud
 // buildRequestAudio is buildRequest asking for audio output when audio is
 // set.
 func buildRequestAudio(req provider.Request, audio *chatAudio) ([]byte, error) {
+	body, err := requestBody(req, audio)
+	if err != nil {
+		return nil, err
+	}
+	if b, ok := body.appendJSON(make([]byte, 0, sizeHint(req))); ok {
+		return b, nil
+	}
+	return json.Marshal(&body, marshalOpts)
+}
+
+// sizeHint is a first guess at the size of req's body, so that encoding it
+// seldom grows the buffer.
+func sizeHint(req provider.Request) int {
+	n := 512 + len(req.System)
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		n += 64 + len(m.Text)
+		for _, tc := range m.ToolCalls {
+			n += 96 + len(tc.Arguments)
+		}
+	}
+	for _, t := range req.Tools {
+		n += 64 + len(t.Description) + len(t.Parameters)
+	}
+	return n
+}
+
+// requestBody returns the body of req, not yet encoded.
+func requestBody(req provider.Request, audio *chatAudio) (chatRequest, error) {
 	if req.Model == "" {
-		return nil, errors.New("chat: request has no model")
+		return chatRequest{}, errors.New("chat: request has no model")
 	}
 	// Each call and its results carry one id the wire accepts, never
 	// one repeated (a history from before the host assigned ids).
@@ -135,7 +164,7 @@ func buildRequestAudio(req provider.Request, audio *chatAudio) ([]byte, error) {
 			if len(m.Media) > 0 {
 				parts, err := userParts(i, m)
 				if err != nil {
-					return nil, err
+					return chatRequest{}, err
 				}
 				cm.Content = parts
 			}
@@ -165,16 +194,16 @@ func buildRequestAudio(req provider.Request, audio *chatAudio) ([]byte, error) {
 			// takes it.
 			body.Messages = append(body.Messages, chatMessage{Role: "system", Content: &m.Text})
 		default:
-			return nil, fmt.Errorf("chat: message %d has unknown role %q", i, m.Role)
+			return chatRequest{}, fmt.Errorf("chat: message %d has unknown role %q", i, m.Role)
 		}
 	}
 	body.Messages = appendResults(body.Messages, pending.Before(nil))
 	tools, err := buildTools(req.Tools)
 	if err != nil {
-		return nil, err
+		return chatRequest{}, err
 	}
 	body.Tools = tools
-	return json.Marshal(&body, marshalOpts)
+	return body, nil
 }
 
 // appendResults appends tool results as tool messages. The wire has no
@@ -210,8 +239,7 @@ func (p *Provider) ToolArrayBytes(specs []provider.ToolSpec) (int, error) {
 	if err != nil || len(tools) == 0 {
 		return 0, err
 	}
-	b, err := json.Marshal(tools, marshalOpts)
-	return len(b), err
+	return len(appendTools(nil, tools)), nil
 }
 
 // userParts returns the content array of a user message with media: the

@@ -57,11 +57,7 @@ func (r *chatRequest) appendJSON(b []byte) (_ []byte, ok bool) {
 		b = append(b, ']')
 	}
 	if r.Audio != nil {
-		b = append(b, `,"audio":{"voice":`...)
-		b = appendString(b, r.Audio.Voice)
-		b = append(b, `,"format":`...)
-		b = appendString(b, r.Audio.Format)
-		b = append(b, '}')
+		b = appendPair(b, `,"audio":{"voice":`, r.Audio.Voice, `,"format":`, r.Audio.Format)
 	}
 	return append(b, '}'), true
 }
@@ -101,11 +97,8 @@ func (m *chatMessage) appendJSON(b []byte) (_ []byte, ok bool) {
 			b = appendString(b, tc.ID)
 			b = append(b, `,"type":`...)
 			b = appendString(b, tc.Type)
-			b = append(b, `,"function":{"name":`...)
-			b = appendString(b, tc.Function.Name)
-			b = append(b, `,"arguments":`...)
-			b = appendString(b, tc.Function.Arguments)
-			b = append(b, "}}"...)
+			b = appendPair(b, `,"function":{"name":`, tc.Function.Name, `,"arguments":`, tc.Function.Arguments)
+			b = append(b, '}')
 		}
 		b = append(b, ']')
 	}
@@ -129,11 +122,7 @@ func (p *chatPart) appendJSON(b []byte) []byte {
 		b = append(b, '}')
 	}
 	if p.InputAudio != nil {
-		b = append(b, `,"input_audio":{"data":`...)
-		b = appendString(b, p.InputAudio.Data)
-		b = append(b, `,"format":`...)
-		b = appendString(b, p.InputAudio.Format)
-		b = append(b, '}')
+		b = appendPair(b, `,"input_audio":{"data":`, p.InputAudio.Data, `,"format":`, p.InputAudio.Format)
 	}
 	return append(b, '}')
 }
@@ -161,6 +150,14 @@ func appendTools(b []byte, tools []chatTool) []byte {
 		b = append(b, "}}"...)
 	}
 	return append(b, ']')
+}
+
+// appendPair appends open, x quoted, sep, y quoted and the brace that
+// closes the object open began.
+func appendPair(b []byte, open, x, sep, y string) []byte {
+	b = appendString(append(b, open...), x)
+	b = appendString(append(b, sep...), y)
+	return append(b, '}')
 }
 
 // appendString appends s quoted; invalid UTF-8 becomes U+FFFD, as

@@ -5,25 +5,37 @@ import (
 	"bytes"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"octet.dev/host/internal/testbin"
 	"octet.dev/host/runtime/fakeprovider"
 )
 
-func reportMedian(b *testing.B, ds []time.Duration) {
-	slices.Sort(ds)
-	b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, "median-ms")
+// hostYardstick returns the octet-host binary, whose spawn-to-hello the
+// start-up benchmarks take in turn with their own figure (built once per
+// go test run, testbin).
+func hostYardstick(b *testing.B) string {
+	bin, err := testbin.Build(testbin.Host)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bin
 }
 
 // BenchmarkPrintSpawnToAnswer measures `octet -p` from spawn to the answer
 // on stdout, for a one-step prompt against the loopback fake (target:
-// median ≤ 20 ms).
+// median ≤ 20 ms). Its yardsticks are taken in turn with it, in the same
+// loop: octet-host's spawn to hello (hello-ms) and the fake's answer to the
+// same prompt from this process (fake-ms, the provider's share). The
+// target is median-ms ≤ 1.5 × (hello-ms + fake-ms); scripts/bench prints
+// the ratio.
 func BenchmarkPrintSpawnToAnswer(b *testing.B) {
 	e := newEnv(b)
-	var ds []time.Duration
+	host, home := hostYardstick(b), b.TempDir()
+	var ds, hello, fake []time.Duration
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		e.fake.SetScript(fakeprovider.Script{Turns: []fakeprovider.Turn{done}})
 		cmd := e.command(e.args("-p", "x", "--session", "bench")...)
@@ -42,15 +54,27 @@ func BenchmarkPrintSpawnToAnswer(b *testing.B) {
 			b.Fatal(err)
 		}
 		ds = append(ds, d)
+		h, err := testbin.SpawnHello(host, home)
+		if err != nil {
+			b.Fatal(err)
+		}
+		hello = append(hello, h)
+		fake = append(fake, fakeRoundTrip(b, e))
 	}
-	reportMedian(b, ds)
+	b.ReportMetric(testbin.MedianMS(ds), "median-ms")
+	b.ReportMetric(testbin.MedianMS(hello), "hello-ms")
+	b.ReportMetric(testbin.MedianMS(fake), "fake-ms")
 }
 
 // BenchmarkRPCHandshake measures `octet --mode rpc` from spawn to the
-// response of a first get_state (target: median ≤ 10 ms).
+// response of a first get_state (target: median ≤ 10 ms), and in turn with
+// it octet-host's spawn to hello (hello-ms; target: median-ms ≤ 1.2 ×
+// hello-ms).
 func BenchmarkRPCHandshake(b *testing.B) {
 	e := newEnv(b)
-	var ds []time.Duration
+	host, home := hostYardstick(b), b.TempDir()
+	var ds, hello []time.Duration
+	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		cmd := e.command(e.args("--mode", "rpc")...)
 		stdin, _ := cmd.StdinPipe()
@@ -70,35 +94,46 @@ func BenchmarkRPCHandshake(b *testing.B) {
 			b.Fatal(err)
 		}
 		ds = append(ds, d)
-	}
-	reportMedian(b, ds)
-}
-
-// BenchmarkFakeRoundTrip measures the loopback fake's answer to a one-step
-// prompt from this process (a fresh connection each time, as a new
-// process makes): the provider's share of octet -p's time to the answer,
-// which the bench summary takes out of it.
-func BenchmarkFakeRoundTrip(b *testing.B) {
-	e := newEnv(b)
-	body := `{"model":"fake-model","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}`
-	var ds []time.Duration
-	for i := 0; i < b.N; i++ {
-		e.fake.SetScript(fakeprovider.Script{Turns: []fakeprovider.Turn{done}})
-		client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
-		t0 := time.Now()
-		resp, err := client.Post(e.fake.BaseURL(fakeprovider.ModeChat)+"/chat/completions", "application/json", strings.NewReader(body))
+		h, err := testbin.SpawnHello(host, home)
 		if err != nil {
 			b.Fatal(err)
 		}
-		all, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		d := time.Since(t0)
-		if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(all, []byte("42")) {
-			b.Fatalf("status %d, %v: %s", resp.StatusCode, err, all)
-		}
-		ds = append(ds, d)
+		hello = append(hello, h)
 	}
-	reportMedian(b, ds)
+	b.ReportMetric(testbin.MedianMS(ds), "median-ms")
+	b.ReportMetric(testbin.MedianMS(hello), "hello-ms")
+}
+
+// BenchmarkFakeRoundTrip times fakeRoundTrip back to back: the fake's
+// share as the figures before BenchmarkPrintSpawnToAnswer's hello-ms and
+// fake-ms took it (scripts/bench prints the ratio both ways).
+func BenchmarkFakeRoundTrip(b *testing.B) {
+	e := newEnv(b)
+	ds := make([]time.Duration, 0, b.N)
+	for i := 0; i < b.N; i++ {
+		ds = append(ds, fakeRoundTrip(b, e))
+	}
+	b.ReportMetric(testbin.MedianMS(ds), "median-ms")
+}
+
+// fakeRoundTrip times the loopback fake's answer to a one-step prompt from
+// this process, on a fresh connection as a new process makes.
+func fakeRoundTrip(b *testing.B, e *env) time.Duration {
+	const body = `{"model":"fake-model","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}`
+	e.fake.SetScript(fakeprovider.Script{Turns: []fakeprovider.Turn{done}})
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	t0 := time.Now()
+	resp, err := client.Post(e.fake.BaseURL(fakeprovider.ModeChat)+"/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		b.Fatal(err)
+	}
+	all, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	d := time.Since(t0)
+	if err != nil || resp.StatusCode != http.StatusOK || !bytes.Contains(all, []byte("42")) {
+		b.Fatalf("status %d, %v: %s", resp.StatusCode, err, all)
+	}
+	return d
 }
 
 // BenchmarkRPCDelta is the per-delta cost of RPC mode's encoding.

@@ -20,7 +20,7 @@ var rules = []struct {
 	{"fsm", []string{"fsm", "protocol"}},
 	{"fsm/turn", []string{"fsm", "fsm/run", "protocol"}}, // the loop's step boundaries: pure, never the engine or an I/O package
 	{"wire", []string{"wire", "protocol", "internal/textutil"}},
-	{"wire/client", []string{"wire", "protocol", "internal/linuxonly"}},
+	{"wire/client", []string{"wire", "protocol", "internal/linuxonly", "internal/procgroup"}},
 	{"spec", []string{"spec", "protocol"}},
 	// compaction (Compactor): sees the run through its Env, never the engine
 	{"runtime/internal/engine/compact", []string{"runtime/internal/engine/modelcall", "runtime/internal/store", "runtime/provider", "fsm", "protocol", "internal/textutil"}},
@@ -42,6 +42,7 @@ var rules = []struct {
 	{"runtime/internal/provider/providertest", []string{"runtime/internal/provider", "runtime/provider"}},                // the wire suites' shared harness: imported by their tests only (testOnly)
 	{"runtime/internal/credfile", []string{"internal/linuxonly", "runtime/internal/sysfile", "runtime/internal/opfile"}}, // the credential store's file primitives
 	{"internal/linuxonly", nil},
+	{"internal/procgroup", nil},                                      // a started host's process group and reaping: a leaf, shared by wire/client and the conformance kit
 	{"runtime/internal/sysfile", []string{"internal/linuxonly"}},     // flock(2), directory fsync: a leaf, shared by the store and codex
 	{"runtime/internal/opfile", []string{"internal/linuxonly"}},      // the operator files' one reader (settings, models.json, credentials): a leaf
 	{"runtime/internal/customheader", []string{"internal/textutil"}}, // custom_headers rules: shared by catalog, the run validator and edge
@@ -53,8 +54,8 @@ var rules = []struct {
 	{"cmd/octet-host", []string{"cmd/octet-host", "internal/host", "internal/operator", "runtime", "protocol", "spec/schema", "."}}, // ".": the root package alone (its embedded documentation)
 	{"cmd/octet", []string{"cmd/octet", "internal/operator", "runtime", "protocol", "wire", "spec/schema", "."}},                    // print and RPC modes: the runtime directly, no NDJSON host; ".": the embedded documentation
 	{"cmd/octet-fake-provider", []string{"runtime/fakeprovider"}},
-	{"cmd/octet-conformance", []string{"spec", "protocol", "runtime/fakeprovider", "internal/linuxonly"}}, // a black-box kit: the wire only, never the host's packages
-	{"examples", []string{"runtime/fakeprovider"}},                                                        // tests of the client examples, against the built binary
+	{"cmd/octet-conformance", []string{"spec", "protocol", "runtime/fakeprovider", "internal/linuxonly", "internal/procgroup"}}, // a black-box kit: the wire only, never the host's packages
+	{"examples", []string{"runtime/fakeprovider"}},                                                                              // tests of the client examples, against the built binary
 	{"internal/soak", []string{"internal/soak", "runtime/fakeprovider", "spec", "protocol", "internal/linuxonly"}},
 	{"cmd/octet-soak", []string{"internal/soak"}},
 	{"cmd/octet-tracecheck", []string{"fsm"}}, // replays a transition log against the specs (fsm/tracecheck)

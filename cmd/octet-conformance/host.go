@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"octet.dev/host/internal/procgroup"
 )
 
 // maxFrame is protocol 1's bound on a frame, request or event, including
@@ -60,7 +62,7 @@ type hostProc struct {
 func startHost(path string, args, env []string) (*hostProc, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Env = env
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = procgroup.SysProcAttr()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -82,7 +84,7 @@ func startHost(path string, args, env []string) (*hostProc, error) {
 	go h.readLoop(stdout)
 	go h.writeLoop()
 	go func() {
-		h.waitErr = waitAndReap(cmd, func() { _ = syscall.Kill(-h.pid, syscall.SIGKILL) })
+		h.waitErr = procgroup.WaitAndReap(cmd, func() { _ = syscall.Kill(-h.pid, syscall.SIGKILL) })
 		close(h.exited)
 	}()
 	return h, nil

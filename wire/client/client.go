@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"octet.dev/host/internal/procgroup"
 	"octet.dev/host/protocol"
 )
 
@@ -177,7 +178,7 @@ func Start(ctx context.Context, cfg Config) (*Client, error) {
 	// *os.File streams are handed to the child as they are: os/exec starts
 	// no copying goroutine and Wait returns as soon as the process exits.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
-	cmd.SysProcAttr = sysProcAttr()
+	cmd.SysProcAttr = procgroup.SysProcAttr()
 	if err := cmd.Start(); err != nil {
 		closeAll()
 		return nil, fmt.Errorf("client: starting %s: %w", cfg.Path, err)

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"syscall"
 	"time"
+
+	"octet.dev/host/internal/procgroup"
 )
 
 // Close ends the host: it closes the host's stdin, waits up to
@@ -119,7 +121,7 @@ func (c *Client) killGroup() error {
 // reaped, the rest of its process group is killed: nothing the host left
 // behind survives it.
 func (c *Client) waitLoop() {
-	err := waitAndReap(c.cmd, func() {
+	err := procgroup.WaitAndReap(c.cmd, func() {
 		c.mu.Lock()
 		_ = syscall.Kill(-c.pid, syscall.SIGKILL)
 		c.reaped = true

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -28,7 +27,7 @@ func TestWaitAndReapKillsTheGroup(t *testing.T) {
 	}
 	buf := make([]byte, 32)
 	n, _ := out.Read(buf)
-	child, err := strconv.Atoi(strings.TrimSpace(string(buf[:n])))
+	child, err := strconv.Atoi(string(bytes.TrimSpace(buf[:n])))
 	if err != nil {
 		t.Fatalf("child pid %q: %v", buf[:n], err)
 	}

@@ -8,7 +8,7 @@ import (
 
 // appendJSON appends the body to b byte for byte as json.Marshal(r,
 // marshalOpts) writes it, without reflection: the first request of a
-// process then builds no reflective encoder for the body's eight types,
+// process then builds no reflective encoder for the body's types,
 // and a long history is encoded in one pass over it. TestRequestBytes
 // holds the two equal; a field added to the body's types is written here
 // too, and drawn by that test. ok is false for a content value of a type the

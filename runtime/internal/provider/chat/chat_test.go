@@ -363,47 +363,8 @@ func TestStreamFailures(t *testing.T) {
 			WantText: "Hel",
 			Want:     provider.Error{Kind: provider.FailDecode, RequestWritten: true, ContentStarted: true, Message: "invalid chunk JSON"},
 		},
-		{
-			Name:     "idle after content",
-			Handler:  edgetest.StallAfter(oneTextChunk),
-			Idle:     100 * time.Millisecond,
-			WantText: "Hel",
-			Want:     provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, ContentStarted: true, Message: "no stream data for 100ms"},
-		},
-		{
-			Name:    "idle before any byte",
-			Handler: edgetest.StallAfter(""),
-			Idle:    100 * time.Millisecond,
-			Want:    provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, Message: "no stream data for 100ms"},
-		},
-		{
-			Name: "200 JSON error body",
-			Handler: func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/json; charset=utf-8")
-				_, _ = io.WriteString(w, `{"error":{"message":"busy","code":"overloaded"}}`)
-			},
-			Want: provider.Error{Kind: provider.FailErrorEvent, Status: 200, Code: "overloaded", RequestWritten: true, Message: "busy"},
-		},
-		{
-			Name: "200 JSON completion",
-			Handler: func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				_, _ = io.WriteString(w, `{"choices":[{"message":{"content":"hi"}}]}`)
-			},
-			Want: provider.Error{Kind: provider.FailDecode, Status: 200, RequestWritten: true, Message: "expected text/event-stream, got application/json"},
-		},
-		{
-			Name: "connection dropped after the request",
-			Handler: func(w http.ResponseWriter, r *http.Request) {
-				_, _ = io.Copy(io.Discard, r.Body)
-				conn, _, err := w.(http.Hijacker).Hijack()
-				if err == nil {
-					conn.Close()
-				}
-			},
-			Want: provider.Error{Kind: provider.FailStreamCut, RequestWritten: true},
-		},
 	}
+	tests = append(tests, providertest.TransportFailures(oneTextChunk, `{"error":{"message":"Overloaded","type":"server_error","code":"overloaded_error"}}`, `{"choices":[{"message":{"content":"hi"}}]}`)...)
 	providertest.CheckStreamFailures(t, suite, tests, func(t *testing.T, h http.HandlerFunc, idle time.Duration) provider.Provider {
 		return testProvider(t, edgetest.NewServer(t, h), func(c *Config) { c.IdleTimeout = idle })
 	})

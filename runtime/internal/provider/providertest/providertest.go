@@ -174,6 +174,58 @@ type StreamFailure = struct {
 	Want     provider.Error // an empty Message is not compared
 }
 
+// TransportFailures are the stream failures every wire meets alike: the
+// stream stalls after its first text or before any byte, the server
+// answers 200 with a JSON error body or with a whole answer that is not a
+// stream, and the connection drops after the request. hel is the wire's
+// first event whose text is "Hel"; errorBody is the wire's error envelope
+// for code overloaded_error and message "Overloaded"; answer is a
+// non-streamed answer of the wire.
+func TransportFailures(hel, errorBody, answer string) []StreamFailure {
+	jsonAnswer := func(body string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			_, _ = io.WriteString(w, body)
+		}
+	}
+	return []StreamFailure{
+		{
+			Name:     "idle after content",
+			Handler:  edgetest.StallAfter(hel),
+			Idle:     100 * time.Millisecond,
+			WantText: "Hel",
+			Want:     provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, ContentStarted: true, Message: "no stream data for 100ms"},
+		},
+		{
+			Name:    "idle before any byte",
+			Handler: edgetest.StallAfter(""),
+			Idle:    100 * time.Millisecond,
+			Want:    provider.Error{Kind: provider.FailIdleTimeout, RequestWritten: true, Message: "no stream data for 100ms"},
+		},
+		{
+			Name:    "200 JSON error body",
+			Handler: jsonAnswer(errorBody),
+			Want:    provider.Error{Kind: provider.FailErrorEvent, Status: 200, Code: "overloaded_error", RequestWritten: true, Message: "Overloaded"},
+		},
+		{
+			Name:    "200 JSON answer",
+			Handler: jsonAnswer(answer),
+			Want:    provider.Error{Kind: provider.FailDecode, Status: 200, RequestWritten: true, Message: "expected text/event-stream, got application/json"},
+		},
+		{
+			Name: "connection dropped after the request",
+			Handler: func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				conn, _, err := w.(http.Hijacker).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+			},
+			Want: provider.Error{Kind: provider.FailStreamCut, RequestWritten: true},
+		},
+	}
+}
+
 // CheckStreamFailures runs each case against a provider from open (given
 // the case's idle timeout): the text received before the failure and the
 // failure must be the case's.

@@ -535,7 +535,6 @@ func TestHTTPErrors(t *testing.T) {
 	fixture := func(name string) string {
 		return string(edgetest.ReadFixture(t, filepath.Join("testdata", "anthropic", "errors"), name))
 	}
-	longMsg := strings.Repeat("é", 600)
 	tests := []providertest.HTTPError{
 		{
 			Name: "400 missing tool_result fixture", Status: 400, Body: fixture("vercel_400-invalid-request-missing-tool-result.json"),
@@ -559,18 +558,6 @@ func TestHTTPErrors(t *testing.T) {
 				Message: "Number of request tokens has exceeded your per-minute rate limit", RetryAfter: 7 * time.Second},
 		},
 		{
-			Name: "429 Retry-After HTTP-date", Status: 429, Headers: map[string]string{"Retry-After": now.Add(30 * time.Second).Format(http.TimeFormat)},
-			Body: `{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}`,
-			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
-				Message: "slow down", RetryAfter: 30 * time.Second},
-		},
-		{
-			Name: "429 retry-after-ms wins", Status: 429, Headers: map[string]string{"retry-after-ms": "1500", "Retry-After": "9"},
-			Body: `{"type":"error","error":{"type":"rate_limit_error","message":"later"}}`,
-			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 429, Code: "rate_limit_error", RequestWritten: true,
-				Message: "later", RetryAfter: 1500 * time.Millisecond},
-		},
-		{
 			Name: "500 api_error", Status: 500,
 			Body: `{"type":"error","error":{"type":"api_error","message":"Internal server error"}}`,
 			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 500, Code: "api_error", RequestWritten: true, Message: "Internal server error"},
@@ -591,22 +578,10 @@ func TestHTTPErrors(t *testing.T) {
 			Body: `{"type":"not_found","message":"model: claude-nope"}`,
 			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 404, Code: "not_found", RequestWritten: true, Message: "model: claude-nope"},
 		},
-		{
-			Name: "503 plain text", Status: 503, Headers: map[string]string{"Retry-After": "2"},
-			Body: "upstream connect error\r\nor disconnect\x00",
-			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 503, RequestWritten: true,
-				Message: "upstream connect error  or disconnect", RetryAfter: 2 * time.Second},
-		},
-		{
-			Name: "502 empty body", Status: 502,
-			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 502, RequestWritten: true, Message: "Bad Gateway"},
-		},
-		{
-			Name: "long message bounded", Status: 400, Body: `{"type":"error","error":{"type":"invalid_request_error","message":"` + longMsg + `"}}`,
-			Want: provider.Error{Kind: provider.FailHTTPStatus, Status: 400, Code: "invalid_request_error", RequestWritten: true,
-				Message: strings.Repeat("é", 254) + "…"},
-		},
 	}
+	tests = append(tests, providertest.CommonHTTPErrors(now, func(code, msg string) string {
+		return `{"type":"error","error":{"type":"` + code + `","message":"` + msg + `"}}`
+	})...)
 	providertest.CheckHTTPErrors(t, suite, tests, func(t *testing.T, h http.HandlerFunc) provider.Provider {
 		return testProvider(t, edgetest.NewServer(t, h), func(c *Config) { c.Now = func() time.Time { return now } })
 	})

@@ -135,6 +135,43 @@ type HTTPError = struct {
 	Want    provider.Error
 }
 
+// CommonHTTPErrors are the error answers every wire reads alike, given
+// the time the provider's clock says (for an HTTP-date Retry-After) and
+// the wire's error envelope for a code and a message: Retry-After as an
+// HTTP date, retry-after-ms over Retry-After, a plain-text 503, an empty
+// 502 and a message bounded to 256 runes.
+func CommonHTTPErrors(now time.Time, envelope func(code, message string) string) []HTTPError {
+	status := func(code int, errCode, msg string, retry time.Duration) provider.Error {
+		return provider.Error{Kind: provider.FailHTTPStatus, Status: code, Code: errCode, RequestWritten: true, Message: msg, RetryAfter: retry}
+	}
+	return []HTTPError{
+		{
+			Name: "429 Retry-After HTTP-date", Status: 429, Headers: map[string]string{"Retry-After": now.Add(30 * time.Second).Format(http.TimeFormat)},
+			Body: envelope("rate_limit_error", "slow down"),
+			Want: status(429, "rate_limit_error", "slow down", 30*time.Second),
+		},
+		{
+			Name: "429 retry-after-ms wins", Status: 429, Headers: map[string]string{"retry-after-ms": "1500", "Retry-After": "9"},
+			Body: envelope("rate_limit_error", "later"),
+			Want: status(429, "rate_limit_error", "later", 1500*time.Millisecond),
+		},
+		{
+			Name: "503 plain text", Status: 503, Headers: map[string]string{"Retry-After": "2"},
+			Body: "upstream connect error\r\nor disconnect\x00",
+			Want: status(503, "", "upstream connect error  or disconnect", 2*time.Second),
+		},
+		{
+			Name: "502 empty body", Status: 502,
+			Want: status(502, "", "Bad Gateway", 0),
+		},
+		{
+			Name: "long message bounded", Status: 400,
+			Body: envelope("invalid_request_error", strings.Repeat("é", 600)),
+			Want: status(400, "invalid_request_error", strings.Repeat("é", 254)+"…", 0),
+		},
+	}
+}
+
 // CheckHTTPErrors serves each case as a JSON body with its status and
 // headers to a provider from open: Stream must return no stream and
 // exactly the case's error, its message bounded.

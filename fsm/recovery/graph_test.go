@@ -12,7 +12,6 @@ package recovery_test
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -417,15 +416,7 @@ func modelGraph(t *testing.T) machineGraph {
 }
 
 func TestGraphMatchesSpec(t *testing.T) {
-	raw, err := os.ReadFile(graphFile)
-	if err != nil {
-		t.Fatalf("%v (tla/check.mjs --update writes it)", err)
-	}
-	summary, err := graphcheck.MatchSpec(modelGraph(t).Graph, raw, "Recovery")
-	t.Log(summary)
-	if err != nil {
-		t.Errorf("%s: %v", graphFile, err)
-	}
+	graphcheck.CheckSpecFile(t, graphFile, modelGraph(t).Graph, "Recovery")
 }
 
 // TestNoDeadlock: only the outcomes have no successor.

@@ -10,7 +10,6 @@ package run_test
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"testing"
 
@@ -203,15 +202,7 @@ func wantEffect(from run.State, in run.Input, to run.State) run.Effect {
 }
 
 func TestGraphMatchesSpec(t *testing.T) {
-	raw, err := os.ReadFile(graphFile)
-	if err != nil {
-		t.Fatalf("%v (tla/check.mjs --update writes it)", err)
-	}
-	summary, err := graphcheck.MatchSpec(explore(t).Graph, raw, "RunLifecycle")
-	t.Log(summary)
-	if err != nil {
-		t.Errorf("%s: %v", graphFile, err)
-	}
+	graphcheck.CheckSpecFile(t, graphFile, explore(t).Graph, "RunLifecycle")
 }
 
 // TestNoDeadlock: only final has no successor.

@@ -8,7 +8,6 @@ package session_test
 // still finish (reach idle or closed), and that closed/failed are absorbing.
 
 import (
-	"os"
 	"slices"
 	"testing"
 
@@ -177,15 +176,7 @@ func explore(t *testing.T) machineGraph {
 }
 
 func TestGraphMatchesSpec(t *testing.T) {
-	raw, err := os.ReadFile(graphFile)
-	if err != nil {
-		t.Fatalf("%v (tla/check.mjs --update writes it)", err)
-	}
-	summary, err := graphcheck.MatchSpec(explore(t).Graph, raw, "Session")
-	t.Log(summary)
-	if err != nil {
-		t.Errorf("%s: %v", graphFile, err)
-	}
+	graphcheck.CheckSpecFile(t, graphFile, explore(t).Graph, "Session")
 }
 
 // TestNoDeadlock: only closed and failed have no successor.

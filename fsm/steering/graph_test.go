@@ -11,7 +11,6 @@ package steering_test
 
 import (
 	"fmt"
-	"os"
 	"slices"
 	"testing"
 
@@ -238,15 +237,7 @@ func wantEffects(from steering.State, in steering.Input) []steering.Effect {
 }
 
 func TestGraphMatchesSpec(t *testing.T) {
-	raw, err := os.ReadFile(graphFile)
-	if err != nil {
-		t.Fatalf("%v (tla/check.mjs --update writes it)", err)
-	}
-	summary, err := graphcheck.MatchSpec(explore(t).Graph, raw, "Steering")
-	t.Log(summary)
-	if err != nil {
-		t.Errorf("%s: %v", graphFile, err)
-	}
+	graphcheck.CheckSpecFile(t, graphFile, explore(t).Graph, "Steering")
 }
 
 // TestNoDeadlock: only closed has no successor; an open run always takes

@@ -9,7 +9,6 @@ package steering_test
 // possible) while no final phase ever leaves.
 
 import (
-	"os"
 	"slices"
 	"testing"
 
@@ -123,15 +122,7 @@ func nativeFinal(k string) bool {
 }
 
 func TestNativeGraphMatchesSpec(t *testing.T) {
-	raw, err := os.ReadFile(nativeGraphFile)
-	if err != nil {
-		t.Fatalf("%v (tla/check.mjs --update writes it)", err)
-	}
-	summary, err := graphcheck.MatchSpec(exploreNative(t), raw, "NativeSteering")
-	t.Log(summary)
-	if err != nil {
-		t.Errorf("%s: %v", nativeGraphFile, err)
-	}
+	graphcheck.CheckSpecFile(t, nativeGraphFile, exploreNative(t), "NativeSteering")
 }
 
 func TestNativeNoDeadlockAndFinalAbsorbing(t *testing.T) {

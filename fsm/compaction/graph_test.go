@@ -9,6 +9,7 @@ package compaction_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -181,7 +182,7 @@ var policies = []compaction.Policy{{Budget: budget}, {Budget: budget, Native: tr
 func TestGraphMatchesSpec(t *testing.T) {
 	for _, p := range policies {
 		t.Run(fmt.Sprintf("native=%v", p.Native), func(t *testing.T) {
-			graphcheck.CheckSpecFile(t, graphFile, explore(t, p), "Compaction")
+			graphcheck.CheckSpecFile(t, os.ReadFile, graphFile, explore(t, p), "Compaction")
 		})
 	}
 }

@@ -12,6 +12,7 @@ package recovery_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -416,7 +417,7 @@ func modelGraph(t *testing.T) machineGraph {
 }
 
 func TestGraphMatchesSpec(t *testing.T) {
-	graphcheck.CheckSpecFile(t, graphFile, modelGraph(t).Graph, "Recovery")
+	graphcheck.CheckSpecFile(t, os.ReadFile, graphFile, modelGraph(t).Graph, "Recovery")
 }
 
 // TestNoDeadlock: only the outcomes have no successor.

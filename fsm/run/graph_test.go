@@ -10,6 +10,7 @@ package run_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -202,7 +203,7 @@ func wantEffect(from run.State, in run.Input, to run.State) run.Effect {
 }
 
 func TestGraphMatchesSpec(t *testing.T) {
-	graphcheck.CheckSpecFile(t, graphFile, explore(t).Graph, "RunLifecycle")
+	graphcheck.CheckSpecFile(t, os.ReadFile, graphFile, explore(t).Graph, "RunLifecycle")
 }
 
 // TestNoDeadlock: only final has no successor.

@@ -8,6 +8,7 @@ package session_test
 // still finish (reach idle or closed), and that closed/failed are absorbing.
 
 import (
+	"os"
 	"slices"
 	"testing"
 
@@ -176,7 +177,7 @@ func explore(t *testing.T) machineGraph {
 }
 
 func TestGraphMatchesSpec(t *testing.T) {
-	graphcheck.CheckSpecFile(t, graphFile, explore(t).Graph, "Session")
+	graphcheck.CheckSpecFile(t, os.ReadFile, graphFile, explore(t).Graph, "Session")
 }
 
 // TestNoDeadlock: only closed and failed have no successor.

@@ -11,6 +11,7 @@ package steering_test
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 
@@ -237,7 +238,7 @@ func wantEffects(from steering.State, in steering.Input) []steering.Effect {
 }
 
 func TestGraphMatchesSpec(t *testing.T) {
-	graphcheck.CheckSpecFile(t, graphFile, explore(t).Graph, "Steering")
+	graphcheck.CheckSpecFile(t, os.ReadFile, graphFile, explore(t).Graph, "Steering")
 }
 
 // TestNoDeadlock: only closed has no successor; an open run always takes

@@ -9,6 +9,7 @@ package steering_test
 // possible) while no final phase ever leaves.
 
 import (
+	"os"
 	"slices"
 	"testing"
 
@@ -122,7 +123,7 @@ func nativeFinal(k string) bool {
 }
 
 func TestNativeGraphMatchesSpec(t *testing.T) {
-	graphcheck.CheckSpecFile(t, nativeGraphFile, exploreNative(t), "NativeSteering")
+	graphcheck.CheckSpecFile(t, os.ReadFile, nativeGraphFile, exploreNative(t), "NativeSteering")
 }
 
 func TestNativeNoDeadlockAndFinalAbsorbing(t *testing.T) {

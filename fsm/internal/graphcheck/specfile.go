@@ -1,7 +1,5 @@
 package graphcheck
 
-import "os"
-
 // TB is the part of testing.TB that CheckSpecFile uses (the package does
 // not import testing: fsm/tracecheck, a command's package, imports it).
 type TB interface {
@@ -11,12 +9,13 @@ type TB interface {
 	Fatalf(format string, args ...any)
 }
 
-// CheckSpecFile reads the graph that the model checker exported for spec
-// to path (tla/check.mjs --update writes it) and fails t unless machine
-// equals it (MatchSpec); the summary goes to t's log.
-func CheckSpecFile(t TB, path string, machine Graph, spec string) {
+// CheckSpecFile reads, with read (os.ReadFile: the machines' packages do
+// no I/O of their own), the graph that the model checker exported for
+// spec to path (tla/check.mjs --update writes it) and fails t unless
+// machine equals it (MatchSpec); the summary goes to t's log.
+func CheckSpecFile(t TB, read func(path string) ([]byte, error), path string, machine Graph, spec string) {
 	t.Helper()
-	raw, err := os.ReadFile(path)
+	raw, err := read(path)
 	if err != nil {
 		t.Fatalf("%v (tla/check.mjs --update writes it)", err)
 	}

@@ -211,6 +211,10 @@ type StreamFailure = struct {
 	Want     provider.Error // an empty Message is not compared
 }
 
+// overloaded is the error code of TransportFailures' error body: a
+// provider's error type, not a protocol code.
+const overloaded = "overloaded_error"
+
 // TransportFailures are the stream failures every wire meets alike: the
 // stream stalls after its first text or before any byte, the server
 // answers 200 with a JSON error body or with a whole answer that is not a
@@ -242,7 +246,7 @@ func TransportFailures(hel, errorBody, answer string) []StreamFailure {
 		{
 			Name:    "200 JSON error body",
 			Handler: jsonAnswer(errorBody),
-			Want:    provider.Error{Kind: provider.FailErrorEvent, Status: 200, Code: "overloaded_error", RequestWritten: true, Message: "Overloaded"},
+			Want:    provider.Error{Kind: provider.FailErrorEvent, Status: 200, Code: overloaded, RequestWritten: true, Message: "Overloaded"},
 		},
 		{
 			Name:    "200 JSON answer",

@@ -139,7 +139,7 @@ type HTTPError = struct {
 // the time the provider's clock says (for an HTTP-date Retry-After) and
 // the wire's error envelope for a code and a message: Retry-After as an
 // HTTP date, retry-after-ms over Retry-After, a plain-text 503, an empty
-// 502 and a message bounded to 256 runes.
+// 502 and a long message cut to edge.MaxMessage bytes.
 func CommonHTTPErrors(now time.Time, envelope func(code, message string) string) []HTTPError {
 	status := func(code int, errCode, msg string, retry time.Duration) provider.Error {
 		return provider.Error{Kind: provider.FailHTTPStatus, Status: code, Code: errCode, RequestWritten: true, Message: msg, RetryAfter: retry}

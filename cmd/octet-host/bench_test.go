@@ -58,7 +58,7 @@ func BenchmarkSpawnYardsticks(b *testing.B) {
 }
 
 // BenchmarkSpawnBackToBack times the same three as BenchmarkSpawnYardsticks
-// one after another instead of in turn: the host 200 times, then the
+// one after another instead of in turn: the host b.N times, then the
 // hello-world, then /bin/true. A small binary started over and over runs
 // with caches its own run left warm, so its yardsticks come out faster and
 // the ratios higher than taken in turn; this was the method of the figures

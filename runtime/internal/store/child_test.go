@@ -66,6 +66,9 @@ func runChild(role string) int {
 		return checkoutChild(dir, id)
 	case "resume":
 		return resumeChild(dir, id)
+	case "newid":
+		fmt.Println(NewID())
+		return 0
 	}
 	fmt.Fprintln(os.Stderr, "unknown child role", role)
 	return 1

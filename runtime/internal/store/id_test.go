@@ -127,6 +127,27 @@ func TestNewID(t *testing.T) {
 	}
 }
 
+// TestNewIDAcrossProcesses: processes started one after the other, each
+// making its first ID, draw different random digits (the source is seeded
+// per process, not fixed).
+func TestNewIDAcrossProcesses(t *testing.T) {
+	seen := map[string]bool{}
+	for range 8 {
+		out, err := childCmd(t, "newid", "", "").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := strings.TrimSpace(string(out))
+		if err := ValidateID(id); err != nil || len(id) != 29 {
+			t.Fatalf("child's NewID() = %q (%v)", id, err)
+		}
+		if seen[id[13:]] {
+			t.Fatalf("two processes drew the random digits %q", id[13:])
+		}
+		seen[id[13:]] = true
+	}
+}
+
 func FuzzFileName(f *testing.F) {
 	for _, s := range []string{"a", ".", "..", "a.b", "a:b", strings.Repeat(":", 128), "a/b", ""} {
 		f.Add(s)

@@ -54,6 +54,47 @@ func SpawnHello(bin, home string) (time.Duration, error) {
 	return d, nil
 }
 
+// SpawnRun starts bin (octet-host) with HOME=home, writes request (one run
+// request line, without its newline) on its stdin and returns the time from
+// the start to the run's final_result, which must say "completed". It then
+// closes stdin and waits for the process to exit. It is the host doing a
+// run's whole work, the yardstick of a front end (octet -p) doing the same.
+func SpawnRun(bin, home, request string) (time.Duration, error) {
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return 0, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	io.WriteString(stdin, request+"\n")
+	r := bufio.NewReader(stdout)
+	var d time.Duration
+	var line []byte
+	for {
+		if line, err = r.ReadBytes('\n'); err != nil || bytes.Contains(line, []byte(`"type":"final_result"`)) {
+			d = time.Since(t0)
+			break
+		}
+	}
+	stdin.Close()
+	werr := cmd.Wait()
+	switch {
+	case err != nil || !bytes.Contains(line, []byte(`"status":"completed"`)):
+		return 0, fmt.Errorf("%s: the run ended with %q (%v)", filepath.Base(bin), line, err)
+	case werr != nil:
+		return 0, fmt.Errorf("%s: %v", filepath.Base(bin), werr)
+	}
+	return d, nil
+}
+
 // SpawnTrue returns the time to start /bin/true and wait for it: the
 // floor of starting any process.
 func SpawnTrue() (time.Duration, error) {

@@ -62,6 +62,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 	var opts fakeprovider.Options
 	opts.Addr = *addr
+	// Nothing reads the requests of the command's server (Requests is the
+	// library's): a bound keeps a fake that answers for hours, as -fixture
+	// does, from holding every body it was sent.
+	opts.KeepRequests = 16
 	if *scriptPath != "" {
 		data, err := os.ReadFile(*scriptPath)
 		if err != nil {

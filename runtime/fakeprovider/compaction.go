@@ -150,7 +150,7 @@ func (s *Server) serveCompact(w http.ResponseWriter, r *http.Request, raw []byte
 			fault = &f
 			s.faults = s.faults[1:]
 			s.refuseAtHeadLocked()
-			s.requests[idx].Fault = f.describe()
+			s.reqAt(idx).Fault = f.describe()
 		}
 	}
 	s.compactions++

@@ -304,7 +304,7 @@ func (s *Server) takeNoRead(r *http.Request) bool {
 	s.refuseAtHeadLocked()
 	rec := Request{Mode: modeOfPath(r.URL.Path), Method: r.Method, Path: r.URL.Path, Turn: -1, Fault: f.describe()}
 	rec.Header, rec.HadKey, rec.KeySHA256 = redactHeader(r.Header)
-	s.requests = append(s.requests, rec)
+	s.recordLocked(rec)
 	return true
 }
 

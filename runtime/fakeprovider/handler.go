@@ -119,11 +119,35 @@ func methodNotAllowed(w http.ResponseWriter, mode Mode, requestID string, r *htt
 		msg: fmt.Sprintf("Invalid method for URL (%s %s)", r.Method, r.URL.Path)}.write(w, mode, requestID)
 }
 
+// record appends r to the requests and returns its number, which reqAt
+// takes to annotate it later.
 func (s *Server) record(r Request) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.recordLocked(r)
+}
+
+func (s *Server) recordLocked(r Request) int {
 	s.requests = append(s.requests, r)
-	return len(s.requests) - 1
+	if s.keep > 0 && len(s.requests) >= 2*s.keep {
+		// Drop all but the latest keep at once, so that appends stay
+		// amortized O(1).
+		n := len(s.requests) - s.keep
+		copy(s.requests, s.requests[n:])
+		clear(s.requests[s.keep:])
+		s.requests = s.requests[:s.keep]
+		s.dropped += n
+	}
+	return s.dropped + len(s.requests) - 1
+}
+
+// reqAt returns the request numbered n by record, or a throwaway when it is
+// no longer kept (Options.KeepRequests). The caller holds s.mu.
+func (s *Server) reqAt(n int) *Request {
+	if n < s.dropped {
+		return new(Request)
+	}
+	return &s.requests[n-s.dropped]
 }
 
 // redactHeader returns h with credential values replaced, whether it held

@@ -33,6 +33,11 @@ type Options struct {
 	APIKey string
 	// ErrorLog receives net/http's connection errors; nil discards them.
 	ErrorLog *log.Logger
+	// KeepRequests bounds what Requests reports to the latest that many
+	// requests, so that a server answering for hours (the command's
+	// -fixture mode) does not keep every body it was sent; 0 keeps every
+	// request, as tests that read them all need.
+	KeepRequests int
 }
 
 // Request is one request the server received, as Requests reports it.
@@ -112,8 +117,10 @@ type Server struct {
 	faults   []Fault
 	queued   map[Mode][]*fixture
 	sticky   map[Mode]*fixture
-	requests []Request
-	sockets  int // WebSocket connections opened
+	requests []Request // the kept requests, the oldest first (record)
+	dropped  int       // requests no longer kept, before requests[0]
+	keep     int       // Options.KeepRequests
+	sockets  int       // WebSocket connections opened
 	// summaries is how many of Script.Summaries were served.
 	summaries int
 	// compactions counts the compaction endpoint's requests.
@@ -138,6 +145,7 @@ func New(opts Options) (*Server, error) {
 		ln:     ln,
 		queued: map[Mode][]*fixture{},
 		sticky: map[Mode]*fixture{},
+		keep:   max(opts.KeepRequests, 0),
 	}
 	errLog := opts.ErrorLog
 	if errLog == nil {
@@ -217,7 +225,8 @@ func (s *Server) Close() error {
 	return err
 }
 
-// Requests returns every request received so far, in arrival order.
+// Requests returns every request received so far, in arrival order (the
+// latest Options.KeepRequests of them when that is set).
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()

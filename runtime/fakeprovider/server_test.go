@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -182,6 +183,38 @@ func TestTurnsAcrossModes(t *testing.T) {
 	}
 	if diff := cmp.Diff([]int{0, 1, 2, -1, -1, -1}, turns); diff != "" {
 		t.Errorf("Request.Turn (-want +got):\n%s", diff)
+	}
+}
+
+// TestKeepRequests: with Options.KeepRequests a server reports only the
+// latest requests, in order and with what each was answered (its turn), and
+// keeps no more than twice that many in memory at any time.
+func TestKeepRequests(t *testing.T) {
+	turns := make([]Turn, 9)
+	for i := range turns {
+		turns[i] = Turn{Text: "t" + strconv.Itoa(i)}
+	}
+	s, err := New(Options{Script: Script{Turns: turns}, KeepRequests: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c := newClient(t)
+	for i := range turns {
+		readAll(t, send(t, c, s, ModeChat, requestBody(ModeChat, "m"+strconv.Itoa(i))))
+		s.mu.Lock()
+		held := len(s.requests)
+		s.mu.Unlock()
+		if held > 2*3 {
+			t.Fatalf("after request %d the server holds %d requests, want at most 6", i, held)
+		}
+	}
+	var got []int
+	for _, r := range s.Requests() {
+		got = append(got, r.Turn)
+	}
+	if diff := cmp.Diff([]int{6, 7, 8}, got); diff != "" {
+		t.Errorf("Requests' turns (-want +got):\n%s", diff)
 	}
 }
 

@@ -46,7 +46,7 @@ func (s *Server) takeLoading(idx int) bool {
 		return false
 	}
 	s.loading--
-	s.requests[idx].Fault = "loading"
+	s.reqAt(idx).Fault = "loading"
 	return true
 }
 
@@ -121,16 +121,16 @@ func (s *Server) dispatch(mode Mode, idx int, raw []byte) plan {
 	p := plan{gen: s.gen, turn: -1}
 	if w := s.script.ContextWindow; w > 0 && len(raw)/4 > w {
 		p.fault = OverflowFault(mode, s.script.OverflowStyle, len(raw)/4, w)
-		s.requests[idx].Fault = "overflow"
+		s.reqAt(idx).Fault = "overflow"
 		return p
 	}
 	summary := isSummarizer(raw)
-	s.requests[idx].Summary = summary
+	s.reqAt(idx).Summary = summary
 	if len(s.faults) > 0 {
 		p.fault = s.faults[0]
 		s.faults = s.faults[1:]
 		s.refuseAtHeadLocked()
-		s.requests[idx].Fault = p.fault.describe()
+		s.reqAt(idx).Fault = p.fault.describe()
 	}
 	switch p.fault.(type) {
 	case FaultStatus, FaultResetAfterHeaders, FaultNoHeaders, FaultRedirect, FaultEndless:
@@ -160,9 +160,9 @@ func (s *Server) dispatch(mode Mode, idx int, raw []byte) plan {
 		p.missing = fmt.Sprintf("fakeprovider: the script is exhausted: all %d turns were served, and this request asks for one more", len(s.script.Turns))
 	}
 	if p.fix != nil {
-		s.requests[idx].Fixture = p.fix.name
+		s.reqAt(idx).Fixture = p.fix.name
 	}
-	s.requests[idx].Turn = p.turn
+	s.reqAt(idx).Turn = p.turn
 	if s.script.AutoUsage && (p.turn >= 0 || p.summary) && p.t.Usage == (Usage{}) {
 		p.t.Usage = Usage{Input: len(raw) / 4, Output: (len(p.t.Text)+len(p.t.Reasoning))/4 + 1}
 		for _, c := range p.t.ToolCalls {

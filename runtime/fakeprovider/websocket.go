@@ -80,7 +80,7 @@ func (s *Server) takeHandshakeFault(idx int) Fault {
 	case FaultWSRefuse, FaultWSDropHandshake:
 		s.faults = s.faults[1:]
 		s.refuseAtHeadLocked()
-		s.requests[idx].Fault = f.describe()
+		s.reqAt(idx).Fault = f.describe()
 		return f
 	}
 	return nil

@@ -26,25 +26,14 @@ const helloRequest = `{"protocol_version":1,"request_id":"probe-1","command":"he
 // (which must hold a "type":"hello" member). It then closes stdin and
 // waits for the process to exit.
 func SpawnHello(bin, home string) (time.Duration, error) {
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "HOME="+home)
-	stdin, err := cmd.StdinPipe()
+	p, err := start(bin, home)
 	if err != nil {
 		return 0, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return 0, err
-	}
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	io.WriteString(stdin, helloRequest)
-	line, err := bufio.NewReader(stdout).ReadBytes('\n')
-	d := time.Since(t0)
-	stdin.Close()
-	werr := cmd.Wait()
+	io.WriteString(p.stdin, helloRequest)
+	line, err := p.stdout.ReadBytes('\n')
+	d := time.Since(p.t0)
+	werr := p.end()
 	switch {
 	case err != nil || !bytes.Contains(line, []byte(`"type":"hello"`)):
 		return 0, fmt.Errorf("%s: hello answered with %q (%v)", filepath.Base(bin), line, err)
@@ -60,32 +49,19 @@ func SpawnHello(bin, home string) (time.Duration, error) {
 // closes stdin and waits for the process to exit. It is the host doing a
 // run's whole work, the yardstick of a front end (octet -p) doing the same.
 func SpawnRun(bin, home, request string) (time.Duration, error) {
-	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "HOME="+home)
-	stdin, err := cmd.StdinPipe()
+	p, err := start(bin, home)
 	if err != nil {
 		return 0, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return 0, err
-	}
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		return 0, err
-	}
-	io.WriteString(stdin, request+"\n")
-	r := bufio.NewReader(stdout)
-	var d time.Duration
+	io.WriteString(p.stdin, request+"\n")
 	var line []byte
 	for {
-		if line, err = r.ReadBytes('\n'); err != nil || bytes.Contains(line, []byte(`"type":"final_result"`)) {
-			d = time.Since(t0)
+		if line, err = p.stdout.ReadBytes('\n'); err != nil || bytes.Contains(line, []byte(`"type":"final_result"`)) {
 			break
 		}
 	}
-	stdin.Close()
-	werr := cmd.Wait()
+	d := time.Since(p.t0)
+	werr := p.end()
 	switch {
 	case err != nil || !bytes.Contains(line, []byte(`"status":"completed"`)):
 		return 0, fmt.Errorf("%s: the run ended with %q (%v)", filepath.Base(bin), line, err)
@@ -93,6 +69,39 @@ func SpawnRun(bin, home, request string) (time.Duration, error) {
 		return 0, fmt.Errorf("%s: %v", filepath.Base(bin), werr)
 	}
 	return d, nil
+}
+
+// started is a process SpawnHello or SpawnRun started, with its stdin and
+// stdout piped and the moment just before its start.
+type started struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout *bufio.Reader
+	t0     time.Time
+}
+
+func start(bin, home string) (*started, error) {
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "HOME="+home)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return &started{cmd: cmd, stdin: stdin, stdout: bufio.NewReader(stdout), t0: t0}, nil
+}
+
+// end closes the process's stdin and waits for it to exit.
+func (p *started) end() error {
+	p.stdin.Close()
+	return p.cmd.Wait()
 }
 
 // SpawnTrue returns the time to start /bin/true and wait for it: the

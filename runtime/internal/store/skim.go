@@ -130,9 +130,12 @@ func decodeSkim(line []byte) (Record, error) {
 }
 
 // skimmedMessage reports whether m lost to skimming a string that the index
-// keeps or validate checks.
+// keeps or validate checks. The role is among them: the index compares it
+// (observe). No role this build writes is long enough to be skimmed, but a
+// line written by hand may carry one, and its record must then be the full
+// decode's, not a placeholder.
 func skimmedMessage(m Message) bool {
-	if m.RunID == skimmed || m.Message.ReasoningEffort == skimmed {
+	if m.RunID == skimmed || m.Message.Role == skimmed || m.Message.ReasoningEffort == skimmed {
 		return true
 	}
 	for _, list := range [][]MediaV1{m.Message.Media, m.Message.OutputMedia} {

@@ -1,12 +1,10 @@
 package catalog
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 	"strings"
 
-	"octet.dev/host/internal/textutil"
 	"octet.dev/host/protocol"
 )
 
@@ -30,17 +28,6 @@ func (m Mode) Valid() bool {
 		return true
 	}
 	return false
-}
-
-// ParseMode returns the Mode named by s. The match is exact: no other
-// spelling or letter case is accepted.
-func ParseMode(s string) (Mode, error) {
-	m := Mode(s)
-	if !m.Valid() {
-		return "", fmt.Errorf("provider_mode must be %q, %q or %q, not %q",
-			ModeOpenAICompatible, ModeOpenAIResponses, ModeAnthropicMessages, textutil.Truncate(s, 64))
-	}
-	return m, nil
 }
 
 // Input modalities a route may accept. Text is always accepted.
@@ -278,46 +265,6 @@ func sortModels(ms []Model) {
 		}
 		return ms[i].ID < ms[j].ID
 	})
-}
-
-// normalizeModalities validates declared input modalities and an optional
-// legacy vision flag, and returns the canonical list: "text" first, then
-// "image" and "audio" when present. Unknown values and duplicates are
-// errors; vision true adds "image"; vision false together with "image" is a
-// contradiction.
-func normalizeModalities(declared []string, vision *bool) ([]string, error) {
-	var image, audio bool
-	seen := make(map[string]bool, len(declared))
-	for _, d := range declared {
-		if seen[d] {
-			return nil, fmt.Errorf("input_modalities lists %q twice", d)
-		}
-		seen[d] = true
-		switch d {
-		case ModalityText:
-		case ModalityImage:
-			image = true
-		case ModalityAudio:
-			audio = true
-		default:
-			return nil, fmt.Errorf("input_modalities: unknown modality %q (allowed: text, image, audio)", d)
-		}
-	}
-	if vision != nil {
-		if *vision {
-			image = true
-		} else if image {
-			return nil, fmt.Errorf("vision is false but input_modalities includes image")
-		}
-	}
-	out := []string{ModalityText}
-	if image {
-		out = append(out, ModalityImage)
-	}
-	if audio {
-		out = append(out, ModalityAudio)
-	}
-	return out, nil
 }
 
 // AudioFormats are the audio formats an audio route accepts, as sniffed

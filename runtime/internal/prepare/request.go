@@ -120,8 +120,19 @@ func CheckFields(req *RunRequest) (maxSteps int, _ *RunError) {
 	if len(req.Prompt) > MaxPromptBytes {
 		return 0, &RunError{Code: protocol.CodePromptTooLarge, Message: "prompt is " + strconv.Itoa(len(req.Prompt)) + " bytes; the limit is 524288"}
 	}
-	if err := CheckDisplayText(req.DisplayText); err != nil {
-		return 0, err
+	// display_text: at most its limit, UTF-8 (a U+FFFD the application
+	// sent is text; only bytes that are not UTF-8 are refused), and no
+	// control character other than newline and tab.
+	if n := len(req.DisplayText); n > MaxDisplayTextBytes {
+		return 0, &RunError{Code: protocol.CodeDisplayTextInvalid, Message: "display_text is " + strconv.Itoa(n) + " bytes; the limit is 262144"}
+	}
+	if !utf8.ValidString(req.DisplayText) {
+		return 0, &RunError{Code: protocol.CodeDisplayTextInvalid, Message: "display_text is not valid UTF-8"}
+	}
+	for i, r := range req.DisplayText {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' {
+			return 0, &RunError{Code: protocol.CodeDisplayTextInvalid, Message: "display_text has a control character at byte " + strconv.Itoa(i) + "; only newline and tab are allowed"}
+		}
 	}
 	maxSteps = DefaultMaxSteps
 	if req.MaxSteps != nil {
@@ -146,23 +157,4 @@ func CheckFields(req *RunRequest) (maxSteps int, _ *RunError) {
 		}
 	}
 	return maxSteps, nil
-}
-
-// CheckDisplayText refuses a display_text over its limit, not UTF-8, or
-// holding a control character other than newline and tab.
-func CheckDisplayText(s string) *RunError {
-	if len(s) > MaxDisplayTextBytes {
-		return &RunError{Code: protocol.CodeDisplayTextInvalid, Message: "display_text is " + strconv.Itoa(len(s)) + " bytes; the limit is 262144"}
-	}
-	if !utf8.ValidString(s) {
-		// A U+FFFD the application sent is text; only bytes that are
-		// not UTF-8 are refused.
-		return &RunError{Code: protocol.CodeDisplayTextInvalid, Message: "display_text is not valid UTF-8"}
-	}
-	for i, r := range s {
-		if unicode.IsControl(r) && r != '\n' && r != '\t' {
-			return &RunError{Code: protocol.CodeDisplayTextInvalid, Message: "display_text has a control character at byte " + strconv.Itoa(i) + "; only newline and tab are allowed"}
-		}
-	}
-	return nil
 }
